@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "kidledger",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .library(name: "LedgerClient", targets: ["LedgerClient"]),
+        .library(name: "LedgerModel", targets: ["LedgerModel"]),
+        .executable(name: "kidledger-server", targets: ["kidledger-server"]),
+        .executable(name: "kidledger", targets: ["kidledger"]),
+    ],
+    targets: [
+        // System libraries, found through pkg-config.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
+
+        // Libraries.
+        .target(name: "LedgerModel"),
+        .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
+        .target(name: "GzipKit", dependencies: ["CZlib"]),
+        .target(name: "HTTPServer", dependencies: ["GzipKit"]),
+        .target(name: "StoreKitJWS", dependencies: ["COpenSSL"]),
+        .target(name: "LedgerServer",
+                dependencies: ["LedgerModel", "SQLiteKit", "HTTPServer", "StoreKitJWS", "COpenSSL"]),
+        .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
+
+        // Executables: argument parsing and wiring only.
+        .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer"]),
+        .executableTarget(name: "kidledger", dependencies: ["LedgerClient"]),
+
+        // Tests.
+        .testTarget(name: "LedgerModelTests", dependencies: ["LedgerModel"]),
+        .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit"]),
+        .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
+        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "HTTPServer"]),
+        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerServer", "LedgerModel", "HTTPServer"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

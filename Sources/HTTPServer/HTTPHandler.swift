@@ -1,0 +1,35 @@
+/// Completes one request. Exactly one call to `respond` counts; later calls are ignored.
+/// It may be called from any thread, at once or much later (group commit, long-poll);
+/// if the connection closed meanwhile the response is dropped.
+public protocol HTTPResponder: Sendable {
+    func respond(_ response: HTTPResponse)
+    /// True once the client connection has closed or the server is shutting down hard.
+    var isClosed: Bool { get }
+}
+
+/// The application side of the server: called on an event-loop thread for each complete
+/// request. It must not block: long work goes elsewhere and answers through `responder`.
+public protocol HTTPHandler: Sendable {
+    func handle(_ request: HTTPRequest, responder: any HTTPResponder)
+}
+
+/// A handler made from a closure.
+public struct ClosureHandler: HTTPHandler {
+    private let body: @Sendable (HTTPRequest, any HTTPResponder) -> Void
+    public init(_ body: @escaping @Sendable (HTTPRequest, any HTTPResponder) -> Void) { self.body = body }
+    public func handle(_ request: HTTPRequest, responder: any HTTPResponder) { body(request, responder) }
+}
+
+/// One line of the access log, reported after a response has been written.
+public struct AccessLogEntry: Sendable {
+    public var method: String
+    /// The path without the query string (queries may carry secrets).
+    public var path: String
+    public var routeLabel: String?
+    public var status: Int
+    /// Body bytes written on the wire (after compression).
+    public var bytes: Int
+    /// Seconds from the complete request head to the written response.
+    public var duration: Double
+    public var remoteAddress: String
+}

@@ -1,0 +1,60 @@
+/// An ordered list of header fields with case-insensitive lookup by name.
+public struct HTTPHeaders: Sendable, Sequence {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+    public init(_ fields: [(String, String)]) {
+        self.fields = fields.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// The first value of `name` (ASCII case-insensitive), or nil.
+    public subscript(_ name: String) -> String? {
+        for field in fields where field.name.caseInsensitiveEquals(name) { return field.value }
+        return nil
+    }
+
+    /// Every value of `name`, in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    /// Appends a field, keeping any existing ones of the same name.
+    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
+
+    /// Replaces every field of `name` with one field.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        fields.append((name, value))
+    }
+
+    public mutating func remove(_ name: String) {
+        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    public var count: Int { fields.count }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
+        fields.makeIterator()
+    }
+}
+
+extension String {
+    /// ASCII case-insensitive equality, as HTTP field names need.
+    @inlinable
+    public func caseInsensitiveEquals(_ other: String) -> Bool {
+        var a = self.utf8.makeIterator()
+        var b = other.utf8.makeIterator()
+        while true {
+            switch (a.next(), b.next()) {
+            case (nil, nil): return true
+            case let (x?, y?):
+                let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
+                let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
+                if lx != ly { return false }
+            default: return false
+            }
+        }
+    }
+}

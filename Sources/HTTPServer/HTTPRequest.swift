@@ -1,0 +1,83 @@
+/// One parsed HTTP/1.x request, its body complete and already decoded
+/// (chunked framing removed, `Content-Encoding: gzip` inflated within the body limit).
+public struct HTTPRequest: Sendable {
+    /// The method token as sent, e.g. `GET`.
+    public var method: String
+    /// The request target as sent, e.g. `/v1/households?limit=5`.
+    public var target: String
+    /// The path part of the target, still percent-encoded, without the query.
+    public var path: String
+    /// The raw query string after `?` (without it), or nil when absent.
+    public var query: String?
+    /// HTTP minor version: 0 for HTTP/1.0, 1 for HTTP/1.1.
+    public var minorVersion: Int
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// The peer address, e.g. `127.0.0.1` or `::1`.
+    public var remoteAddress: String
+
+    public init(method: String, target: String, minorVersion: Int = 1,
+                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {
+        self.method = method
+        self.target = target
+        if let q = target.firstIndex(of: "?") {
+            self.path = String(target[..<q])
+            self.query = String(target[target.index(after: q)...])
+        } else {
+            self.path = target
+            self.query = nil
+        }
+        self.minorVersion = minorVersion
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
+    /// Query parameters, percent-decoded (`+` as space), in order.
+    public var queryItems: [(name: String, value: String)] {
+        guard let query, !query.isEmpty else { return [] }
+        return query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+            if let eq = pair.firstIndex(of: "=") {
+                return (PercentDecoding.decode(pair[..<eq], plusAsSpace: true) ?? String(pair[..<eq]),
+                        PercentDecoding.decode(pair[pair.index(after: eq)...], plusAsSpace: true) ?? String(pair[pair.index(after: eq)...]))
+            }
+            return (PercentDecoding.decode(pair, plusAsSpace: true) ?? String(pair), "")
+        }
+    }
+
+    /// The first value of query parameter `name`.
+    public func queryValue(_ name: String) -> String? {
+        queryItems.first { $0.name == name }?.value
+    }
+}
+
+/// Percent-decoding of URL components.
+public enum PercentDecoding {
+    /// Decodes `%XX` escapes; nil when an escape is malformed or the result is not UTF-8.
+    public static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = false) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.utf8.count)
+        var it = Array(s.utf8)[...]
+        while let c = it.popFirst() {
+            if c == UInt8(ascii: "%") {
+                guard let h = it.popFirst(), let l = it.popFirst(),
+                      let hv = hexValue(h), let lv = hexValue(l) else { return nil }
+                bytes.append(hv << 4 | lv)
+            } else if plusAsSpace && c == UInt8(ascii: "+") {
+                bytes.append(UInt8(ascii: " "))
+            } else {
+                bytes.append(c)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 65...70: return c - 55
+        case 97...102: return c - 87
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,2 @@
+import XCTest
+final class SQLiteKitTestsPlaceholder: XCTestCase { func testBuilds() {} }
