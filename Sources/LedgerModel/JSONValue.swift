@@ -1,0 +1,357 @@
+/// A JSON document as a value, keeping object key order and exact integers.
+/// Parsing is strict (RFC 8259): invalid UTF-8, duplicate keys, trailing data,
+/// lone surrogates and nesting deeper than 64 are errors.
+public enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    /// An integer that fits Int64 exactly.
+    case int(Int64)
+    /// Any other number, kept as its source text (fractions, exponents, huge integers).
+    case number(String)
+    case string(String)
+    case array([JSONValue])
+    case object(JSONObject)
+
+    /// Parses a complete document from UTF-8 bytes.
+    public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(bytes: bytes)
+        return try parser.parseDocument()
+    }
+
+    public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
+        try parse(Array(text.utf8))
+    }
+
+    public subscript(_ key: String) -> JSONValue? {
+        if case .object(let o) = self { return o[key] }
+        return nil
+    }
+
+    public var objectValue: JSONObject? { if case .object(let o) = self { return o }; return nil }
+    public var stringValue: String? { if case .string(let s) = self { return s }; return nil }
+    public var intValue: Int64? { if case .int(let i) = self { return i }; return nil }
+    public var boolValue: Bool? { if case .bool(let b) = self { return b }; return nil }
+    public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
+    public var isNull: Bool { self == .null }
+
+    /// The JSON type name, for error messages ("string", "integer", …).
+    public var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "boolean"
+        case .int: return "integer"
+        case .number: return "number"
+        case .string: return "string"
+        case .array: return "array"
+        case .object: return "object"
+        }
+    }
+
+    /// Compact UTF-8 serialization.
+    public func serialized() -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(into: &out)
+        return out
+    }
+
+    public var serializedString: String { String(decoding: serialized(), as: UTF8.self) }
+
+    public func write(into out: inout [UInt8]) {
+        switch self {
+        case .null: out.append(contentsOf: [110, 117, 108, 108])
+        case .bool(let b): out.append(contentsOf: b ? Array("true".utf8) : Array("false".utf8))
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .number(let n): out.append(contentsOf: n.utf8)
+        case .string(let s): JSONValue.writeString(s, into: &out)
+        case .array(let a):
+            out.append(91)
+            for (i, v) in a.enumerated() {
+                if i > 0 { out.append(44) }
+                v.write(into: &out)
+            }
+            out.append(93)
+        case .object(let o):
+            out.append(123)
+            for (i, (k, v)) in o.pairs.enumerated() {
+                if i > 0 { out.append(44) }
+                JSONValue.writeString(k, into: &out)
+                out.append(58)
+                v.write(into: &out)
+            }
+            out.append(125)
+        }
+    }
+
+    static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(34)
+        let hex = Array("0123456789abcdef".utf8)
+        for c in s.utf8 {
+            switch c {
+            case 34: out.append(92); out.append(34)
+            case 92: out.append(92); out.append(92)
+            case 10: out.append(92); out.append(110)
+            case 13: out.append(92); out.append(114)
+            case 9: out.append(92); out.append(116)
+            case 0..<0x20:
+                out.append(contentsOf: [92, 117, 48, 48, hex[Int(c >> 4)], hex[Int(c & 15)]])
+            default: out.append(c)
+            }
+        }
+        out.append(34)
+    }
+}
+
+/// A JSON object: ordered key/value pairs with unique keys.
+public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    public private(set) var pairs: [(String, JSONValue)] = []
+
+    public init() {}
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        for (k, v) in elements { self[k] = v }
+    }
+
+    public subscript(_ key: String) -> JSONValue? {
+        get { pairs.first { $0.0 == key }?.1 }
+        set {
+            if let i = pairs.firstIndex(where: { $0.0 == key }) {
+                if let newValue { pairs[i].1 = newValue } else { pairs.remove(at: i) }
+            } else if let newValue {
+                pairs.append((key, newValue))
+            }
+        }
+    }
+
+    public var keys: [String] { pairs.map(\.0) }
+    public var count: Int { pairs.count }
+
+    mutating func appendUnchecked(_ key: String, _ value: JSONValue) { pairs.append((key, value)) }
+
+    public static func == (a: JSONObject, b: JSONObject) -> Bool {
+        a.pairs.count == b.pairs.count && zip(a.pairs, b.pairs).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
+}
+
+/// Why a document is not valid JSON, with the byte offset.
+public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var message: String
+    public var offset: Int
+    public var description: String { "\(message) at byte \(offset)" }
+}
+
+struct JSONParser {
+    let bytes: [UInt8]
+    var i = 0
+    var depth = 0
+    static let maxDepth = 64
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    func fail(_ m: String) -> JSONParseError { JSONParseError(message: m, offset: i) }
+
+    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        // A UTF-8 byte order mark is not allowed by RFC 8259 for network JSON.
+        skipWS()
+        let v = try parseValue()
+        skipWS()
+        guard i == bytes.count else { throw fail("unexpected data after the JSON value") }
+        return v
+    }
+
+    mutating func skipWS() {
+        while i < bytes.count, bytes[i] == 32 || bytes[i] == 9 || bytes[i] == 10 || bytes[i] == 13 { i += 1 }
+    }
+
+    mutating func parseValue() throws(JSONParseError) -> JSONValue {
+        guard i < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[i] {
+        case 123: return try parseObject()
+        case 91: return try parseArray()
+        case 34: return .string(try parseString())
+        case 116: try literal("true"); return .bool(true)
+        case 102: try literal("false"); return .bool(false)
+        case 110: try literal("null"); return .null
+        case 45, 48...57: return try parseNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    mutating func literal(_ word: StaticString) throws(JSONParseError) {
+        let w = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+        guard i + w.count <= bytes.count else { throw fail("invalid literal") }
+        for k in 0..<w.count where bytes[i + k] != w[k] { throw fail("invalid literal") }
+        i += w.count
+    }
+
+    mutating func parseObject() throws(JSONParseError) -> JSONValue {
+        depth += 1
+        guard depth <= Self.maxDepth else { throw fail("nesting too deep") }
+        i += 1
+        var obj = JSONObject()
+        var seen = Set<String>()
+        skipWS()
+        if i < bytes.count && bytes[i] == 125 { i += 1; depth -= 1; return .object(obj) }
+        while true {
+            skipWS()
+            guard i < bytes.count, bytes[i] == 34 else { throw fail("expected a string key") }
+            let key = try parseString()
+            guard seen.insert(key).inserted else { throw fail("duplicate key \"\(key)\"") }
+            skipWS()
+            guard i < bytes.count, bytes[i] == 58 else { throw fail("expected ':'") }
+            i += 1
+            skipWS()
+            obj.appendUnchecked(key, try parseValue())
+            skipWS()
+            guard i < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[i] == 44 { i += 1; continue }
+            if bytes[i] == 125 { i += 1; break }
+            throw fail("expected ',' or '}'")
+        }
+        depth -= 1
+        return .object(obj)
+    }
+
+    mutating func parseArray() throws(JSONParseError) -> JSONValue {
+        depth += 1
+        guard depth <= Self.maxDepth else { throw fail("nesting too deep") }
+        i += 1
+        var arr: [JSONValue] = []
+        skipWS()
+        if i < bytes.count && bytes[i] == 93 { i += 1; depth -= 1; return .array(arr) }
+        while true {
+            skipWS()
+            arr.append(try parseValue())
+            skipWS()
+            guard i < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[i] == 44 { i += 1; continue }
+            if bytes[i] == 93 { i += 1; break }
+            throw fail("expected ',' or ']'")
+        }
+        depth -= 1
+        return .array(arr)
+    }
+
+    mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+        let start = i
+        if bytes[i] == 45 { i += 1 }
+        guard i < bytes.count, bytes[i] >= 48 && bytes[i] <= 57 else { throw fail("invalid number") }
+        if bytes[i] == 48 {
+            i += 1
+            if i < bytes.count, bytes[i] >= 48 && bytes[i] <= 57 { throw fail("leading zeros are not allowed") }
+        } else {
+            while i < bytes.count, bytes[i] >= 48 && bytes[i] <= 57 { i += 1 }
+        }
+        var isInteger = true
+        if i < bytes.count, bytes[i] == 46 {
+            isInteger = false
+            i += 1
+            guard i < bytes.count, bytes[i] >= 48 && bytes[i] <= 57 else { throw fail("invalid number") }
+            while i < bytes.count, bytes[i] >= 48 && bytes[i] <= 57 { i += 1 }
+        }
+        if i < bytes.count, bytes[i] == 101 || bytes[i] == 69 {
+            isInteger = false
+            i += 1
+            if i < bytes.count, bytes[i] == 43 || bytes[i] == 45 { i += 1 }
+            guard i < bytes.count, bytes[i] >= 48 && bytes[i] <= 57 else { throw fail("invalid number") }
+            while i < bytes.count, bytes[i] >= 48 && bytes[i] <= 57 { i += 1 }
+        }
+        let text = String(decoding: bytes[start..<i], as: UTF8.self)
+        if isInteger, let v = Int64(text) { return .int(v) }
+        return .number(text)
+    }
+
+    mutating func hex4() throws(JSONParseError) -> UInt32 {
+        guard i + 4 <= bytes.count else { throw fail("invalid \\u escape") }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = bytes[i]
+            let d: UInt32
+            switch c {
+            case 48...57: d = UInt32(c - 48)
+            case 65...70: d = UInt32(c - 55)
+            case 97...102: d = UInt32(c - 87)
+            default: throw fail("invalid \\u escape")
+            }
+            v = v << 4 | d
+            i += 1
+        }
+        return v
+    }
+
+    mutating func parseString() throws(JSONParseError) -> String {
+        i += 1
+        var out: [UInt8] = []
+        while true {
+            guard i < bytes.count else { throw fail("unterminated string") }
+            let c = bytes[i]
+            switch c {
+            case 34:
+                i += 1
+                return String(decoding: out, as: UTF8.self)
+            case 92:
+                i += 1
+                guard i < bytes.count else { throw fail("unterminated string") }
+                let e = bytes[i]
+                i += 1
+                switch e {
+                case 34: out.append(34)
+                case 92: out.append(92)
+                case 47: out.append(47)
+                case 98: out.append(8)
+                case 102: out.append(12)
+                case 110: out.append(10)
+                case 114: out.append(13)
+                case 116: out.append(9)
+                case 117:
+                    var scalar = try hex4()
+                    if scalar >= 0xD800 && scalar <= 0xDBFF {
+                        guard i + 2 <= bytes.count, bytes[i] == 92, bytes[i + 1] == 117 else { throw fail("lone surrogate") }
+                        i += 2
+                        let low = try hex4()
+                        guard low >= 0xDC00 && low <= 0xDFFF else { throw fail("lone surrogate") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if scalar >= 0xDC00 && scalar <= 0xDFFF {
+                        throw fail("lone surrogate")
+                    }
+                    out.append(contentsOf: Array(String(Unicode.Scalar(scalar)!).utf8))
+                default: throw fail("invalid escape")
+                }
+            case 0..<0x20:
+                throw fail("control character in string")
+            case 0x80...:
+                let len = try validateUTF8(at: i)
+                out.append(contentsOf: bytes[i..<(i + len)])
+                i += len
+            default:
+                out.append(c)
+                i += 1
+            }
+        }
+    }
+
+    /// Length of the valid UTF-8 sequence at `p`, or an error (overlong, surrogate, > U+10FFFF).
+    func validateUTF8(at p: Int) throws(JSONParseError) -> Int {
+        let b0 = bytes[p]
+        func cont(_ k: Int) -> Bool { p + k < bytes.count && bytes[p + k] & 0xC0 == 0x80 }
+        let bad = JSONParseError(message: "invalid UTF-8", offset: p)
+        switch b0 {
+        case 0xC2...0xDF:
+            guard cont(1) else { throw bad }
+            return 2
+        case 0xE0...0xEF:
+            guard cont(1), cont(2) else { throw bad }
+            let b1 = bytes[p + 1]
+            if b0 == 0xE0 && b1 < 0xA0 { throw bad }
+            if b0 == 0xED && b1 >= 0xA0 { throw bad }
+            return 3
+        case 0xF0...0xF4:
+            guard cont(1), cont(2), cont(3) else { throw bad }
+            let b1 = bytes[p + 1]
+            if b0 == 0xF0 && b1 < 0x90 { throw bad }
+            if b0 == 0xF4 && b1 >= 0x90 { throw bad }
+            return 4
+        default:
+            throw bad
+        }
+    }
+}

@@ -1,0 +1,154 @@
+import CSQLite
+
+/// One SQLite connection with a statement cache. Not thread-safe: use it from one thread
+/// at a time (the server gives each reader and the writer its own connection).
+public final class SQLiteConnection {
+    /// How to open the file.
+    public enum Mode: Sendable {
+        /// Read and write, creating the file when absent.
+        case readWrite
+        /// Read only; the file must exist.
+        case readOnly
+    }
+
+    let handle: OpaquePointer
+    public let path: String
+    private var cache: [String: SQLiteStatement] = [:]
+    private var transactionDepth = 0
+
+    /// Opens `path` (`:memory:` for a private in-memory database).
+    /// - Parameters:
+    ///   - busyTimeoutMs: how long a locked database is retried, in milliseconds (default 5000).
+    ///   - walMode: switch a read-write database to WAL (default true).
+    ///   - synchronousFull: `PRAGMA synchronous=FULL` so a commit survives power loss (default true).
+    public init(path: String, mode: Mode = .readWrite, busyTimeoutMs: Int32 = 5000,
+                walMode: Bool = true, synchronousFull: Bool = true) throws {
+        var db: OpaquePointer?
+        let flags: Int32 = (mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+            | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: message + " (\(path))")
+        }
+        self.handle = db
+        self.path = path
+        sqlite3_busy_timeout(db, busyTimeoutMs)
+        try execute("PRAGMA foreign_keys = ON")
+        if mode == .readWrite && walMode && path != ":memory:" {
+            try execute("PRAGMA journal_mode = WAL")
+        }
+        try execute(synchronousFull ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ rc: Int32, sql: String? = nil) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs one or more statements without parameters (schema scripts, pragmas).
+    public func execute(_ sql: String) throws {
+        var errmsg: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errmsg)
+        if rc != SQLITE_OK {
+            let message = errmsg.map { String(cString: $0) } ?? "error"
+            sqlite3_free(errmsg)
+            throw SQLiteError(code: rc, message: message, sql: sql)
+        }
+    }
+
+    /// A cached prepared statement for `sql`.
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        if let s = cache[sql] { return s }
+        let s = try SQLiteStatement(connection: self, sql: sql)
+        cache[sql] = s
+        return s
+    }
+
+    /// Runs one statement with bound parameters, ignoring any rows.
+    public func run(_ sql: String, _ params: [SQLiteValue] = []) throws {
+        let s = try prepare(sql)
+        try s.bind(params)
+        try s.finish()
+    }
+
+    /// Runs one statement and returns all rows.
+    public func query(_ sql: String, _ params: [SQLiteValue] = []) throws -> [SQLiteRow] {
+        let s = try prepare(sql)
+        try s.bind(params)
+        return try s.all()
+    }
+
+    /// The first row, or nil.
+    public func queryOne(_ sql: String, _ params: [SQLiteValue] = []) throws -> SQLiteRow? {
+        let s = try prepare(sql)
+        try s.bind(params)
+        defer { sqlite3_reset(s.handle) }
+        return try s.step() ? s.row() : nil
+    }
+
+    /// Rows changed by the last INSERT/UPDATE/DELETE.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs `body` in `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
+    /// Nested calls become savepoints.
+    @discardableResult
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if transactionDepth > 0 {
+            let name = "sp\(transactionDepth)"
+            try execute("SAVEPOINT \(name)")
+            transactionDepth += 1
+            defer { transactionDepth -= 1 }
+            do {
+                let result = try body()
+                try execute("RELEASE \(name)")
+                return result
+            } catch {
+                try? execute("ROLLBACK TO \(name); RELEASE \(name)")
+                throw error
+            }
+        }
+        try execute("BEGIN IMMEDIATE")
+        transactionDepth = 1
+        defer { transactionDepth = 0 }
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Copies the whole database to `path` with the online backup API
+    /// (a consistent snapshot while other connections keep writing).
+    public func backup(to path: String) throws {
+        var dest: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil)
+        guard rc == SQLITE_OK, let dest else {
+            if let dest { sqlite3_close_v2(dest) }
+            throw SQLiteError(code: rc, message: "cannot open backup target \(path)")
+        }
+        defer { sqlite3_close_v2(dest) }
+        guard let b = sqlite3_backup_init(dest, "main", handle, "main") else {
+            throw SQLiteError(code: sqlite3_errcode(dest), message: String(cString: sqlite3_errmsg(dest)))
+        }
+        var step: Int32
+        repeat {
+            step = sqlite3_backup_step(b, 256)
+            if step == SQLITE_BUSY || step == SQLITE_LOCKED { sqlite3_sleep(10) }
+        } while step == SQLITE_OK || step == SQLITE_BUSY || step == SQLITE_LOCKED
+        let finish = sqlite3_backup_finish(b)
+        guard step == SQLITE_DONE, finish == SQLITE_OK else {
+            throw SQLiteError(code: finish, message: String(cString: sqlite3_errmsg(dest)))
+        }
+    }
+}

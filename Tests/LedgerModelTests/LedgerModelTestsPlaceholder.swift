@@ -1,2 +1,0 @@
-import XCTest
-final class LedgerModelTestsPlaceholder: XCTestCase { func testBuilds() {} }

@@ -1,0 +1,23 @@
+import XCTest
+@testable import LedgerModel
+
+final class TimestampTests: XCTestCase {
+    func testRoundTrip() {
+        XCTAssertEqual(Timestamp.format(ms: 0), "1970-01-01T00:00:00.000Z")
+        let t = Timestamp.parse("2026-12-02T10:19:10.123Z")!
+        XCTAssertEqual(Timestamp.format(ms: t), "2026-12-02T10:19:10.123Z")
+        XCTAssertEqual(Timestamp.parse("2024-02-29T23:59:59Z"), Timestamp.parse("2024-02-29T23:59:59.000Z"))
+    }
+
+    func testOffsetsAndFractions() {
+        XCTAssertEqual(Timestamp.parse("2026-12-02T12:19:10.123456+02:00"), Timestamp.parse("2026-12-02T10:19:10.123Z"))
+        XCTAssertEqual(Timestamp.parse("2026-12-02T10:19:10.1Z")! % 1000, 100)
+    }
+
+    func testRejects() {
+        for bad in ["2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-12-02 10:19:10Z", "2026-12-02T10:19:10",
+                    "2026-12-02T10:19:10.Z", "1969-12-31T23:59:59Z", "2026-12-02T24:00:00Z", "x"] {
+            XCTAssertNil(Timestamp.parse(bad), bad)
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import XCTest
+@testable import LedgerModel
+
+final class UUIDv5Tests: XCTestCase {
+    func testReversalVectorFromTheContract() {
+        let t = UUID(uuidString: "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44")!
+        XCTAssertEqual(LedgerIDs.reversalID(of: t).lowercased, "eb668038-4871-5198-9e76-336198a58894")
+    }
+
+    func testRFCExampleDNSNamespace() {
+        // RFC 9562 appendix: UUIDv5(DNS, "www.example.com")
+        let dns = UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8")!
+        XCTAssertEqual(UUIDv5.make(namespace: dns, name: "www.example.com").lowercased,
+                       "2ed6657d-e927-568b-95e1-2665a8aea6a2")
+    }
+
+    func testIdempotencyIdIsDeterministicAndKeyed() {
+        let a = UUID(uuidString: "00000000-0000-4000-8000-000000000001")!
+        XCTAssertEqual(LedgerIDs.idempotencyID(accountId: a, key: "k1"), LedgerIDs.idempotencyID(accountId: a, key: "k1"))
+        XCTAssertNotEqual(LedgerIDs.idempotencyID(accountId: a, key: "k1"), LedgerIDs.idempotencyID(accountId: a, key: "k2"))
+        XCTAssertEqual(LedgerIDs.idempotencyID(accountId: a, key: "k1"),
+                       UUIDv5.make(namespace: LedgerIDs.namespace, name: "idempotency:00000000-0000-4000-8000-000000000001:k1"))
+    }
+
+    func testSHA1KnownAnswers() {
+        XCTAssertEqual(SHA1.digest(Array("abc".utf8)).map { String(format: "%02x", $0) }.joined(),
+                       "a9993e364706816aba3e25717850c26c9cd0d89d")
+        XCTAssertEqual(SHA1.digest([]).map { String(format: "%02x", $0) }.joined(),
+                       "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+    }
+
+    func testParseAcceptsAnyCase() {
+        XCTAssertNotNil(LedgerIDs.parse("3F0A9DB7-21C5-4F2A-9B1E-0C7D3A1E2B44"))
+        XCTAssertNil(LedgerIDs.parse("3f0a9db7"))
+        XCTAssertNil(LedgerIDs.parse("3f0a9db721c54f2a9b1e0c7d3a1e2b44"))
+    }
+}

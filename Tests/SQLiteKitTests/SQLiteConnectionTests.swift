@@ -1,0 +1,73 @@
+import Foundation
+import XCTest
+@testable import SQLiteKit
+
+final class SQLiteConnectionTests: XCTestCase {
+    func tempPath() -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitekit-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.appendingPathComponent("db.sqlite").path
+    }
+
+    func testBindAndReadTypedValues() throws {
+        let db = try SQLiteConnection(path: tempPath())
+        try db.execute("CREATE TABLE t (i INTEGER, s TEXT, b BLOB, n TEXT)")
+        try db.run("INSERT INTO t VALUES (?, ?, ?, ?)", [.integer(Int64.min), .text("x'); DROP TABLE t;--"), .blob([0, 1, 2]), .null])
+        let row = try XCTUnwrap(db.queryOne("SELECT i, s, b, n FROM t"))
+        XCTAssertEqual(row.int(0), Int64.min)
+        XCTAssertEqual(row.string(1), "x'); DROP TABLE t;--")
+        XCTAssertEqual(row.blob(2), [0, 1, 2])
+        XCTAssertNil(row.optionalString(3))
+    }
+
+    func testTransactionRollsBackOnError() throws {
+        let db = try SQLiteConnection(path: tempPath())
+        try db.execute("CREATE TABLE t (i INTEGER PRIMARY KEY)")
+        struct Boom: Error {}
+        XCTAssertThrowsError(try db.transaction {
+            try db.run("INSERT INTO t VALUES (1)")
+            throw Boom()
+        })
+        XCTAssertEqual(try db.queryOne("SELECT COUNT(*) FROM t")?.int(0), 0)
+        try db.transaction {
+            try db.run("INSERT INTO t VALUES (1)")
+            try? db.transaction { try db.run("INSERT INTO t VALUES (1)") } // nested savepoint fails alone
+        }
+        XCTAssertEqual(try db.queryOne("SELECT COUNT(*) FROM t")?.int(0), 1)
+    }
+
+    func testWrongParameterCountIsAnError() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        XCTAssertThrowsError(try db.query("SELECT ?", []))
+    }
+
+    func testMigrationsAreForwardOnlyAndIdempotent() throws {
+        let path = tempPath()
+        let db = try SQLiteConnection(path: path)
+        let ms = [Migration(version: 1, sql: "CREATE TABLE a (x)"), Migration(version: 2, sql: "CREATE TABLE b (y)")]
+        XCTAssertEqual(try Migrator.migrate(db, ms), [1, 2])
+        XCTAssertEqual(try Migrator.migrate(db, ms), [])
+        XCTAssertEqual(try Migrator.version(db), 2)
+        XCTAssertThrowsError(try Migrator.migrate(db, [ms[0]]))
+    }
+
+    func testReadOnlyConnectionSeesCommittedData() throws {
+        let path = tempPath()
+        let w = try SQLiteConnection(path: path)
+        try w.execute("CREATE TABLE t (i INTEGER)")
+        try w.run("INSERT INTO t VALUES (42)")
+        let r = try SQLiteConnection(path: path, mode: .readOnly)
+        XCTAssertEqual(try r.queryOne("SELECT i FROM t")?.int(0), 42)
+        XCTAssertThrowsError(try r.run("INSERT INTO t VALUES (1)"))
+    }
+
+    func testBackupIsAConsistentCopy() throws {
+        let path = tempPath()
+        let db = try SQLiteConnection(path: path)
+        try db.execute("CREATE TABLE t (i INTEGER)")
+        for i in 0..<100 { try db.run("INSERT INTO t VALUES (?)", [.int(i)]) }
+        let copy = path + ".bak"
+        try db.backup(to: copy)
+        XCTAssertEqual(try SQLiteConnection(path: copy, mode: .readOnly).queryOne("SELECT COUNT(*) FROM t")?.int(0), 100)
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class SQLiteKitTestsPlaceholder: XCTestCase { func testBuilds() {} }
