@@ -1,0 +1,41 @@
+/// Content-coding negotiation helpers.
+enum ContentCoding {
+    /// Whether an `Accept-Encoding` value allows gzip (`gzip`/`x-gzip` or `*` with q > 0,
+    /// and gzip not explicitly refused with q=0).
+    static func acceptsGzip(_ value: String) -> Bool {
+        var gzipQ: Double? = nil
+        var starQ: Double? = nil
+        for element in value.utf8.split(separator: UInt8(ascii: ",")) {
+            let parts = element.split(separator: UInt8(ascii: ";"))
+            guard let first = parts.first else { continue }
+            let coding = String(decoding: first, as: UTF8.self).trimmedOWS.lowercased()
+            var q = 1.0
+            for param in parts.dropFirst() {
+                let p = String(decoding: param, as: UTF8.self).trimmedOWS.lowercased()
+                if p.hasPrefix("q=") { q = Double(p.dropFirst(2)) ?? 0 }
+            }
+            if coding == "gzip" || coding == "x-gzip" { gzipQ = max(gzipQ ?? 0, q) }
+            else if coding == "*" { starQ = q }
+        }
+        if let gzipQ { return gzipQ > 0 }
+        if let starQ { return starQ > 0 }
+        return false
+    }
+
+    /// Whether a `Content-Type` is worth compressing (text, JSON, YAML, XML, JavaScript, SVG).
+    static func isCompressible(_ contentType: String?) -> Bool {
+        guard let ct = contentType?.lowercased() else { return false }
+        if ct.hasPrefix("text/") { return true }
+        for marker in ["json", "yaml", "xml", "javascript", "svg"] where ct.contains(marker) { return true }
+        return false
+    }
+}
+
+extension String {
+    var trimmedOWS: String {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}

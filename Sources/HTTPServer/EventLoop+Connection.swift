@@ -1,0 +1,294 @@
+import Glibc
+import GzipKit
+
+extension EventLoop {
+    // MARK: - Reading
+
+    func readable(_ c: Connection) {
+        if c.phase == .lingering {
+            while true {
+                let n = recv(c.fd, readBuffer, readBufferSize, 0)
+                if n > 0 { continue }
+                if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
+                closeConnection(c)
+                return
+            }
+        }
+        var reads = 0
+        while reads < 4 && !c.stopReading && !c.backlogged && !c.peerClosed {
+            let n = recv(c.fd, readBuffer, readBufferSize, 0)
+            if n > 0 {
+                reads += 1
+                c.idleDeadline = nil
+                if c.inbound.isEmpty {
+                    process(c, UnsafeBufferPointer(start: readBuffer, count: n))
+                } else {
+                    c.inbound.append(contentsOf: UnsafeBufferPointer(start: readBuffer, count: n))
+                    processInbound(c)
+                }
+                if n < readBufferSize { break }
+            } else if n == 0 {
+                c.peerClosed = true
+                if c.slots.isEmpty && !c.hasUnsentOutput {
+                    closeConnection(c)
+                    return
+                }
+                c.stopReading = true
+            } else {
+                let e = errno
+                if e == EAGAIN || e == EINTR { break }
+                closeConnection(c)
+                return
+            }
+        }
+        pump(c)
+    }
+
+    func processInbound(_ c: Connection) {
+        let data = c.inbound
+        c.inbound = []
+        data.withUnsafeBufferPointer { process(c, $0, original: data) }
+    }
+
+    /// Parses and dispatches as many requests from `bytes` as allowed; keeps the rest.
+    func process(_ c: Connection, _ bytes: UnsafeBufferPointer<UInt8>, original: [UInt8]? = nil) {
+        c.dispatching = true
+        defer { c.dispatching = false }
+        c.backlogged = false
+        var offset = 0
+        parsing: while true {
+            if c.stopReading || c.handle.closed.load(ordering: .relaxed) { offset = bytes.count; break }
+            if c.currentHead == nil {
+                if core.isShuttingDown { c.stopReading = true; offset = bytes.count; break }
+                if c.slots.count >= maxPipeline || c.outbound.count - c.outboundOffset >= maxBufferedOutput {
+                    if offset < bytes.count { c.backlogged = true }
+                    break
+                }
+            }
+            let (n, result) = c.parser.parse(UnsafeBufferPointer(rebasing: bytes[offset...]))
+            offset += n
+            switch result {
+            case .needMore:
+                break parsing
+            case .head(let head):
+                c.currentHead = head
+                c.headDeadline = nil
+                if head.framing != .none { c.bodyDeadline = now + core.configuration.bodyTimeout }
+                if head.expectContinue && offset == bytes.count && c.slots.isEmpty && !c.hasUnsentOutput {
+                    c.outbound.append(contentsOf: Self.continueLine)
+                    c.bytesQueued += Self.continueLine.count
+                }
+            case .end(let body):
+                guard let head = c.currentHead else { break parsing }
+                c.currentHead = nil
+                c.bodyDeadline = nil
+                if !head.keepAlive { c.stopReading = true }
+                dispatch(c, head, body)
+            case .error(let error):
+                c.currentHead = nil
+                enqueueError(c, ProblemResponse.make(for: error))
+                offset = bytes.count
+                break parsing
+            }
+        }
+        if offset >= bytes.count {
+            c.inbound = []
+        } else if offset == 0, let original {
+            c.inbound = original
+        } else {
+            c.inbound = Array(UnsafeBufferPointer(rebasing: bytes[offset...]))
+        }
+    }
+
+    static let continueLine: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+
+    /// Queues a generated error response after any pending ones and stops reading.
+    func enqueueError(_ c: Connection, _ response: HTTPResponse) {
+        c.stopReading = true
+        let seq = c.nextSequence
+        c.nextSequence += 1
+        c.slots.append(.init(sequence: seq, method: "-", target: "-", isHead: false, keepAlive: false,
+                             minorVersion: 1, acceptsGzip: false, startedAt: now, response: response, forceClose: true))
+    }
+
+    private func dispatch(_ c: Connection, _ head: HTTPRequestHead, _ rawBody: [UInt8]) {
+        let seq = c.nextSequence
+        c.nextSequence += 1
+        let acceptsGzip = head.headers["Accept-Encoding"].map(ContentCoding.acceptsGzip) ?? false
+        var slot = Connection.Slot(sequence: seq, method: head.method, target: head.target,
+                                   isHead: head.method == "HEAD", keepAlive: head.keepAlive,
+                                   minorVersion: head.minorVersion, acceptsGzip: acceptsGzip,
+                                   startedAt: now, response: nil, forceClose: false)
+        var body = rawBody
+        var headers = head.headers
+        if let coding = headers["Content-Encoding"] {
+            let lower = coding.trimmedOWS.lowercased()
+            if lower == "gzip" || lower == "x-gzip" {
+                do {
+                    body = try Gzip.decompress(rawBody, limit: core.configuration.maxBodyBytes)
+                    headers.remove("Content-Encoding")
+                } catch GzipError.tooLarge {
+                    slot.response = ProblemResponse.make(for: .bodyTooLarge)
+                    slot.forceClose = true
+                } catch {
+                    slot.response = ProblemResponse.make(status: 400, code: "bad_request", detail: "The gzip request body is corrupt.")
+                    slot.forceClose = true
+                }
+            } else if lower != "identity" {
+                slot.response = ProblemResponse.make(status: 415, code: "unsupported_media_type",
+                                                     detail: "Content-Encoding \(coding) is not supported.")
+            }
+        }
+        if slot.response != nil {
+            if slot.forceClose { c.stopReading = true }
+            c.slots.append(slot)
+            return
+        }
+        c.slots.append(slot)
+        var target = head.target
+        if target.hasPrefix("http://") || target.hasPrefix("https://") {
+            let afterScheme = target.utf8.firstRange(of: "://".utf8)!.upperBound
+            if let slash = target[afterScheme...].firstIndex(of: "/") {
+                target = String(target[slash...])
+            } else {
+                target = "/"
+            }
+        }
+        let request = HTTPRequest(method: head.method, target: target, minorVersion: head.minorVersion,
+                                  headers: headers, body: body, remoteAddress: c.remoteAddress)
+        core.handler.handle(request, responder: ConnectionResponder(loop: self, handle: c.handle, sequence: seq))
+    }
+
+    // MARK: - Completing
+
+    func complete(_ response: HTTPResponse, handle: ConnectionHandle, sequence: UInt64) {
+        guard let c = connection(handle.fd), c.handle === handle, c.phase == .open,
+              let first = c.slots.first else { return }
+        let i = Int(sequence &- first.sequence)
+        guard i >= 0, i < c.slots.count, c.slots[i].sequence == sequence, c.slots[i].response == nil else { return }
+        c.slots[i].response = response
+        if !c.dispatching { pump(c) }
+    }
+
+    /// Encodes ready responses in order, writes, resumes a pipelined backlog, and refreshes
+    /// interest and deadline.
+    func pump(_ c: Connection) {
+        while true {
+            if c.handle.closed.load(ordering: .relaxed) { return }
+            encodeReady(c)
+            writeOut(c)
+            if c.handle.closed.load(ordering: .relaxed) || c.phase == .lingering { return }
+            if c.hasUnsentOutput { break }
+            if c.closeAfterWrite {
+                finish(c)
+                return
+            }
+            if core.isShuttingDown && c.slots.isEmpty && c.currentHead == nil {
+                closeConnection(c)
+                return
+            }
+            if c.peerClosed && c.slots.isEmpty {
+                closeConnection(c)
+                return
+            }
+            if c.backlogged && c.slots.count < maxPipeline {
+                processInbound(c)
+                continue
+            }
+            break
+        }
+        updateInterest(c)
+        updateDeadline(c)
+    }
+
+    private func encodeReady(_ c: Connection) {
+        guard !c.closeAfterWrite else { return }
+        while let first = c.slots.first, let response = first.response {
+            c.slots.removeFirst()
+            let close = first.forceClose || !first.keepAlive
+                || (core.isShuttingDown && c.slots.isEmpty && c.currentHead == nil)
+                || (c.peerClosed && c.slots.isEmpty)
+            let options = ResponseEncoder.Options(isHead: first.isHead, close: close,
+                                                  announceKeepAlive: first.minorVersion == 0 && !close,
+                                                  acceptsGzip: first.acceptsGzip,
+                                                  compressionThreshold: core.configuration.compressionThreshold)
+            let before = c.outbound.count
+            let bodyBytes = ResponseEncoder.encode(response, options: options, date: date.bytes,
+                                                   serverName: core.serverName, into: &c.outbound)
+            c.bytesQueued += c.outbound.count - before
+            if core.configuration.accessLog != nil {
+                let path = first.target.firstIndex(of: "?").map { String(first.target[..<$0]) } ?? first.target
+                c.logs.append(.init(endOffset: c.bytesQueued, entry: AccessLogEntry(
+                    method: first.method, path: path, routeLabel: response.routeLabel, status: response.status,
+                    bytes: bodyBytes, duration: first.startedAt, remoteAddress: c.remoteAddress)))
+            }
+            if close {
+                c.closeAfterWrite = true
+                c.slots.removeAll()
+                break
+            }
+        }
+    }
+
+    func writeOut(_ c: Connection) {
+        guard c.phase == .open else { return }
+        var progressed = false
+        while c.outboundOffset < c.outbound.count {
+            let n = c.outbound.withUnsafeBytes { p in
+                send(c.fd, p.baseAddress! + c.outboundOffset, p.count - c.outboundOffset, Int32(MSG_NOSIGNAL))
+            }
+            if n > 0 {
+                c.outboundOffset += n
+                c.bytesWritten += n
+                progressed = true
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else if n < 0 && errno == EAGAIN {
+                break
+            } else {
+                closeConnection(c)
+                return
+            }
+        }
+        if progressed {
+            c.writeDeadline = nil
+            if !c.logs.isEmpty, let log = core.configuration.accessLog {
+                var done = 0
+                for item in c.logs where item.endOffset <= c.bytesWritten {
+                    var entry = item.entry
+                    entry.duration = max(0, now - entry.duration)
+                    log(entry)
+                    done += 1
+                }
+                if done > 0 { c.logs.removeFirst(done) }
+            }
+        }
+        if c.outboundOffset >= c.outbound.count && !c.outbound.isEmpty {
+            c.outboundOffset = 0
+            if c.outbound.capacity > 64 * 1024 { c.outbound = [] } else { c.outbound.removeAll(keepingCapacity: true) }
+        }
+        if !c.dispatching && c.interest.contains(.write) != c.hasUnsentOutput {
+            updateInterest(c)
+            updateDeadline(c)
+        }
+        if !c.hasUnsentOutput && c.closeAfterWrite && !c.dispatching && progressed {
+            finish(c)
+        }
+    }
+
+    /// The last response is written: shut the write side and discard input for a moment,
+    /// so the peer reads the response instead of a reset.
+    private func finish(_ c: Connection) {
+        guard c.phase == .open, !c.handle.closed.load(ordering: .relaxed) else { return }
+        if c.peerClosed {
+            closeConnection(c)
+            return
+        }
+        shutdown(c.fd, Int32(SHUT_WR))
+        c.phase = .lingering
+        c.inbound = []
+        c.lingerDeadline = now + min(2, max(0.2, core.configuration.headerTimeout))
+        updateInterest(c)
+        updateDeadline(c)
+    }
+}

@@ -1,0 +1,339 @@
+import Glibc
+import Synchronization
+
+/// One epoll event-loop thread: accepts, reads, parses, dispatches and writes for the
+/// connections it owns. Everything but `inbox`, `wakeFD` and `threadID` is confined to the
+/// loop thread; other threads talk to it only through `enqueue(_:)`.
+final class EventLoop: @unchecked Sendable {
+    enum Task {
+        case adopt(fd: Int32, address: String)
+        case response(HTTPResponse, ConnectionHandle, UInt64)
+        case shutdown
+        case stop
+    }
+
+    let index: Int
+    let core: ServerCore
+    let listenFD: Int32
+    /// Every loop of the server, for distributing accepted connections (set before `run`).
+    var peers: [EventLoop] = []
+
+    private let queue: EpollQueue
+    private let wakeFD: Int32
+    private let inbox = Mutex<[Task]>([])
+    private let threadID = Atomic<UInt>(0)
+
+    var connections: [Connection?] = []
+    var timers = TimerHeap()
+    var now: Double = 0
+    var date = HTTPDateCache()
+    private var running = true
+    private let accept4Fn: LinuxEpoll.Accept4Fn
+    private var listening = true
+    private var nextID: UInt64 = 0
+    let readBufferSize = 64 * 1024
+    let readBuffer: UnsafeMutablePointer<UInt8>
+    let maxPipeline = 16
+    let maxBufferedOutput = 1 << 20
+
+    init(index: Int, core: ServerCore, listenFD: Int32) throws {
+        guard let queue = EpollQueue(), let fns = LinuxEpoll.functions else {
+            throw Socket.Failure(operation: "epoll_create1", errno: errno)
+        }
+        let wake = fns.eventfd(0, LinuxEpoll.EFD_NONBLOCK | LinuxEpoll.EFD_CLOEXEC)
+        guard wake >= 0 else { throw Socket.Failure(operation: "eventfd", errno: errno) }
+        self.index = index
+        self.core = core
+        self.listenFD = listenFD
+        self.queue = queue
+        self.wakeFD = wake
+        self.readBuffer = .allocate(capacity: readBufferSize)
+        self.accept4Fn = fns.accept4
+        _ = self.queue.add(wake, interest: [.read])
+        _ = self.queue.add(listenFD, interest: [.read, .exclusive])
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        close(wakeFD)
+    }
+
+    static func monotonicNow() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    var isOnLoopThread: Bool { threadID.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    // MARK: - Cross-thread entry points
+
+    func enqueue(_ task: Task) {
+        let wasEmpty = inbox.withLock { tasks -> Bool in
+            tasks.append(task)
+            return tasks.count == 1
+        }
+        if wasEmpty {
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+        }
+    }
+
+    /// Called by responders from any thread.
+    func deliver(_ response: HTTPResponse, to handle: ConnectionHandle, sequence: UInt64) {
+        if isOnLoopThread {
+            complete(response, handle: handle, sequence: sequence)
+        } else {
+            enqueue(.response(response, handle, sequence))
+        }
+    }
+
+    // MARK: - The loop
+
+    func run() {
+        threadID.store(UInt(pthread_self()), ordering: .relaxed)
+        now = Self.monotonicNow()
+        date.refresh()
+        while running {
+            var timeout: Int32 = 1000
+            if let top = timers.first {
+                let ms = (top.deadline - now) * 1000
+                timeout = ms <= 0 ? 0 : Int32(min(1000, ms.rounded(.up)))
+            }
+            queue.wait(timeoutMilliseconds: timeout) { event in
+                self.now = Self.monotonicNow()
+                self.handle(event)
+            }
+            now = Self.monotonicNow()
+            date.refresh()
+            fireTimers()
+        }
+        for case let c? in connections { closeConnection(c) }
+        connections = []
+    }
+
+    private func handle(_ event: ReadyEvent) {
+        if event.fd == wakeFD {
+            var value: UInt64 = 0
+            _ = read(wakeFD, &value, 8)
+            drainInbox()
+        } else if event.fd == listenFD {
+            acceptBurst()
+        } else if let c = connection(event.fd) {
+            if event.writable { writeOut(c) }
+            if c.handle.closed.load(ordering: .relaxed) { return }
+            if event.readable || event.failed { readable(c) }
+        }
+    }
+
+    @inline(__always)
+    func connection(_ fd: Int32) -> Connection? {
+        let i = Int(fd)
+        return i >= 0 && i < connections.count ? connections[i] : nil
+    }
+
+    private func drainInbox() {
+        let tasks = inbox.withLock { tasks -> [Task] in
+            let taken = tasks
+            tasks.removeAll()
+            return taken
+        }
+        for task in tasks {
+            switch task {
+            case .adopt(let fd, let address):
+                adopt(fd: fd, address: address)
+            case .response(let response, let handle, let sequence):
+                complete(response, handle: handle, sequence: sequence)
+            case .shutdown:
+                beginShutdown()
+            case .stop:
+                running = false
+            }
+        }
+    }
+
+    // MARK: - Accepting
+
+    private static let busyResponse: [UInt8] = {
+        var out: [UInt8] = []
+        let r = ProblemResponse.serviceUnavailable()
+        _ = ResponseEncoder.encode(r, options: .init(isHead: false, close: true, announceKeepAlive: false,
+                                                    acceptsGzip: false, compressionThreshold: .max),
+                                   date: Array("Thu, 01 Jan 1970 00:00:00 GMT".utf8), serverName: [], into: &out)
+        return out
+    }()
+
+    private func acceptBurst() {
+        guard listening else { return }
+        for _ in 0..<1024 {
+            var storage = sockaddr_storage()
+            var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept4Fn(listenFD, $0, &len, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+                }
+            }
+            if fd < 0 {
+                let e = errno
+                if e == EINTR || e == ECONNABORTED { continue }
+                if e == EINVAL || e == EBADF {
+                    // The listening socket was shut down.
+                    queue.remove(listenFD)
+                    listening = false
+                }
+                return
+            }
+            if core.isShuttingDown || core.openConnections.load(ordering: .relaxed) >= core.configuration.maxConnections {
+                Self.busyResponse.withUnsafeBytes { p in _ = send(fd, p.baseAddress, p.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                close(fd)
+                continue
+            }
+            core.openConnections.add(1, ordering: .relaxed)
+            Socket.setNoDelay(fd)
+            let address = Socket.addressString(storage)
+            let target = peers.isEmpty ? self : peers[core.nextLoop.add(1, ordering: .relaxed).oldValue % peers.count]
+            if target === self {
+                adopt(fd: fd, address: address)
+            } else {
+                target.enqueue(.adopt(fd: fd, address: address))
+            }
+        }
+    }
+
+    private func adopt(fd: Int32, address: String) {
+        if core.isShuttingDown && !running {
+            close(fd)
+            core.openConnections.subtract(1, ordering: .relaxed)
+            return
+        }
+        nextID &+= 1
+        let handle = ConnectionHandle(id: UInt64(index) << 56 | nextID, fd: fd)
+        let parser = HTTPParser(maxHeadBytes: core.configuration.maxHeadBytes, maxBodyBytes: core.configuration.maxBodyBytes)
+        let c = Connection(handle: handle, remoteAddress: address, parser: parser)
+        let i = Int(fd)
+        if i >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: max(i + 1 - connections.count, connections.count)))
+        }
+        connections[i] = c
+        guard queue.add(fd, interest: [.read]) else {
+            connections[i] = nil
+            close(fd)
+            core.openConnections.subtract(1, ordering: .relaxed)
+            return
+        }
+        updateDeadline(c)
+    }
+
+    // MARK: - Interest and closing
+
+    func updateInterest(_ c: Connection) {
+        var wanted: EventInterest = []
+        switch c.phase {
+        case .lingering:
+            wanted.insert(.read)
+        case .open:
+            if !c.stopReading && !c.backlogged && !c.peerClosed && c.slots.count < maxPipeline
+                && c.outbound.count - c.outboundOffset < maxBufferedOutput {
+                wanted.insert(.read)
+            }
+            if c.hasUnsentOutput { wanted.insert(.write) }
+        }
+        if wanted != c.interest {
+            c.interest = wanted
+            queue.modify(c.fd, interest: wanted)
+        }
+    }
+
+    func closeConnection(_ c: Connection) {
+        guard !c.handle.closed.load(ordering: .relaxed) else { return }
+        c.handle.closed.store(true, ordering: .releasing)
+        queue.remove(c.fd)
+        close(c.fd)
+        if Int(c.fd) < connections.count, connections[Int(c.fd)] === c { connections[Int(c.fd)] = nil }
+        c.slots.removeAll()
+        c.inbound = []
+        c.outbound = []
+        core.openConnections.subtract(1, ordering: .releasing)
+    }
+
+    // MARK: - Shutdown
+
+    private func beginShutdown() {
+        if listening {
+            queue.remove(listenFD)
+            listening = false
+        }
+        for case let c? in connections {
+            if c.currentHead == nil && c.slots.isEmpty && !c.hasUnsentOutput {
+                closeConnection(c)
+            } else {
+                pump(c)
+            }
+        }
+    }
+
+    // MARK: - Timers
+
+    func updateDeadline(_ c: Connection) {
+        var d: Double? = nil
+        let config = core.configuration
+        switch c.phase {
+        case .lingering:
+            d = c.lingerDeadline
+        case .open:
+            if c.hasUnsentOutput {
+                if c.writeDeadline == nil { c.writeDeadline = now + config.idleTimeout }
+                d = c.writeDeadline
+            } else if c.currentHead != nil {
+                d = c.bodyDeadline
+            } else if c.stopReading {
+                d = nil
+            } else if c.parser.isReadingHead && (!c.parser.isIdle || !c.inbound.isEmpty) && !c.backlogged {
+                if c.headDeadline == nil { c.headDeadline = now + config.headerTimeout }
+                d = c.headDeadline
+            } else if c.slots.isEmpty {
+                if c.idleDeadline == nil { c.idleDeadline = now + config.idleTimeout }
+                d = c.idleDeadline
+            }
+        }
+        c.deadline = d
+        if let d, c.scheduled == nil || d < c.scheduled! {
+            timers.push(.init(deadline: d, fd: c.fd, connectionID: c.handle.id))
+            c.scheduled = d
+        }
+    }
+
+    private func fireTimers() {
+        while let top = timers.first, top.deadline <= now {
+            _ = timers.pop()
+            guard let c = connection(top.fd), c.handle.id == top.connectionID, c.scheduled == top.deadline else { continue }
+            c.scheduled = nil
+            guard let d = c.deadline else { continue }
+            if d > now {
+                timers.push(.init(deadline: d, fd: c.fd, connectionID: c.handle.id))
+                c.scheduled = d
+                continue
+            }
+            timedOut(c)
+        }
+    }
+
+    private func timedOut(_ c: Connection) {
+        switch c.phase {
+        case .lingering:
+            closeConnection(c)
+        case .open:
+            if c.hasUnsentOutput || c.isIdle || c.stopReading {
+                closeConnection(c)
+            } else {
+                // Head or body not received in time.
+                c.currentHead = nil
+                c.inbound = []
+                c.headDeadline = nil
+                c.bodyDeadline = nil
+                enqueueError(c, ProblemResponse.requestTimeout())
+                pump(c)
+            }
+        }
+    }
+}

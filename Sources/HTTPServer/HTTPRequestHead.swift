@@ -1,0 +1,37 @@
+/// The framing-relevant facts of a parsed request head.
+public struct HTTPRequestHead: Sendable {
+    /// How the body is delimited.
+    public enum BodyFraming: Sendable, Equatable {
+        case none
+        /// `Content-Length` bytes.
+        case length(Int)
+        /// `Transfer-Encoding: chunked`.
+        case chunked
+    }
+
+    public var method: String
+    public var target: String
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    public var minorVersion: Int
+    public var headers: HTTPHeaders
+    public var framing: BodyFraming
+    /// Whether the connection may stay open after this request (HTTP/1.1 default, or
+    /// HTTP/1.0 with `Connection: keep-alive`; false with `Connection: close`).
+    public var keepAlive: Bool
+    /// `Expect: 100-continue` was sent.
+    public var expectContinue: Bool
+    /// Total bytes of the head including the final empty line.
+    public var headLength: Int
+
+    public init(method: String, target: String, minorVersion: Int, headers: HTTPHeaders,
+                framing: BodyFraming, keepAlive: Bool, expectContinue: Bool, headLength: Int) {
+        self.method = method
+        self.target = target
+        self.minorVersion = minorVersion
+        self.headers = headers
+        self.framing = framing
+        self.keepAlive = keepAlive
+        self.expectContinue = expectContinue
+        self.headLength = headLength
+    }
+}

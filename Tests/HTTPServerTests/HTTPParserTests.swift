@@ -1,0 +1,156 @@
+import XCTest
+@testable import HTTPServer
+
+final class HTTPParserTests: XCTestCase {
+    struct Parsed {
+        var heads: [HTTPRequestHead] = []
+        var bodies: [[UInt8]] = []
+        var error: HTTPParserError?
+    }
+
+    /// Feeds `chunks` one after another, keeping unconsumed bytes like a connection does.
+    func feed(_ chunks: [[UInt8]], maxHead: Int = 16 * 1024, maxBody: Int = 1 << 20) -> Parsed {
+        var parser = HTTPParser(maxHeadBytes: maxHead, maxBodyBytes: maxBody)
+        var pending: [UInt8] = []
+        var out = Parsed()
+        for chunk in chunks {
+            pending += chunk
+            var stop = false
+            while !stop {
+                let (n, result) = pending.withUnsafeBufferPointer { parser.parse($0) }
+                pending.removeFirst(n)
+                switch result {
+                case .needMore: stop = true
+                case .head(let h): out.heads.append(h)
+                case .end(let b): out.bodies.append(b)
+                case .error(let e): out.error = e; return out
+                }
+            }
+        }
+        return out
+    }
+
+    func feed(_ text: String, maxHead: Int = 16 * 1024, maxBody: Int = 1 << 20) -> Parsed {
+        feed([Array(text.utf8)], maxHead: maxHead, maxBody: maxBody)
+    }
+
+    func assertBad(_ text: String, file: StaticString = #filePath, line: UInt = #line) {
+        let r = feed(text)
+        guard case .badRequest? = r.error else {
+            return XCTFail("expected 400 for \(text.debugDescription), got \(String(describing: r.error)) heads=\(r.heads.count)", file: file, line: line)
+        }
+    }
+
+    func testSimpleGet() {
+        let r = feed("GET /a?b=1 HTTP/1.1\r\nHost: x\r\nX-Thing:  v  \r\n\r\n")
+        XCTAssertNil(r.error)
+        XCTAssertEqual(r.heads.count, 1)
+        XCTAssertEqual(r.heads[0].method, "GET")
+        XCTAssertEqual(r.heads[0].target, "/a?b=1")
+        XCTAssertEqual(r.heads[0].headers["x-thing"], "v")
+        XCTAssertTrue(r.heads[0].keepAlive)
+        XCTAssertEqual(r.bodies, [[]])
+    }
+
+    func testEveryByteBoundary() {
+        let text = Array("POST /p HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET /q HTTP/1.1\r\n\r\nPOST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nTrailer: x\r\n\r\n".utf8)
+        for split in 0...text.count {
+            let r = feed([Array(text[..<split]), Array(text[split...])])
+            XCTAssertNil(r.error, "split \(split)")
+            XCTAssertEqual(r.heads.map(\.target), ["/p", "/q", "/c"], "split \(split)")
+            XCTAssertEqual(r.bodies, [Array("hello".utf8), [], Array("abcde".utf8)], "split \(split)")
+        }
+        // And one byte at a time.
+        let r = feed(text.map { [$0] })
+        XCTAssertEqual(r.bodies.count, 3)
+    }
+
+    func testPipelinedRequests() {
+        let r = feed("GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\nGET /3 HTTP/1.1\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(r.heads.map(\.target), ["/1", "/2", "/3"])
+        XCTAssertEqual(r.heads.map(\.keepAlive), [true, true, false])
+    }
+
+    func testHTTP10KeepAlive() {
+        XCTAssertFalse(feed("GET / HTTP/1.0\r\n\r\n").heads[0].keepAlive)
+        XCTAssertTrue(feed("GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n").heads[0].keepAlive)
+        XCTAssertEqual(feed("GET / HTTP/1.0\r\n\r\n").heads[0].minorVersion, 0)
+    }
+
+    func testExpectContinue() {
+        let r = feed("POST / HTTP/1.1\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
+        XCTAssertTrue(r.heads[0].expectContinue)
+        XCTAssertEqual(r.heads[0].framing, .length(3))
+    }
+
+    func testRejections() {
+        assertBad("GET / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc")
+        assertBad("GET / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc")
+        assertBad("GET / HTTP/1.1\r\nContent-Length: 3, 4\r\n\r\nabc")
+        assertBad("GET / HTTP/1.1\r\nContent-Length: abc\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nContent-Length: \r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nBad(Name): x\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nName : x\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\n: x\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nNoColon\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nX: a\u{01}b\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nX: a\u{7f}b\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nX: a\0b\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nX: a\rb\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nX: a\r\n\tb\r\n\r\n")
+        assertBad("GET / HTTP/1.1\nHost: x\n\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\n\r\n")
+        assertBad("GET  / HTTP/1.1\r\n\r\n")
+        assertBad("GET / HTTP/2.0\r\n\r\n")
+        assertBad("GET / HTTP/1.1 \r\n\r\n")
+        assertBad("GET /\r\n\r\n")
+        assertBad("G(T / HTTP/1.1\r\n\r\n")
+        assertBad("GET nopath HTTP/1.1\r\n\r\n")
+        assertBad("GET /a\u{7f} HTTP/1.1\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")
+        // chunked framing
+        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n")
+        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n\r\n")
+        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000000\r\n")
+        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n")
+        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n")
+        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer\r\n\r\n")
+    }
+
+    func testDuplicateEqualContentLengthAccepted() {
+        let r = feed("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc")
+        XCTAssertNil(r.error)
+        XCTAssertEqual(r.bodies, [Array("abc".utf8)])
+    }
+
+    func testLimits() {
+        let big = "GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 200) + "\r\n\r\n"
+        XCTAssertEqual(feed(big, maxHead: 100).error, .headTooLarge)
+        XCTAssertEqual(feed("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 200), maxHead: 100).error, .headTooLarge)
+        XCTAssertEqual(feed("POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n", maxBody: 10).error, .bodyTooLarge)
+        XCTAssertEqual(feed("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", maxBody: 10).error, .bodyTooLarge)
+        XCTAssertEqual(feed("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nabcdef\r\n", maxBody: 10).error, .bodyTooLarge)
+    }
+
+    func testLeadingEmptyLinesTolerated() {
+        let r = feed("\r\n\r\nGET / HTTP/1.1\r\n\r\n")
+        XCTAssertNil(r.error)
+        XCTAssertEqual(r.heads.count, 1)
+    }
+
+    func testManyTinyChunksDoNotRecurse() {
+        var text = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        text += String(repeating: "1\r\na\r\n", count: 100_000)
+        text += "0\r\n\r\n"
+        let r = feed(text)
+        XCTAssertNil(r.error)
+        XCTAssertEqual(r.bodies.first?.count, 100_000)
+    }
+}

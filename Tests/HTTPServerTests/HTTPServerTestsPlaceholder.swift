@@ -1,2 +1,0 @@
-import XCTest
-final class HTTPServerTestsPlaceholder: XCTestCase { func testBuilds() {} }
