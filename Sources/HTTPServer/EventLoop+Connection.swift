@@ -28,12 +28,10 @@ extension EventLoop {
                 }
                 if n < readBufferSize { break }
             } else if n == 0 {
-                c.peerClosed = true
-                if c.slots.isEmpty && !c.hasUnsentOutput {
-                    closeConnection(c)
-                    return
-                }
-                c.stopReading = true
+                // The peer is gone (a half-closed HTTP/1.1 client is not waited for):
+                // pending requests are abandoned and their responders report isClosed.
+                closeConnection(c)
+                return
             } else {
                 let e = errno
                 if e == EAGAIN || e == EINTR { break }
@@ -280,14 +278,14 @@ extension EventLoop {
     /// so the peer reads the response instead of a reset.
     private func finish(_ c: Connection) {
         guard c.phase == .open, !c.handle.closed.load(ordering: .relaxed) else { return }
-        if c.peerClosed {
+        if c.peerClosed || core.isShuttingDown {
             closeConnection(c)
             return
         }
         shutdown(c.fd, Int32(SHUT_WR))
         c.phase = .lingering
         c.inbound = []
-        c.lingerDeadline = now + min(2, max(0.2, core.configuration.headerTimeout))
+        c.lingerDeadline = now + min(1, max(0.2, core.configuration.headerTimeout))
         updateInterest(c)
         updateDeadline(c)
     }
