@@ -1,1 +1,26 @@
-print("kidledger")
+import Foundation
+import LedgerClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Prints one line on stderr and exits with `status`.
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("kidledger: \(message)\n".utf8))
+    exit(status)
+}
+
+do {
+    let args = try Arguments(Array(CommandLine.arguments.dropFirst()))
+    if args.flag("--help") || args.positionals.isEmpty {
+        print(CLI.usage)
+        exit(args.positionals.isEmpty && !args.flag("--help") ? 2 : 0)
+    }
+    try CLI(args: args, environment: ProcessInfo.processInfo.environment).run()
+} catch let error as Arguments.UsageError {
+    fail(error.description, status: 2)
+} catch let error as LedgerError {
+    fail(error.description, status: 1)
+} catch {
+    fail(String(describing: error).split(separator: "\n").first.map(String.init) ?? "error", status: 1)
+}

@@ -1,0 +1,86 @@
+/// Request bodies that have no wire type of their own.
+private struct SignupBody: Encodable { var handle: String; var displayName: String; var deviceName: String? }
+private struct HouseholdBody: Encodable { var name: String; var currency: String? }
+private struct InviteBody: Encodable { var handle: String; var permission: String }
+private struct Empty: Codable {}
+
+extension APIClient {
+    /// `POST /v1/accounts`: a new account and this device's token.
+    public func signup(handle: String, displayName: String, deviceName: String?) throws(APIError) -> Wire.AccountAndToken {
+        try json("POST", "/v1/accounts", Wire.AccountAndToken.self,
+                 body: SignupBody(handle: handle, displayName: displayName, deviceName: deviceName)).body
+    }
+
+    /// `GET /v1/me`: the account and token this client authenticates as.
+    public func me() throws(APIError) -> Wire.AccountAndToken {
+        try json("GET", "/v1/me", Wire.AccountAndToken.self).body
+    }
+
+    /// `PUT /v1/households/{id}`: idempotent create with the device's id (201 or 200).
+    public func putHousehold(id: String, name: String, currency: String?) throws(APIError) -> Answer<Wire.Household> {
+        try json("PUT", "/v1/households/\(id)", Wire.Household.self, body: HouseholdBody(name: name, currency: currency))
+    }
+
+    /// `GET /v1/households/{id}`.
+    public func household(id: String) throws(APIError) -> Wire.Household {
+        try json("GET", "/v1/households/\(id)", Wire.Household.self).body
+    }
+
+    /// `GET /v1/households/{id}/changes`; `wait` is the long-poll in seconds (0…60).
+    public func changes(householdId: String, since: String?, limit: Int = 500, wait: Int = 0) throws(APIError) -> Wire.ChangesPage {
+        var path = "/v1/households/\(householdId)/changes?limit=\(limit)"
+        if let since { path += "&since=\(APIClient.escape(since))" }
+        if wait > 0 { path += "&wait=\(wait)" }
+        return try json("GET", path, Wire.ChangesPage.self, timeout: timeout + Double(wait)).body
+    }
+
+    /// `POST /v1/households/{id}/changes` with at most 400 records.
+    public func push(householdId: String, _ batch: Wire.PushRequest) throws(APIError) -> [Wire.PushResult] {
+        try json("POST", "/v1/households/\(householdId)/changes", Wire.PushResponse.self, body: batch).body.results
+    }
+
+    /// `POST /v1/households/{id}/share` (201 created, 200 existing).
+    public func createShare(householdId: String) throws(APIError) -> Wire.Share {
+        try json("POST", "/v1/households/\(householdId)/share", Wire.Share.self, body: Empty()).body
+    }
+
+    /// `GET /v1/households/{id}/share`.
+    public func share(householdId: String) throws(APIError) -> Wire.Share {
+        try json("GET", "/v1/households/\(householdId)/share", Wire.Share.self).body
+    }
+
+    /// `DELETE /v1/households/{id}/share`: every participant loses access.
+    public func deleteShare(householdId: String) throws(APIError) {
+        _ = try call("DELETE", "/v1/households/\(householdId)/share")
+    }
+
+    /// `POST /v1/households/{id}/share/participants`; `permission` is `readWrite` or `readOnly`.
+    public func invite(householdId: String, handle: String, permission: String) throws(APIError) -> Wire.Participant {
+        try json("POST", "/v1/households/\(householdId)/share/participants", Wire.Participant.self,
+                 body: InviteBody(handle: handle, permission: permission)).body
+    }
+
+    /// `DELETE /v1/households/{id}/share/participants/{accountId}`: revoke, or leave when it is the caller.
+    public func removeParticipant(householdId: String, accountId: String) throws(APIError) {
+        _ = try call("DELETE", "/v1/households/\(householdId)/share/participants/\(accountId)")
+    }
+
+    /// `GET /v1/invitations`, every page.
+    public func invitations() throws(APIError) -> [Wire.Invitation] {
+        var all: [Wire.Invitation] = []
+        var cursor: String?
+        repeat {
+            var path = "/v1/invitations?limit=1000"
+            if let cursor { path += "&cursor=\(APIClient.escape(cursor))" }
+            let page = try json("GET", path, Wire.Page<Wire.Invitation>.self).body
+            all += page.items
+            cursor = page.nextCursor
+        } while cursor != nil
+        return all
+    }
+
+    /// `POST /v1/invitations/{id}/accept`: the household joined.
+    public func accept(invitationId: String) throws(APIError) -> Wire.Household {
+        try json("POST", "/v1/invitations/\(invitationId)/accept", Wire.Household.self, body: Empty()).body
+    }
+}

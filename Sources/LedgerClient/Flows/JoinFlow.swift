@@ -1,0 +1,177 @@
+import Foundation
+import LedgerModel
+
+/// Joining a shared household from an invitation, and leaving it. Acceptance, the first
+/// full fetch and its import are persisted steps (`LedgerPhase.JoinPhase`); the import is one
+/// SQLite transaction, so a kill leaves either the old ledger or the complete new one.
+public struct JoinFlow {
+    public let engine: SyncEngine
+    var store: LedgerStore { engine.store }
+
+    public init(engine: SyncEngine) { self.engine = engine }
+
+    /// The outcome of `join`.
+    public struct Result: Sendable, Equatable {
+        public var household: HouseholdRecord
+        /// Where the replaced local ledger was exported, when it was replaced.
+        public var exportPath: String?
+    }
+
+    /// The caller's pending invitations.
+    public func invitations() throws -> [Wire.Invitation] {
+        try engine.prepareAllowingSwitch()
+        let api = engine.api
+        do { return try engine.retry.run { () throws(APIError) in try api.invitations() } }
+        catch { throw try engine.record(error) }
+    }
+
+    /// Accepts invitation `invitationId` and imports the household. Refused when this device
+    /// holds a different ledger with any record, unless `replaceLocal`, which first exports
+    /// it to `exportPath` (or a file next to the store) and reports the path.
+    public func join(invitationId rawId: String, replaceLocal: Bool, exportPath: String? = nil) throws -> Result {
+        try engine.prepareAllowingSwitch()
+        let invitationId = rawId.lowercased()
+        if case .joining(let phase, let inv, let hh) = try store.phase(), inv == invitationId {
+            try run(phase: phase, invitationId: inv, householdId: hh)
+            return Result(household: try store.household(), exportPath: nil)
+        }
+        let switched = try store.attention() == .accountChanged
+        if switched && !replaceLocal { throw LedgerError.frozen(.accountChanged) }
+        guard let invitation = try invitations().first(where: { $0.id.lowercased() == invitationId }) else {
+            throw LedgerError.invitationNotFound(rawId)
+        }
+        let householdId = invitation.householdId.lowercased()
+        let counts = try store.counts()
+        let sameLedger = try store.household().id == householdId && !switched
+        var written: String?
+        if !sameLedger && counts.children + counts.transactions > 0 {
+            guard replaceLocal else { throw LedgerError.keepLocalLedger(children: counts.children, transactions: counts.transactions) }
+            let path = exportPath ?? LedgerExporter.defaultPath(nextTo: store.path, now: engine.now())
+            try LedgerExporter(store: store).export(to: path, now: engine.now())
+            written = path
+        }
+        try store.transaction {
+            if switched {
+                // The user chose to move this device to the signed-in account.
+                try store.set(.accountId, try store.string(.signedInAccountId))
+                try store.set(.accountHandle, try store.string(.signedInAccountHandle))
+                try store.set(.signedInAccountId, nil)
+                try store.set(.signedInAccountHandle, nil)
+                try store.setAttention(nil)
+            }
+            try store.setPhase(.joining(.accepting, invitationId: invitationId, householdId: householdId))
+            try store.bumpGeneration()
+        }
+        try run(phase: .accepting, invitationId: invitationId, householdId: householdId)
+        return Result(household: try store.household(), exportPath: written)
+    }
+
+    /// Continues an interrupted join (called by `sync`).
+    func resume(phase: LedgerPhase.JoinPhase, invitationId: String, householdId: String) throws {
+        try run(phase: phase, invitationId: invitationId, householdId: householdId)
+    }
+
+    private func run(phase start: LedgerPhase.JoinPhase, invitationId: String, householdId: String) throws {
+        do {
+            if start == .accepting {
+                try accept(invitationId: invitationId, householdId: householdId)
+                try store.setPhase(.joining(.fetching, invitationId: invitationId, householdId: householdId))
+            }
+            let pages = try fetchAll(householdId: householdId)
+            try importPages(pages, householdId: householdId)
+        } catch let error as APIError {
+            throw try engine.record(error)
+        }
+    }
+
+    private func accept(invitationId: String, householdId: String) throws(APIError) {
+        let api = engine.api
+        do {
+            _ = try engine.retry.run { () throws(APIError) in try api.accept(invitationId: invitationId) }
+        } catch {
+            // Accepted before a lost answer or a kill: membership shows in the household.
+            guard error.status == 404 || error.status == 409 else { throw error }
+            _ = try engine.retry.run { () throws(APIError) in try api.household(id: householdId) }
+        }
+    }
+
+    private func fetchAll(householdId: String) throws(APIError) -> [Wire.ChangesPage] {
+        let api = engine.api
+        let limit = engine.pullPageSize
+        var pages: [Wire.ChangesPage] = []
+        var since: String?
+        var more = true
+        while more {
+            let token = since
+            let page = try engine.retry.run { () throws(APIError) in
+                try api.changes(householdId: householdId, since: token, limit: limit)
+            }
+            pages.append(page)
+            since = page.nextToken
+            more = page.moreComing
+        }
+        return pages
+    }
+
+    private func importPages(_ pages: [Wire.ChangesPage], householdId: String) throws {
+        try store.transaction {
+            let current = try store.household()
+            let keep = current.id == householdId
+            if !keep { try store.wipeLedger() }
+            let wire = pages.compactMap(\.household).last
+            try store.saveHousehold(HouseholdRecord(
+                id: householdId, name: wire?.name ?? current.name, currency: wire?.currency ?? current.currency,
+                ownerAccountId: wire?.ownerAccountId, changeTag: wire?.changeTag, role: wire?.role ?? "participant",
+                permission: wire?.permission ?? "readWrite", shared: true), now: engine.now())
+            var report = SyncEngine.Report()
+            for page in pages { try engine.merge(page, householdId: householdId, report: &report) }
+            try store.set(.syncToken, pages.last?.nextToken)
+            try store.setPhase(.shared)
+            if try store.household().permission != "readOnly" { try store.setAttention(nil) }
+            try store.set(.lastOutcome, nil)
+            try store.bumpGeneration()
+        }
+    }
+
+    /// Leaves the household (participants only). The local copy is kept as a local-only ledger.
+    public func leave() throws {
+        try engine.prepareAllowingSwitch()
+        guard try store.phase() == .shared else { throw LedgerError.notShared }
+        let household = try store.household()
+        guard let account = try store.string(.accountId) else { throw LedgerError.notSignedIn }
+        if household.role == "owner" || household.ownerAccountId == account {
+            throw LedgerError.busy("you own this household; use `kidledger share stop` instead")
+        }
+        let api = engine.api
+        do {
+            try engine.retry.run { () throws(APIError) in try api.removeParticipant(householdId: household.id, accountId: account) }
+        } catch {
+            // Already revoked or gone: leaving locally is all that is left.
+            if error.status != 403 && error.status != 404 { throw try engine.record(error) }
+        }
+        try detach()
+    }
+
+    /// Turns the replica into a local-only ledger under a new household id, keeping every record.
+    func detach() throws {
+        try store.transaction {
+            var h = try store.household()
+            h.id = UUID().lowercased
+            h.ownerAccountId = nil; h.changeTag = nil; h.role = nil; h.permission = nil; h.shared = false
+            try store.saveHousehold(h, now: engine.now())
+            try store.db.execute("DELETE FROM pending; DELETE FROM deferred; UPDATE children SET change_tag = NULL;")
+            try store.set(.syncToken, nil)
+            try store.setAttention(nil)
+            try store.setPhase(.localOnly)
+            try store.bumpGeneration()
+        }
+    }
+}
+
+extension SyncEngine {
+    /// Like `prepare`, but lets the user act (join with replacement, leave) after an account switch.
+    func prepareAllowingSwitch() throws {
+        guard let token = try store.string(.token) else { throw LedgerError.notSignedIn }
+        api.token = token
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GzipKit
+import LedgerModel
+
+/// Writes the whole local ledger as gzip-compressed JSON and restores it into an empty store.
+public struct LedgerExporter {
+    public let store: LedgerStore
+
+    public init(store: LedgerStore) { self.store = store }
+
+    /// The export document (format `kidledger-export`, version 1).
+    public struct Document: Codable, Sendable, Equatable {
+        public var format: String
+        public var version: Int
+        public var exportedAt: String
+        public var household: Household
+        public var children: [Wire.PushChild]
+        public var transactions: [Wire.PushTransaction]
+
+        public struct Household: Codable, Sendable, Equatable {
+            public var id: String
+            public var name: String
+            public var currency: String
+        }
+    }
+
+    /// A file name next to the store: `<store>-export-<ms>.json.gz`.
+    public static func defaultPath(nextTo storePath: String, now: Int64) -> String {
+        let base = storePath == ":memory:" ? "kidledger" : storePath
+        return "\(base)-export-\(now).json.gz"
+    }
+
+    /// The current ledger as an export document.
+    public func document(now: Int64) throws -> Document {
+        let h = try store.household()
+        return Document(format: "kidledger-export", version: 1, exportedAt: Timestamp.format(ms: now),
+                        household: .init(id: h.id, name: h.name, currency: h.currency),
+                        children: try store.children().map { var c = Wire.PushChild($0); c.baseChangeTag = nil; return c },
+                        transactions: try store.allTransactions().map(Wire.PushTransaction.init))
+    }
+
+    /// Writes the export to `path` atomically (temporary file, then rename).
+    public func export(to path: String, now: Int64) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let json = try encoder.encode(try document(now: now))
+        let gz = try Gzip.compress(Array(json))
+        let url = URL(fileURLWithPath: path)
+        do { try Data(gz).write(to: url, options: .atomic) } catch {
+            throw LedgerError.storage("cannot write \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Restores an export into this store, which must be local-only and hold no records.
+    /// Returns the counts imported.
+    @discardableResult
+    public func importFile(_ path: String, now: Int64) throws -> (children: Int, transactions: Int) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw LedgerError.invalidExport("cannot read \(path)") }
+        let json: [UInt8]
+        do { json = try Gzip.decompress(Array(data), limit: 256 << 20) } catch { throw LedgerError.invalidExport("not gzip data") }
+        let doc: Document
+        do { doc = try JSONDecoder().decode(Document.self, from: Data(json)) } catch {
+            throw LedgerError.invalidExport("unreadable JSON")
+        }
+        guard doc.format == "kidledger-export", doc.version == 1 else { throw LedgerError.invalidExport("unknown format") }
+        return try store.transaction {
+            let counts = try store.counts()
+            guard try store.phase() == .localOnly, counts.children == 0, counts.transactions == 0 else {
+                throw LedgerError.importNeedsEmptyStore
+            }
+            var h = try store.household()
+            h.id = doc.household.id.lowercased(); h.name = doc.household.name; h.currency = doc.household.currency
+            try store.saveHousehold(h, now: now)
+            for c in doc.children {
+                guard let created = Timestamp.parse(c.createdAt), let modified = Timestamp.parse(c.modifiedAt) else {
+                    throw LedgerError.invalidExport("child \(c.id) has a malformed timestamp")
+                }
+                try store.upsert(ChildRecord(id: c.id.lowercased(), name: c.name, sortOrder: c.sortOrder, archived: c.archived,
+                                             createdAt: created, modifiedAt: modified, modifiedBy: c.modifiedBy))
+            }
+            let ordered = doc.transactions.sorted { ($0.reversesId == nil ? 0 : 1) < ($1.reversesId == nil ? 0 : 1) }
+            for t in ordered {
+                guard let created = Timestamp.parse(t.createdAt) else { throw LedgerError.invalidExport("transaction \(t.id) has a malformed timestamp") }
+                guard try store.child(id: t.childId.lowercased()) != nil else {
+                    throw LedgerError.invalidExport("transaction \(t.id) names an unknown child")
+                }
+                if let r = t.reversesId, try store.transaction(id: r.lowercased()) == nil {
+                    throw LedgerError.invalidExport("reversal \(t.id) of an unknown transaction")
+                }
+                try store.upsert(TransactionRecord(id: t.id.lowercased(), childId: t.childId.lowercased(), amountCents: t.amountCents,
+                                                   note: t.note, source: t.source, createdAt: created, reversesId: t.reversesId?.lowercased()))
+            }
+            return (doc.children.count, doc.transactions.count)
+        }
+    }
+}

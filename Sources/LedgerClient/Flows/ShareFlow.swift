@@ -1,0 +1,160 @@
+import Foundation
+import LedgerModel
+
+/// Enabling sharing on an existing local ledger, and managing the share afterwards.
+/// Each migration step is persisted (`LedgerPhase.SharePhase`), so a crash or kill at any
+/// point resumes without duplicates or a second household.
+public struct ShareFlow {
+    public let engine: SyncEngine
+    var store: LedgerStore { engine.store }
+
+    public init(engine: SyncEngine) { self.engine = engine }
+
+    /// What enabling sharing will upload.
+    public struct Preview: Sendable, Equatable {
+        public var householdName: String
+        public var children: Int
+        public var transactions: Int
+    }
+
+    /// The counts `share enable` shows before asking for confirmation.
+    public func preview(name: String? = nil) throws -> Preview {
+        let counts = try store.counts()
+        return Preview(householdName: try name.map(LedgerService.validName) ?? store.household().name,
+                       children: counts.children, transactions: counts.transactions)
+    }
+
+    /// Stages every local record and runs the migration to the end (or resumes it).
+    public func enable(name: String? = nil) throws {
+        try engine.prepare()
+        switch try store.phase() {
+        case .shared: throw LedgerError.alreadyShared
+        case .joining: throw LedgerError.busy("a join is in progress; run `kidledger sync` to finish it")
+        case .sharing: break
+        case .localOnly: try stage(name: name)
+        }
+        do { try resume() } catch let error as APIError { throw try engine.record(error) }
+        var report = SyncEngine.Report()
+        do { try engine.pull(wait: 0, into: &report) } catch { _ = try engine.record(error) }
+    }
+
+    /// Queues every local record with its deterministic id, in one transaction.
+    func stage(name: String?) throws {
+        let clean = try name.map(LedgerService.validName)
+        guard let account = try store.string(.accountId) else { throw LedgerError.notSignedIn }
+        let deviceId = try store.string(.deviceId) ?? ""
+        try store.transaction {
+            guard try store.phase() == .localOnly else { return }
+            var household = try store.household()
+            if let clean { household.name = clean }
+            try store.saveHousehold(household, now: engine.now())
+            try store.db.run("UPDATE children SET modified_by = ? WHERE modified_by = ? OR modified_by = ''",
+                             [.text(account), .text(deviceId)])
+            for row in try store.db.query("SELECT id FROM children ORDER BY sort_order, created_at") {
+                try store.enqueue(.child, id: row.string(0))
+            }
+            for row in try store.db.query("SELECT id FROM transactions ORDER BY reverses_id IS NOT NULL, created_at, rowid") {
+                try store.enqueue(.transaction, id: row.string(0))
+            }
+            try store.set(.syncToken, nil)
+            try store.setPhase(.sharing(.staged))
+            try store.bumpGeneration()
+        }
+    }
+
+    /// Runs the remaining migration steps from the persisted phase.
+    func resume() throws {
+        while case .sharing(let phase) = try store.phase() {
+            switch phase {
+            case .staged:
+                let household = try store.household()
+                let api = engine.api
+                let answer = try engine.retry.run { () throws(APIError) in
+                    try api.putHousehold(id: household.id, name: household.name, currency: household.currency)
+                }
+                try store.transaction {
+                    var h = household
+                    h.ownerAccountId = answer.body.ownerAccountId
+                    h.changeTag = answer.body.changeTag
+                    h.role = answer.body.role ?? "owner"
+                    h.permission = answer.body.permission ?? "readWrite"
+                    try store.saveHousehold(h, now: engine.now())
+                    try store.setPhase(.sharing(.householdCreated))
+                }
+            case .householdCreated:
+                var report = SyncEngine.Report()
+                try engine.push(into: &report)
+                try store.setPhase(.sharing(.uploaded))
+            case .uploaded:
+                let household = try store.household()
+                let api = engine.api
+                _ = try engine.retry.run { () throws(APIError) in try api.createShare(householdId: household.id) }
+                try store.transaction {
+                    var h = household
+                    h.shared = true
+                    try store.saveHousehold(h, now: engine.now())
+                    try store.setPhase(.shared)
+                }
+            }
+        }
+    }
+
+    // MARK: Managing the share
+
+    private func ownedHousehold() throws -> HouseholdRecord {
+        guard try store.phase() == .shared else { throw LedgerError.notShared }
+        let household = try store.household()
+        if household.role != nil && household.role != "owner" { throw LedgerError.ownerOnly }
+        return household
+    }
+
+    /// Invites an account by handle; `readOnly` limits it to reading.
+    public func invite(handle: String, readOnly: Bool) throws -> Wire.Participant {
+        try engine.prepare()
+        let household = try ownedHousehold()
+        do {
+            let api = engine.api
+            _ = try engine.retry.run { () throws(APIError) in try api.createShare(householdId: household.id) }
+            return try engine.retry.run { () throws(APIError) in
+                try api.invite(householdId: household.id, handle: handle, permission: readOnly ? "readOnly" : "readWrite")
+            }
+        } catch { throw try engine.record(error) }
+    }
+
+    /// The share's participants.
+    public func participants() throws -> [Wire.Participant] {
+        try engine.prepare()
+        guard try store.phase() == .shared else { throw LedgerError.notShared }
+        let id = try store.household().id
+        let api = engine.api
+        do { return try engine.retry.run { () throws(APIError) in try api.share(householdId: id) }.participants }
+        catch { throw try engine.record(error) }
+    }
+
+    /// Revokes the participant with `handle`.
+    public func revoke(handle: String) throws -> Wire.Participant {
+        let household = try ownedHousehold()
+        let all = try participants()
+        guard let p = all.first(where: { $0.handle?.lowercased() == handle.lowercased() }) else {
+            throw LedgerError.invalid(field: "handle", message: "'\(handle)' is not a participant")
+        }
+        let api = engine.api
+        do { try engine.retry.run { () throws(APIError) in try api.removeParticipant(householdId: household.id, accountId: p.accountId) } }
+        catch { throw try engine.record(error) }
+        var revoked = p
+        revoked.status = "revoked"
+        return revoked
+    }
+
+    /// Stops sharing: every participant loses access; this device keeps syncing as owner.
+    public func stop() throws {
+        try engine.prepare()
+        let household = try ownedHousehold()
+        let api = engine.api
+        do { try engine.retry.run { () throws(APIError) in try api.deleteShare(householdId: household.id) } }
+        catch { if error.status != 404 { throw try engine.record(error) } }
+        var h = household
+        h.shared = false
+        try store.saveHousehold(h, now: engine.now())
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import LedgerModel
+
+/// The only mutation boundary of a device. Each mutation writes the record and, when the
+/// ledger is shared, its pending change in one SQLite transaction and returns at once —
+/// offline works exactly like online. Balances are computed from the local transactions.
+public final class LedgerService {
+    public let store: LedgerStore
+    /// Milliseconds since the epoch; replaceable for tests.
+    public var now: @Sendable () -> Int64
+
+    public init(store: LedgerStore, now: @escaping @Sendable () -> Int64 = { Timestamp.nowMs() }) {
+        self.store = store
+        self.now = now
+    }
+
+    // MARK: Reads
+
+    /// Children with their balances; archived ones only when asked.
+    public func children(includeArchived: Bool = true) throws -> [ChildBalance] {
+        try store.children().filter { includeArchived || !$0.archived }.map {
+            ChildBalance(child: $0, balanceCents: try store.balance(childId: $0.id))
+        }
+    }
+
+    /// Finds a child by id (any case) or by name (case-insensitive, after trimming).
+    public func resolveChild(_ nameOrId: String) throws -> ChildRecord {
+        let all = try store.children()
+        let key = nameOrId.trimmingWhitespace()
+        if let byId = all.first(where: { $0.id == key.lowercased() }) { return byId }
+        let byName = all.filter { $0.name.lowercased() == key.lowercased() }
+        if byName.count > 1 {
+            let active = byName.filter { !$0.archived }
+            if active.count == 1 { return active[0] }
+            throw LedgerError.ambiguousChild(key)
+        }
+        guard let child = byName.first else { throw LedgerError.childNotFound(key) }
+        return child
+    }
+
+    /// A child's transactions, newest first.
+    public func history(childId: String) throws -> [HistoryEntry] {
+        try store.history(childId: childId)
+    }
+
+    /// The status as a user sees it.
+    public func status() throws -> SyncStatus {
+        let pending = try store.pendingCount()
+        if let reason = try store.attention() { return .attentionRequired(reason, pending: pending) }
+        if try store.string(.token) == nil || (try store.string(.lastOutcome)) == "unauthenticated" {
+            return .accountUnavailable(pending: pending)
+        }
+        switch try store.phase() {
+        case .localOnly:
+            return pending > 0 ? .changesPending(pending) : .synced
+        case .sharing, .joining, .shared:
+            if try store.string(.lastOutcome) == "offline" { return .offline(pending: pending) }
+            if case .joining = try store.phase() { return .changesPending(pending) }
+            return pending > 0 ? .changesPending(pending) : .synced
+        }
+    }
+
+    // MARK: Children
+
+    /// Adds a child at the end of the sort order.
+    @discardableResult
+    public func addChild(name: String, id: String = UUID().lowercased) throws -> ChildRecord {
+        let clean = try Self.validName(name)
+        return try store.transaction {
+            try checkWritable()
+            let t = now()
+            let order = (try store.db.queryOne("SELECT MAX(sort_order) FROM children")?.optionalInt(0)).map { $0 + 1 } ?? 0
+            let child = ChildRecord(id: id, name: clean, sortOrder: order, archived: false, createdAt: t,
+                                    modifiedAt: try stamp(), modifiedBy: try author())
+            try store.upsert(child)
+            try queue(.child, child.id)
+            return child
+        }
+    }
+
+    /// Renames a child.
+    @discardableResult
+    public func renameChild(id: String, to name: String) throws -> ChildRecord {
+        let clean = try Self.validName(name)
+        return try editChild(id: id) { $0.name = clean }
+    }
+
+    /// Archives or unarchives a child; its history is kept either way.
+    @discardableResult
+    public func setArchived(id: String, _ archived: Bool) throws -> ChildRecord {
+        try editChild(id: id) { $0.archived = archived }
+    }
+
+    private func editChild(id: String, _ change: (inout ChildRecord) -> Void) throws -> ChildRecord {
+        try store.transaction {
+            try checkWritable()
+            guard var child = try store.child(id: id) else { throw LedgerError.childNotFound(id) }
+            let before = child
+            change(&child)
+            if child == before { return child }
+            child.modifiedAt = try stamp()
+            child.modifiedBy = try author()
+            try store.upsert(child)
+            try queue(.child, child.id)
+            return child
+        }
+    }
+
+    // MARK: Money
+
+    /// Adds `cents` (> 0) to a child's balance.
+    @discardableResult
+    public func addMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
+                         id: String = UUID().lowercased) throws -> TransactionRecord {
+        guard cents > 0 else { throw LedgerError.invalid(field: "amount", message: "must be more than zero") }
+        return try record(childId: childId, amount: cents, note: note, source: source.rawValue, id: id, reverses: nil)
+    }
+
+    /// Takes `cents` (> 0) from a child's balance; balances may go negative.
+    @discardableResult
+    public func takeMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
+                          id: String = UUID().lowercased) throws -> TransactionRecord {
+        guard cents > 0 else { throw LedgerError.invalid(field: "amount", message: "must be more than zero") }
+        return try record(childId: childId, amount: -cents, note: note, source: source.rawValue, id: id, reverses: nil)
+    }
+
+    /// Undoes the child's newest transaction that is neither a reversal nor reversed.
+    @discardableResult
+    public func undoLast(childId: String) throws -> TransactionRecord {
+        guard let child = try store.child(id: childId) else { throw LedgerError.childNotFound(childId) }
+        let target = try store.db.queryOne("""
+            SELECT id FROM transactions t WHERE child_id = ? AND reverses_id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM transactions r WHERE r.reverses_id = t.id)
+            ORDER BY created_at DESC, rowid DESC LIMIT 1
+            """, [.text(childId)])?.string(0)
+        guard let target else { throw LedgerError.nothingToUndo(child.name) }
+        return try undo(transactionId: target)
+    }
+
+    /// Undoes one transaction with its deterministic reversal; returns the existing reversal
+    /// when it was already undone (here or on another device).
+    @discardableResult
+    public func undo(transactionId: String) throws -> TransactionRecord {
+        guard let original = try store.transaction(id: transactionId.lowercased()) else {
+            throw LedgerError.transactionNotFound(transactionId)
+        }
+        if original.reversesId != nil { throw LedgerError.notReversible }
+        if let existing = try store.reversal(of: original.id) { return existing }
+        guard let uuid = LedgerIDs.parse(original.id) else { throw LedgerError.transactionNotFound(transactionId) }
+        return try record(childId: original.childId, amount: -original.amountCents, note: "",
+                          source: original.source, id: LedgerIDs.reversalID(of: uuid).lowercased, reverses: original.id)
+    }
+
+    private func record(childId: String, amount: Int64, note: String, source: String, id: String,
+                        reverses: String?) throws -> TransactionRecord {
+        if amount.magnitude > UInt64(Cents.maxTransactionMagnitude) {
+            throw LedgerError.invalid(field: "amount", message: "must be at most 1000000000.00")
+        }
+        let cleanNote: String
+        switch Validation.note(note) {
+        case .success(let n): cleanNote = n
+        case .failure(let e): throw LedgerError.invalid(field: "note", message: e.message)
+        }
+        return try store.transaction {
+            try checkWritable()
+            guard try store.child(id: childId) != nil else { throw LedgerError.childNotFound(childId) }
+            guard Cents.add(try store.balance(childId: childId), amount) != nil else { throw LedgerError.balanceOverflow }
+            let tx = TransactionRecord(id: id, childId: childId, amountCents: amount, note: cleanNote, source: source,
+                                       createdAt: now(), authorAccountId: try store.string(.accountId), reversesId: reverses)
+            try store.upsert(tx)
+            try queue(.transaction, tx.id)
+            return tx
+        }
+    }
+
+    // MARK: Helpers
+
+    static func validName(_ name: String) throws -> String {
+        switch Validation.name(name) {
+        case .success(let n): return n
+        case .failure(let e): throw LedgerError.invalid(field: "name", message: e.message)
+        }
+    }
+
+    /// Refuses edits while shared editing is frozen or a join is being completed.
+    func checkWritable() throws {
+        let phase = try store.phase()
+        if case .joining = phase { throw LedgerError.busy("a join is in progress; run `kidledger sync` to finish it") }
+        if phase.queuesChanges, let reason = try store.attention() { throw LedgerError.frozen(reason) }
+        if phase.queuesChanges, try store.household().permission == "readOnly" { throw LedgerError.frozen(.readOnly) }
+    }
+
+    private func queue(_ kind: RecordKind, _ id: String) throws {
+        if try store.phase().queuesChanges { try store.enqueue(kind, id: id) }
+    }
+
+    private func stamp() throws -> Int64 {
+        LWW.stamp(now: now(), newestSeen: try store.newestSeenModifiedAt())
+    }
+
+    private func author() throws -> String {
+        if let account = try store.string(.accountId) { return account }
+        return try store.string(.deviceId) ?? ""
+    }
+}

@@ -1,0 +1,135 @@
+import SQLiteKit
+
+extension LedgerStore {
+    static let childColumns = "id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag"
+    static let transactionColumns = "id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id"
+
+    // MARK: Household
+
+    /// The local household.
+    public func household() throws -> HouseholdRecord {
+        guard let r = try db.queryOne("SELECT id, name, currency, owner_account_id, change_tag, role, permission, shared FROM household LIMIT 1") else {
+            throw SQLiteError(code: 1, message: "store has no household row")
+        }
+        return HouseholdRecord(id: r.string(0), name: r.string(1), currency: r.string(2),
+                               ownerAccountId: r.optionalString(3), changeTag: r.optionalString(4),
+                               role: r.optionalString(5), permission: r.optionalString(6), shared: r.bool(7))
+    }
+
+    /// Replaces the household row (there is exactly one).
+    public func saveHousehold(_ h: HouseholdRecord, now: Int64) throws {
+        try db.run("DELETE FROM household")
+        try db.run("""
+            INSERT INTO household (id, name, currency, owner_account_id, change_tag, role, permission, shared, created_at, modified_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(h.id), .text(h.name), .text(h.currency), .optionalText(h.ownerAccountId),
+                  .optionalText(h.changeTag), .optionalText(h.role), .optionalText(h.permission),
+                  .bool(h.shared), .integer(now), .integer(now)])
+    }
+
+    // MARK: Children
+
+    static func child(from r: SQLiteRow) -> ChildRecord {
+        ChildRecord(id: r.string(0), name: r.string(1), sortOrder: r.int(2), archived: r.bool(3),
+                    createdAt: r.int(4), modifiedAt: r.int(5), modifiedBy: r.string(6), changeTag: r.optionalString(7))
+    }
+
+    /// Every child, in sort order then name.
+    public func children() throws -> [ChildRecord] {
+        try db.query("SELECT \(Self.childColumns) FROM children ORDER BY sort_order, name, id").map(Self.child)
+    }
+
+    /// The child with `id`, or nil.
+    public func child(id: String) throws -> ChildRecord? {
+        try db.queryOne("SELECT \(Self.childColumns) FROM children WHERE id = ?", [.text(id)]).map(Self.child)
+    }
+
+    /// Inserts or replaces a child.
+    public func upsert(_ c: ChildRecord) throws {
+        try db.run("""
+            INSERT INTO children (\(Self.childColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET name = excluded.name, sort_order = excluded.sort_order,
+              archived = excluded.archived, created_at = excluded.created_at, modified_at = excluded.modified_at,
+              modified_by = excluded.modified_by, change_tag = excluded.change_tag
+            """, [.text(c.id), .text(c.name), .integer(c.sortOrder), .bool(c.archived), .integer(c.createdAt),
+                  .integer(c.modifiedAt), .text(c.modifiedBy), .optionalText(c.changeTag)])
+    }
+
+    /// Sets only the change tag of a child (its content stays local).
+    public func setChangeTag(childId: String, _ tag: String?) throws {
+        try db.run("UPDATE children SET change_tag = ? WHERE id = ?", [.optionalText(tag), .text(childId)])
+    }
+
+    // MARK: Transactions
+
+    static func transaction(from r: SQLiteRow) -> TransactionRecord {
+        TransactionRecord(id: r.string(0), childId: r.string(1), amountCents: r.int(2), note: r.string(3),
+                          source: r.string(4), createdAt: r.int(5), recordedAt: r.optionalInt(6),
+                          authorAccountId: r.optionalString(7), reversesId: r.optionalString(8))
+    }
+
+    /// The transaction with `id`, or nil.
+    public func transaction(id: String) throws -> TransactionRecord? {
+        try db.queryOne("SELECT \(Self.transactionColumns) FROM transactions WHERE id = ?", [.text(id)]).map(Self.transaction)
+    }
+
+    /// Every transaction, oldest first.
+    public func allTransactions() throws -> [TransactionRecord] {
+        try db.query("SELECT \(Self.transactionColumns) FROM transactions ORDER BY created_at, id").map(Self.transaction)
+    }
+
+    /// A child's transactions, newest first, with the id of each one's reversal.
+    public func history(childId: String) throws -> [HistoryEntry] {
+        let cols = Self.transactionColumns.split(separator: ",").map { "t." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        return try db.query("""
+            SELECT \(cols), r.id FROM transactions t LEFT JOIN transactions r ON r.reverses_id = t.id
+            WHERE t.child_id = ? ORDER BY t.created_at DESC, t.rowid DESC
+            """, [.text(childId)]).map { row in
+            HistoryEntry(transaction: Self.transaction(from: row), reversedById: row.optionalString(9))
+        }
+    }
+
+    /// The reversal of `id`, if one is held.
+    public func reversal(of id: String) throws -> TransactionRecord? {
+        try db.queryOne("SELECT \(Self.transactionColumns) FROM transactions WHERE reverses_id = ?", [.text(id)]).map(Self.transaction)
+    }
+
+    /// Inserts or replaces a transaction.
+    public func upsert(_ t: TransactionRecord) throws {
+        try db.run("""
+            INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(id) DO UPDATE SET child_id = excluded.child_id, amount_cents = excluded.amount_cents,
+              note = excluded.note, source = excluded.source, created_at = excluded.created_at,
+              recorded_at = excluded.recorded_at, author_account_id = excluded.author_account_id,
+              reverses_id = excluded.reverses_id
+            """, [.text(t.id), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source),
+                  .integer(t.createdAt), .optionalInteger(t.recordedAt), .optionalText(t.authorAccountId),
+                  .optionalText(t.reversesId)])
+    }
+
+    /// Balance of one child: the sum of its transactions (nil on Int64 overflow, which the
+    /// service prevents).
+    public func balance(childId: String) throws -> Int64 {
+        var total: Int64 = 0
+        for row in try db.query("SELECT amount_cents FROM transactions WHERE child_id = ?", [.text(childId)]) {
+            let (s, o) = total.addingReportingOverflow(row.int(0))
+            total = o ? (row.int(0) > 0 ? .max : .min) : s
+        }
+        return total
+    }
+
+    /// Record counts of the local ledger.
+    public func counts() throws -> (children: Int, transactions: Int) {
+        let c = try db.queryOne("SELECT COUNT(*) FROM children")?.int(0) ?? 0
+        let t = try db.queryOne("SELECT COUNT(*) FROM transactions")?.int(0) ?? 0
+        return (Int(c), Int(t))
+    }
+
+    /// Removes every child, transaction, queued, deferred and rejected record (join with
+    /// `--replace-local`, after an export was written).
+    func wipeLedger() throws {
+        try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM rejected; DELETE FROM transactions; DELETE FROM children;")
+    }
+}
+
+import Foundation

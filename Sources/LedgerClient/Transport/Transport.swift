@@ -1,0 +1,58 @@
+/// One HTTP request as the client sends it.
+public struct TransportRequest: Sendable, Equatable {
+    /// Method token, e.g. `GET`.
+    public var method: String
+    /// Path and query below the server's base URL, e.g. `/v1/me?x=1`.
+    public var path: String
+    /// Header fields; names are matched case-insensitively by conformers.
+    public var headers: [String: String]
+    /// Request body (empty for none).
+    public var body: [UInt8]
+    /// Seconds before the request is abandoned; default 30.
+    public var timeout: Double
+
+    public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], timeout: Double = 30) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+}
+
+/// One HTTP response: status, headers (lowercased names) and the decoded body.
+public struct TransportResponse: Sendable, Equatable {
+    public var status: Int
+    /// Header fields with lowercased names.
+    public var headers: [String: String]
+    /// Body bytes after any content decoding.
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        var lowered: [String: String] = [:]
+        for (k, v) in headers { lowered[k.lowercased()] = v }
+        self.headers = lowered
+        self.body = body
+    }
+
+    /// The value of header `name` (case-insensitive).
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// Failures below HTTP: the request may or may not have reached the server.
+public enum TransportError: Error, Equatable, Sendable {
+    /// No connection could be made or it broke; the request may have been applied.
+    case unreachable(String)
+    /// No answer in time.
+    case timedOut
+    /// The server's answer could not be read.
+    case invalidResponse(String)
+}
+
+/// The I/O seam between the client and a kidledger server. Calls block the calling thread
+/// until the response arrives; call them off any UI thread.
+public protocol Transport: Sendable {
+    /// Sends `request` and returns the server's response, or throws `TransportError`.
+    func send(_ request: TransportRequest) throws -> TransportResponse
+}

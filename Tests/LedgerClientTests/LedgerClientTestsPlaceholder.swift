@@ -1,2 +1,0 @@
-import XCTest
-final class LedgerClientTestsPlaceholder: XCTestCase { func testBuilds() {} }
