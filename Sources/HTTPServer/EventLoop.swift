@@ -120,8 +120,8 @@ final class EventLoop: @unchecked Sendable {
         } else if event.fd == listenFD {
             acceptBurst()
         } else if let c = connection(event.fd) {
-            if event.writable { writeOut(c) }
-            if c.handle.closed.load(ordering: .relaxed) { return }
+            if event.writable { pump(c) }
+            if c.handle.closed.load(ordering: .relaxed) || c.phase == .lingering && !event.readable { return }
             if event.readable || event.failed { readable(c) }
         }
     }

@@ -278,4 +278,25 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual(logged.first?.status, 200)
         XCTAssertEqual(logged.first?.remoteAddress, "127.0.0.1")
     }
+
+    func testBodyTimeoutSends408() throws {
+        let server = try start { $0.bodyTimeout = 0.2 }
+        let client = try RawClient(port: server.port)
+        client.send("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
+        let r = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(r.status, 408)
+        XCTAssertTrue(client.isClosedByPeer())
+    }
+
+    func testLargeResponseSurvivesPartialWrites() throws {
+        let big = [UInt8](repeating: 0x61, count: 8 << 20)
+        let server = try start(handler: { _, responder in
+            responder.respond(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/octet-stream")]), body: big))
+        })
+        let client = try RawClient(port: server.port)
+        client.send("GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n")
+        usleep(100_000)
+        XCTAssertEqual(client.readResponse()?.body.count, big.count)
+        XCTAssertEqual(client.readResponse()?.body.count, big.count)
+    }
 }
