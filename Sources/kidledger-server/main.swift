@@ -1,1 +1,128 @@
-print("kidledger-server")
+import Foundation
+import HTTPServer
+import LedgerServer
+
+/// `kidledger-server` — argument parsing and wiring only.
+let usage = """
+usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registration open|closed]
+                              [--bundle-id ID] [--product-id ID]... [--environment Production|Sandbox]...
+                              [--trusted-root FILE]... [--public-dir DIR] [--openapi FILE]
+                              [--max-body-bytes N] [--event-loops N] [--quiet]
+       kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
+       kidledger-server backup --to FILE [--data-dir DIR]
+       kidledger-server check [--data-dir DIR]
+Every flag can also be set as an environment variable: KIDLEDGER_HOST, KIDLEDGER_PORT,
+KIDLEDGER_DATA_DIR, KIDLEDGER_REGISTRATION, KIDLEDGER_BUNDLE_ID, KIDLEDGER_PRODUCT_ID (comma-separated),
+KIDLEDGER_ENVIRONMENT (comma-separated), KIDLEDGER_TRUSTED_ROOT (comma-separated), KIDLEDGER_PUBLIC_DIR,
+KIDLEDGER_OPENAPI, KIDLEDGER_MAX_BODY_BYTES, KIDLEDGER_EVENT_LOOPS.
+"""
+
+func fail(_ message: String, code: Int32 = 2) -> Never {
+    FileHandle.standardError.write(Data(("kidledger-server: " + message + "\n").utf8))
+    exit(code)
+}
+
+struct Options {
+    var single: [String: String] = [:]
+    var multi: [String: [String]] = [:]
+    var flags: Set<String> = []
+
+    static let multiNames: Set<String> = ["product-id", "environment", "trusted-root"]
+    static let flagNames: Set<String> = ["quiet", "help"]
+
+    init(_ args: ArraySlice<String>, allowed: Set<String>) {
+        var it = args.makeIterator()
+        while let a = it.next() {
+            guard a.hasPrefix("--") else { fail("unexpected argument \(a)\n\(usage)") }
+            var name = String(a.dropFirst(2))
+            var value: String?
+            if let eq = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: eq)...])
+                name = String(name[..<eq])
+            }
+            guard allowed.contains(name) || name == "help" else { fail("unknown option --\(name)\n\(usage)") }
+            if Options.flagNames.contains(name) { flags.insert(name); continue }
+            guard let v = value ?? it.next() else { fail("--\(name) needs a value") }
+            if Options.multiNames.contains(name) { multi[name, default: []].append(v) } else { single[name] = v }
+        }
+        if flags.contains("help") { print(usage); exit(0) }
+    }
+
+    func value(_ name: String) -> String? {
+        single[name] ?? ProcessInfo.processInfo.environment["KIDLEDGER_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
+    }
+
+    func values(_ name: String) -> [String] {
+        if let v = multi[name] { return v }
+        let env = ProcessInfo.processInfo.environment["KIDLEDGER_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
+        return env.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
+    }
+
+    func int(_ name: String) -> Int? {
+        guard let v = value(name) else { return nil }
+        guard let i = Int(v), i >= 0 else { fail("--\(name) must be a non-negative integer, got \(v)") }
+        return i
+    }
+}
+
+func configuration(_ o: Options) -> LedgerAppConfiguration {
+    var c = LedgerAppConfiguration(dataDirectory: o.value("data-dir") ?? "./data",
+                                   host: o.value("host") ?? "127.0.0.1", port: o.int("port") ?? 8080)
+    if c.http.port > 65535 { fail("--port must be 0…65535") }
+    if let r = o.value("registration") {
+        guard let reg = LedgerAppConfiguration.Registration(rawValue: r) else { fail("--registration must be open or closed") }
+        c.registration = reg
+    }
+    c.bundleId = o.value("bundle-id")
+    c.productIds = o.values("product-id")
+    let envs = o.values("environment")
+    if !envs.isEmpty {
+        for e in envs where e != "Production" && e != "Sandbox" { fail("--environment must be Production or Sandbox, got \(e)") }
+        c.environments = envs
+    }
+    c.trustedRootPaths = o.values("trusted-root")
+    if let p = o.value("public-dir") { c.publicDirectory = p }
+    if let p = o.value("openapi") { c.openAPIPath = p }
+    if let n = o.int("max-body-bytes") { c.http.maxBodyBytes = n }
+    if let n = o.int("event-loops") { c.http.eventLoops = n }
+    if o.flags.contains("quiet") { c.logging = false }
+    return c
+}
+
+let serveOptions: Set<String> = ["host", "port", "data-dir", "registration", "bundle-id", "product-id", "environment",
+                                 "trusted-root", "public-dir", "openapi", "max-body-bytes", "event-loops", "quiet"]
+let args = CommandLine.arguments.dropFirst()
+guard let command = args.first else { print(usage); exit(2) }
+
+do {
+    switch command {
+    case "serve":
+        let o = Options(args.dropFirst(), allowed: serveOptions)
+        let app = try LedgerApp(configuration: configuration(o))
+        try app.start()
+        _ = TerminationSignal.wait()
+        app.stop()
+        exit(0)
+    case "accounts":
+        guard args.dropFirst().first == "create" else { fail("usage: kidledger-server accounts create --handle H --name N") }
+        let o = Options(args.dropFirst(2), allowed: ["handle", "name", "device-name", "data-dir"])
+        guard let handle = o.single["handle"], let name = o.single["name"] else { fail("accounts create needs --handle and --name") }
+        print(try AdminCommands.createAccount(configuration(o), handle: handle, name: name, deviceName: o.single["device-name"] ?? "admin"))
+    case "backup":
+        let o = Options(args.dropFirst(), allowed: ["to", "data-dir"])
+        guard let to = o.single["to"] else { fail("backup needs --to FILE") }
+        try AdminCommands.backup(configuration(o), to: to)
+        print(#"{"event":"backup","to":"\#(to)"}"#)
+    case "check":
+        let o = Options(args.dropFirst(), allowed: ["data-dir"])
+        let report = try AdminCommands.check(configuration(o))
+        print(report.json)
+        exit(report.ok ? 0 : 1)
+    case "help", "--help", "-h":
+        print(usage)
+    default:
+        fail("unknown command \(command)\n\(usage)")
+    }
+} catch {
+    fail(String(describing: error), code: 1)
+}

@@ -1,0 +1,83 @@
+import Foundation
+import LedgerModel
+import SQLiteKit
+
+/// The administrative commands of `kidledger-server` that work on the data directory.
+public enum AdminCommands {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Creates an account and prints `{account, token}` (the token secret is shown once).
+    public static func createAccount(_ configuration: LedgerAppConfiguration, handle: String, name: String, deviceName: String) throws -> String {
+        if case .failure(let e) = Validation.handle(handle) { throw Failure(description: "--handle \(e.message)") }
+        guard case .success(let display) = Validation.name(name) else { throw Failure(description: "--name must be 1 to 100 characters") }
+        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        let db = try LedgerApp.openWriter(configuration)
+        do {
+            let json = try db.transaction {
+                try AccountRoutes.createAccount(db, handle: handle, displayName: display, deviceName: deviceName)
+            }
+            return json.serializedString
+        } catch let e as APIError {
+            throw Failure(description: e.detail)
+        }
+    }
+
+    /// Writes a consistent copy of the database to `path` while the server may keep running.
+    public static func backup(_ configuration: LedgerAppConfiguration, to path: String) throws {
+        guard FileManager.default.fileExists(atPath: configuration.databasePath) else {
+            throw Failure(description: "no database at \(configuration.databasePath)")
+        }
+        if FileManager.default.fileExists(atPath: path) {
+            throw Failure(description: "\(path) exists; refusing to overwrite it")
+        }
+        let db = try SQLiteConnection(path: configuration.databasePath, mode: .readOnly)
+        try db.backup(to: path)
+    }
+
+    /// The result of `check`.
+    public struct CheckReport: Sendable {
+        public var problems: [String]
+        public var children: Int
+        public var transactions: Int
+        public var ok: Bool { problems.isEmpty }
+
+        public var json: String {
+            JSONValue.object(["ok": .bool(ok), "children": .int(Int64(children)), "transactions": .int(Int64(transactions)),
+                              "problems": .array(problems.map { .string($0) })]).serializedString
+        }
+    }
+
+    /// SQLite's integrity and foreign-key checks, and every cached balance against its ledger sum.
+    public static func check(_ configuration: LedgerAppConfiguration) throws -> CheckReport {
+        guard FileManager.default.fileExists(atPath: configuration.databasePath) else {
+            throw Failure(description: "no database at \(configuration.databasePath)")
+        }
+        let db = try SQLiteConnection(path: configuration.databasePath, mode: .readOnly)
+        var problems: [String] = []
+        for row in try db.query("PRAGMA integrity_check") where row.string(0) != "ok" {
+            problems.append("integrity: " + row.string(0))
+        }
+        for row in try db.query("PRAGMA foreign_key_check") {
+            problems.append("foreign key: table \(row.string(0)) row \(row.string(1)) references missing \(row.string(2))")
+        }
+        // One pass over the ledger: sums per child (checked for Int64 overflow in SQLite, which errors on overflow).
+        let mismatches = try db.query("""
+            SELECT c.id, c.balance_cents, COALESCE(s.total, 0) FROM children c
+            LEFT JOIN (SELECT child_id, SUM(amount_cents) AS total FROM transactions GROUP BY child_id) s ON s.child_id = c.id
+            WHERE c.balance_cents != COALESCE(s.total, 0)
+            """)
+        for m in mismatches {
+            problems.append("balance: child \(m.string(0)) caches \(m.int(1)) but its ledger sums to \(m.int(2))")
+        }
+        let badReversals = try db.query("""
+            SELECT r.id FROM transactions r JOIN transactions t ON t.id = r.reverses_id
+            WHERE r.amount_cents != -t.amount_cents OR r.child_id != t.child_id OR t.reversed_by_id IS NOT r.id
+            """)
+        for r in badReversals { problems.append("reversal: \(r.string(0)) does not mirror its target") }
+        let children = Int(try db.queryOne("SELECT COUNT(*) FROM children")?.int(0) ?? 0)
+        let transactions = Int(try db.queryOne("SELECT COUNT(*) FROM transactions")?.int(0) ?? 0)
+        return CheckReport(problems: problems, children: children, transactions: transactions)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import HTTPServer
+import LedgerModel
+import Synchronization
+
+/// A late-bound closure (the HTTP server exists only after the handler).
+final class LateBound<T: Sendable>: Sendable {
+    private let value: Mutex<(@Sendable () -> T)?> = Mutex(nil)
+    func set(_ f: @escaping @Sendable () -> T) { value.withLock { $0 = f } }
+    func get(_ fallback: T) -> T { (value.withLock { $0 })?() ?? fallback }
+}
+
+/// The HTTP entry point: routes each request and runs its handler — trivial routes inline
+/// on the event loop, everything else on the read pool's queue.
+final class AppHandler: HTTPHandler {
+    let services: Services
+    let router: Router
+    let staticFiles: StaticFiles
+
+    init(services: Services, router: Router, staticFiles: StaticFiles) {
+        self.services = services
+        self.router = router
+        self.staticFiles = staticFiles
+    }
+
+    func handle(_ request: HTTPRequest, responder: any HTTPResponder) {
+        switch router.match(method: request.method, path: request.path) {
+        case .found(let route, let params):
+            let ctx = RequestContext(request: request, params: params, responder: responder,
+                                     services: services, routeLabel: route.template)
+            if route.inline {
+                run(route, ctx)
+            } else {
+                services.reads.queue.async { self.run(route, ctx) }
+            }
+        case .methodNotAllowed(let allowed):
+            var e = APIError(405, "method_not_allowed", "\(request.method) is not allowed here; use \(allowed.joined(separator: ", ")).")
+            e.headers.set("Allow", allowed.joined(separator: ", "))
+            var r = e.response
+            r.routeLabel = "method_not_allowed"
+            responder.respond(r)
+        case .notFound:
+            if (request.method == "GET" || request.method == "HEAD"), !request.path.hasPrefix("/v1/"),
+               var file = staticFiles.response(for: request) {
+                file.routeLabel = "static"
+                responder.respond(file)
+                return
+            }
+            var r = APIError.notFound("No resource at \(request.path).").response
+            r.routeLabel = "not_found"
+            responder.respond(r)
+        }
+    }
+
+    private func run(_ route: Router.Route, _ ctx: RequestContext) {
+        do {
+            switch try route.handler(ctx) {
+            case .response(let r): ctx.respond(r)
+            case .pending: break
+            }
+        } catch {
+            ctx.respond(error)
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import Foundation
+import Synchronization
+
+/// Counts failed authentications per client address in a sliding minute; past the limit
+/// the address is answered 429 until its window ends.
+final class AuthLimiter: Sendable {
+    private struct Window { var start: Double; var failures: Int }
+    private let windows = Mutex<[String: Window]>([:])
+    let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    private func now() -> Double { Date().timeIntervalSince1970 }
+
+    func fail(_ address: String) {
+        let t = now()
+        windows.withLock { w in
+            if w.count > 100_000 { w = w.filter { t - $0.value.start < 60 } }
+            var win = w[address] ?? Window(start: t, failures: 0)
+            if t - win.start >= 60 { win = Window(start: t, failures: 0) }
+            win.failures += 1
+            w[address] = win
+        }
+    }
+
+    /// Seconds to wait when the address is over the limit, else nil.
+    func retryAfter(_ address: String) -> Int? {
+        let t = now()
+        return windows.withLock { w in
+            guard let win = w[address], t - win.start < 60, win.failures >= limit else { return nil }
+            return max(1, Int((60 - (t - win.start)).rounded(.up)))
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import HTTPServer
+import LedgerModel
+import SQLiteKit
+
+/// The authenticated caller.
+struct Caller: Sendable {
+    let accountId: String
+    let tokenId: String
+}
+
+/// One request on its way through a handler.
+final class RequestContext: @unchecked Sendable {
+    let request: HTTPRequest
+    let params: [String: String]
+    let responder: any HTTPResponder
+    let services: Services
+    let routeLabel: String
+    private(set) var caller: Caller?
+
+    init(request: HTTPRequest, params: [String: String], responder: any HTTPResponder, services: Services, routeLabel: String) {
+        self.request = request
+        self.params = params
+        self.responder = responder
+        self.services = services
+        self.routeLabel = routeLabel
+    }
+
+    /// Answers (from any thread), tagging the response with the route label.
+    func respond(_ response: HTTPResponse) {
+        var r = response
+        r.routeLabel = routeLabel
+        responder.respond(r)
+    }
+
+    func respond(_ error: Error) {
+        respond(Services.problem(for: error, logger: services.logger))
+    }
+
+    /// A path parameter that must be a UUID; 404 otherwise (checked before any query).
+    func id(_ name: String) throws -> String {
+        guard let raw = params[name], let u = LedgerIDs.parse(raw) else { throw APIError.notFound() }
+        return u.lowercased
+    }
+
+    /// The request's JSON object body; 415 for a non-JSON content type.
+    func body() throws -> JSONBody {
+        if let ct = request.headers["Content-Type"] {
+            let media = ct.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else {
+                throw APIError(415, "unsupported_media_type", "Send the body as application/json.")
+            }
+        } else if !request.body.isEmpty {
+            throw APIError(415, "unsupported_media_type", "Send the body as application/json (Content-Type is missing).")
+        }
+        return try JSONBody.parse(request.body)
+    }
+
+    /// The body if there is one, else an empty object.
+    func optionalBody() throws -> JSONBody {
+        if request.body.isEmpty { return JSONBody(JSONObject()) }
+        return try body()
+    }
+
+    /// Authenticates the bearer token, throttling addresses that keep failing.
+    @discardableResult
+    func authenticate() throws -> Caller {
+        if let caller { return caller }
+        let limiter = services.authLimiter
+        if let retry = limiter.retryAfter(request.remoteAddress) {
+            var e = APIError(429, "rate_limited", "Too many failed authentications; retry later.")
+            e.headers.set("Retry-After", String(retry))
+            throw e
+        }
+        guard let header = request.headers["Authorization"] else {
+            throw APIError.unauthenticated("An Authorization: Bearer token is required.")
+        }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", TokenSecret.isWellFormed(parts[1]) else {
+            limiter.fail(request.remoteAddress)
+            throw APIError.unauthenticated("The Authorization header is not a kidledger bearer token.")
+        }
+        let hash = TokenSecret.sha256(parts[1])
+        let row = try services.reads.with { db in
+            try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = ? AND revoked_at IS NULL", [.blob(hash)])
+        }
+        guard let row, TokenSecret.constantTimeEqual(row.blob(2), hash) else {
+            limiter.fail(request.remoteAddress)
+            throw APIError.unauthenticated("The token is unknown or was revoked.")
+        }
+        let c = Caller(accountId: row.string(1), tokenId: row.string(0))
+        caller = c
+        return c
+    }
+
+    /// Runs `work` on the writer inside the next group commit and answers with its
+    /// response once the commit is durable. `touched` households wake their long-polls.
+    func write(touching: Set<String> = [], _ work: @escaping (SQLiteConnection) throws -> HTTPResponse) -> Reply {
+        services.writer.submit(WriteQueue.Job(work: { db in
+            WriteQueue.WriteOutcome(value: try work(db), touched: touching)
+        }, completion: { [self] result in
+            switch result {
+            case .success(let out): respond(out.value as! HTTPResponse)
+            case .failure(let e): respond(e)
+            }
+        }))
+        return .pending
+    }
+
+    /// A JSON response.
+    func json(_ status: Int, _ value: JSONValue, etag: String? = nil, headers extra: [(String, String)] = []) -> Reply {
+        .response(RequestContext.jsonResponse(status, value, etag: etag, headers: extra))
+    }
+
+    static func jsonResponse(_ status: Int, _ value: JSONValue, etag: String? = nil, headers extra: [(String, String)] = []) -> HTTPResponse {
+        var h = HTTPHeaders()
+        h.set("Content-Type", "application/json; charset=utf-8")
+        if let etag { h.set("ETag", "\"\(etag)\"") }
+        for (k, v) in extra { h.set(k, v) }
+        return HTTPResponse(status: status, headers: h, body: value.serialized())
+    }
+
+    static func noContent() -> HTTPResponse { HTTPResponse(status: 204) }
+
+    /// `limit` query parameter within 1…max (default `defaultValue`), else 422.
+    func limit(default defaultValue: Int = 100, max: Int = 1000) throws -> Int {
+        guard let raw = request.queryValue("limit") else { return defaultValue }
+        guard let v = Int(raw), v >= 1, v <= max else {
+            throw APIError.validation("limit", "must be an integer from 1 to \(max)")
+        }
+        return v
+    }
+}

@@ -1,0 +1,43 @@
+import HTTPServer
+import LedgerModel
+import SQLiteKit
+
+/// The shared machinery every handler uses.
+final class Services: Sendable {
+    let configuration: LedgerAppConfiguration
+    let reads: ReadPool
+    let writer: WriteQueue
+    let notifier: ChangeNotifier
+    let metrics: Metrics
+    let logger: Logger
+    let authLimiter: AuthLimiter
+    let subscriptions: SubscriptionService?
+    /// Open HTTP connections, bound once the listener exists.
+    let connections = LateBound<Int>()
+
+    func connectionCount() -> Int { connections.get(0) }
+
+    init(configuration: LedgerAppConfiguration, reads: ReadPool, writer: WriteQueue, notifier: ChangeNotifier,
+         metrics: Metrics, logger: Logger, subscriptions: SubscriptionService?) {
+        self.configuration = configuration
+        self.reads = reads
+        self.writer = writer
+        self.notifier = notifier
+        self.metrics = metrics
+        self.logger = logger
+        self.authLimiter = AuthLimiter(limit: configuration.authFailuresPerMinute)
+        self.subscriptions = subscriptions
+    }
+
+    /// Maps any error to its problem+json answer; unexpected errors are logged and become 500.
+    static func problem(for error: Error, logger: Logger) -> HTTPResponse {
+        if let e = error as? APIError { return e.response }
+        if let e = error as? SQLiteError, e.isBusy {
+            var p = APIError(503, "service_unavailable", "The database is busy; retry shortly.")
+            p.headers.set("Retry-After", "1")
+            return p.response
+        }
+        logger.log(["event": .string("error"), "error": .string(String(describing: error))])
+        return APIError.internal().response
+    }
+}

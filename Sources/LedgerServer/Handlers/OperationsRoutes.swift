@@ -1,0 +1,33 @@
+import Foundation
+import HTTPServer
+import LedgerModel
+
+/// `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
+enum OperationsRoutes {
+    static func register(_ r: inout Router) {
+        r.add("GET", "/healthz", inline: true) { _ in
+            .response(HTTPResponse(status: 200, contentType: "application/json; charset=utf-8", body: #"{"status":"ok"}"#))
+        }
+        r.add("GET", "/readyz") { ctx in
+            do {
+                _ = try ctx.services.reads.with { try $0.queryOne("SELECT 1 FROM schema_version LIMIT 1") }
+                return ctx.json(200, .object(["status": "ready"]))
+            } catch {
+                return .response(APIError(503, "not_ready", "The database does not answer.").response)
+            }
+        }
+        r.add("GET", "/metrics") { ctx in
+            let text = ctx.services.metrics.render(openConnections: ctx.services.connectionCount(),
+                                                   parkedPolls: ctx.services.notifier.parked)
+            return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: text))
+        }
+        r.add("GET", "/openapi.yaml") { ctx in
+            guard let data = FileManager.default.contents(atPath: ctx.services.configuration.openAPIPath) else {
+                throw APIError.notFound("openapi.yaml was not found next to the server.")
+            }
+            var h = HTTPHeaders()
+            h.set("Content-Type", "application/yaml; charset=utf-8")
+            return .response(HTTPResponse(status: 200, headers: h, body: Array(data)))
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import LedgerModel
+import SQLiteKit
+import HTTPServer
+
+/// Transactions: add/take, idempotent replays, paged history, reversal and undo-last.
+enum TransactionRoutes {
+    static func register(_ r: inout Router) {
+        r.add("POST", "/v1/households/{id}/children/{childId}/transactions", create)
+        r.add("GET", "/v1/households/{id}/children/{childId}/transactions", listForChild)
+        r.add("GET", "/v1/households/{id}/transactions", listForHousehold)
+        r.add("POST", "/v1/households/{id}/transactions/{txId}/reversal", reverse)
+        r.add("POST", "/v1/households/{id}/children/{childId}/undo-last", undoLast)
+    }
+
+    static func result(_ status: Int, _ tx: LedgerTransaction, _ balance: Int64) -> HTTPResponseBox {
+        HTTPResponseBox(RequestContext.jsonResponse(status, .object(["transaction": tx.json, "balanceCents": .int(balance)]),
+                                                    headers: [("Location", "/v1/households/\(tx.householdId)/children/\(tx.childId)/transactions")]))
+    }
+
+    static func create(_ ctx: RequestContext) throws -> Reply {
+        let c = try ctx.authenticate()
+        let household = try ctx.id("id")
+        let childId = try ctx.id("childId")
+        var b = try ctx.body()
+        b.allowOnly(["id", "amountCents", "note", "source", "createdAt"])
+        var id = b.uuid("id")
+        let amount = b.int("amountCents", required: true)
+        if let a = amount, case .failure(let e) = Validation.amount(a) { b.fail("amountCents", e.message) }
+        let note = b.string("note") ?? ""
+        if case .failure(let e) = Validation.note(note) { b.fail("note", e.message) }
+        var source = TransactionSource.api
+        if let s = b.string("source") {
+            if let v = TransactionSource(rawValue: s) { source = v } else {
+                b.fail("source", "must be one of " + TransactionSource.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+        }
+        let createdAt = b.timestamp("createdAt")
+        let key = ctx.request.headers["Idempotency-Key"]
+        if let key, key.isEmpty || key.utf8.count > 255 || key.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value > 0x7E }) {
+            b.fail("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
+        }
+        try b.check()
+        if id == nil, let key { id = LedgerIDs.idempotencyID(accountId: LedgerIDs.parse(c.accountId)!, key: key).lowercased }
+        let new = LedgerStore.NewTransaction(id: id ?? UUID().lowercased, childId: childId, amountCents: amount!,
+                                             note: note, source: source, createdAt: createdAt, reversesId: nil)
+        return ctx.write(touching: [household]) { db in
+            _ = try Access.check(db, household: household, account: c.accountId, need: .write)
+            return try insert(db, household: household, author: c.accountId, new).response
+        }
+    }
+
+    static func insert(_ db: SQLiteConnection, household: String, author: String, _ new: LedgerStore.NewTransaction) throws -> HTTPResponseBox {
+        do {
+            switch try LedgerStore.insertTransaction(db, household: household, author: author, new) {
+            case .saved(let tx, let bal): return result(201, tx, bal)
+            case .unchanged(let tx, let bal): return result(200, tx, bal)
+            }
+        } catch let r as LedgerStore.InsertRefusal {
+            if r.code == "unknown_child" { throw APIError.notFound("No such child.") }
+            if r.code == "unknown_transaction" { throw APIError.notFound("No such transaction.") }
+            throw r.apiError
+        }
+    }
+
+    static func page(_ ctx: RequestContext, household: String, child: String?) throws -> Reply {
+        let c = try ctx.authenticate()
+        let limit = try ctx.limit()
+        let before = try Cursor.decode(ctx.request.queryValue("cursor"), kind: "t")
+        return try ctx.services.reads.with { db in
+            _ = try Access.check(db, household: household, account: c.accountId, need: .read)
+            let rows: [SQLiteRow]
+            if let child {
+                guard try LedgerStore.findChild(db, household: household, id: child) != nil else { throw APIError.notFound("No such child.") }
+                rows = try db.query("SELECT \(LedgerStore.txColumns), n FROM transactions WHERE child_id = ? AND n < ? ORDER BY n DESC LIMIT ?",
+                                    [.text(child), .integer(before ?? Int64.max), .int(limit + 1)])
+            } else {
+                rows = try db.query("SELECT \(LedgerStore.txColumns), n FROM transactions WHERE household_id = ? AND n < ? ORDER BY n DESC LIMIT ?",
+                                    [.text(household), .integer(before ?? Int64.max), .int(limit + 1)])
+            }
+            let items = rows.prefix(limit)
+            let next = rows.count > limit ? Cursor.encode(kind: "t", items.last!.int(11)) : nil
+            return ctx.json(200, .object(["items": .array(items.map { LedgerStore.transaction($0).json }),
+                                          "nextCursor": next.map { .string($0) } ?? .null]))
+        }
+    }
+
+    static func listForChild(_ ctx: RequestContext) throws -> Reply {
+        try page(ctx, household: ctx.id("id"), child: ctx.id("childId"))
+    }
+
+    static func listForHousehold(_ ctx: RequestContext) throws -> Reply {
+        try page(ctx, household: ctx.id("id"), child: nil)
+    }
+
+    static func reverse(_ ctx: RequestContext) throws -> Reply {
+        let c = try ctx.authenticate()
+        let household = try ctx.id("id")
+        let txId = try ctx.id("txId")
+        return ctx.write(touching: [household]) { db in
+            _ = try Access.check(db, household: household, account: c.accountId, need: .write)
+            guard let target = try LedgerStore.findTransaction(db, id: txId), target.householdId == household else {
+                throw APIError.notFound("No such transaction.")
+            }
+            if target.reversesId != nil { throw APIError(422, "not_reversible", "A reversal cannot be reversed.") }
+            if let by = target.reversedById, let existing = try LedgerStore.findTransaction(db, id: by) {
+                return result(200, existing, try LedgerStore.balance(db, child: existing.childId)).response
+            }
+            return try insert(db, household: household, author: c.accountId, LedgerStore.reversal(of: target)).response
+        }
+    }
+
+    static func undoLast(_ ctx: RequestContext) throws -> Reply {
+        let c = try ctx.authenticate()
+        let household = try ctx.id("id")
+        let childId = try ctx.id("childId")
+        var b = try ctx.optionalBody()
+        b.allowOnly(["expectedTransactionId"])
+        let expected = b.uuid("expectedTransactionId")
+        try b.check()
+        return ctx.write(touching: [household]) { db in
+            _ = try Access.check(db, household: household, account: c.accountId, need: .write)
+            guard try LedgerStore.findChild(db, household: household, id: childId) != nil else { throw APIError.notFound("No such child.") }
+            guard let row = try db.queryOne("SELECT \(LedgerStore.txColumns) FROM transactions WHERE child_id = ? AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1", [.text(childId)]) else {
+                throw APIError(422, "nothing_to_undo", "This child has no transaction left to undo.")
+            }
+            let target = LedgerStore.transaction(row)
+            if let expected, expected != target.id {
+                var e = APIError(409, "undo_target_changed", "The newest transaction is \(target.id), not \(expected).")
+                e.extra["current"] = target.json
+                throw e
+            }
+            return try insert(db, household: household, author: c.accountId, LedgerStore.reversal(of: target)).response
+        }
+    }
+}
+
+/// Lets a response leave a write job without `Sendable` friction.
+struct HTTPResponseBox {
+    let response: HTTPResponse
+    init(_ r: HTTPResponse) { response = r }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import HTTPServer
+import LedgerModel
+import SQLiteKit
+
+/// The kidledger server: storage, routes and the HTTP listener, started and stopped as one.
+public final class LedgerApp: Sendable {
+    public let configuration: LedgerAppConfiguration
+    let services: Services
+    private let server: HTTPServer
+
+    /// Opens (creating and migrating) the database and prepares the listener.
+    public init(configuration: LedgerAppConfiguration) throws {
+        self.configuration = configuration
+        try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        let db = try LedgerApp.openWriter(configuration)
+        let notifier = ChangeNotifier()
+        let metrics = Metrics()
+        let writer = WriteQueue(connection: db) { touched in notifier.notify(touched) }
+        let logger = Logger(enabled: configuration.logging)
+        let subscriptions = try SubscriptionService.make(configuration)
+        let services = Services(configuration: configuration, reads: ReadPool(path: configuration.databasePath),
+                                writer: writer, notifier: notifier, metrics: metrics, logger: logger,
+                                subscriptions: subscriptions)
+        self.services = services
+        var http = configuration.http
+        let log = configuration.logging
+        http.accessLog = { entry in
+            let route = entry.routeLabel ?? "unmatched"
+            metrics.record(route: route, method: entry.method, status: entry.status, seconds: entry.duration)
+            if log {
+                logger.log(["event": "request", "method": .string(entry.method), "path": .string(entry.path),
+                            "route": .string(route), "status": .int(Int64(entry.status)), "bytes": .int(Int64(entry.bytes)),
+                            "durationMs": .number(String(format: "%.3f", entry.duration * 1000)),
+                            "remote": .string(entry.remoteAddress)])
+            }
+        }
+        let handler = AppHandler(services: services, router: Routes.make(),
+                                 staticFiles: StaticFiles(root: configuration.publicDirectory))
+        self.server = HTTPServer(configuration: http, handler: handler)
+        let server = self.server
+        services.connections.set { server.openConnections }
+    }
+
+    /// Opens the read-write connection and applies migrations.
+    static func openWriter(_ configuration: LedgerAppConfiguration) throws -> SQLiteConnection {
+        let db = try SQLiteConnection(path: configuration.databasePath)
+        try Migrator.migrate(db, Schema.migrations)
+        return db
+    }
+
+    /// Starts listening and logs `{"event":"listening",…}`.
+    public func start() throws {
+        try server.start()
+        services.logger.log(["event": "listening", "host": .string(configuration.http.host), "port": .int(Int64(server.port))])
+    }
+
+    /// The bound port.
+    public var port: Int { server.port }
+
+    /// Graceful stop: long-polls are answered, in-flight requests finish, the writer drains.
+    public func stop() {
+        services.notifier.shutdown()
+        server.shutdown()
+        services.writer.stop()
+        services.logger.log(["event": "stopped"])
+    }
+}

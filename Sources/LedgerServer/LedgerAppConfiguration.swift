@@ -1,0 +1,42 @@
+import HTTPServer
+
+/// Everything `kidledger-server serve` can be told.
+public struct LedgerAppConfiguration: Sendable {
+    /// Registration policy for `POST /v1/accounts`.
+    public enum Registration: String, Sendable { case open, closed }
+
+    /// Where `kidledger.sqlite` lives. Default `./data`.
+    public var dataDirectory: String
+    public var http: HTTPServerConfiguration
+    /// Default `.open`.
+    public var registration: Registration = .open
+    /// App Store bundle id; nil disables the subscription endpoints (503).
+    public var bundleId: String?
+    /// Product ids that count as Pro.
+    public var productIds: [String] = []
+    /// Allowed App Store environments. Default `["Production"]`.
+    public var environments: [String] = ["Production"]
+    /// Trusted root certificate files (DER or PEM). Default: the shipped Apple Root CA - G3.
+    public var trustedRootPaths: [String] = []
+    /// Folder of static files. Default `Public`.
+    public var publicDirectory: String = "Public"
+    /// The OpenAPI document served at `/openapi.yaml`. Default `openapi.yaml`.
+    public var openAPIPath: String = "openapi.yaml"
+    /// Failed authentications allowed per client address per minute before 429. Default 30.
+    public var authFailuresPerMinute: Int = 30
+    /// Most records in one sync push. Default 400.
+    public var maxPushRecords: Int = 400
+    /// Whether to print JSON log lines. Default true.
+    public var logging: Bool = true
+
+    public init(dataDirectory: String = "./data", host: String = "127.0.0.1", port: Int = 8080) {
+        self.dataDirectory = dataDirectory
+        var http = HTTPServerConfiguration()
+        http.host = host
+        http.port = port
+        self.http = http
+    }
+
+    /// Path of the database file.
+    public var databasePath: String { dataDirectory + "/kidledger.sqlite" }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import LedgerModel
+import SQLiteKit
+
+/// The ledger's SQL, shared by the REST handlers and the sync push.
+enum LedgerStore {
+    static let childColumns = "id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents"
+    static let txColumns = "id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, reversed_by_id"
+
+    static func tag(_ seq: Int64) -> String { "v" + String(seq, radix: 36) }
+
+    /// Advances the household's change sequence and returns the new value.
+    static func nextSeq(_ db: SQLiteConnection, _ household: String) throws -> Int64 {
+        guard let row = try db.queryOne("UPDATE households SET seq = seq + 1 WHERE id = ? RETURNING seq", [.text(household)]) else {
+            throw APIError.notFound("No such household.")
+        }
+        return row.int(0)
+    }
+
+    // MARK: households
+
+    static func householdJSON(_ db: SQLiteConnection, id: String, membership m: Membership) throws -> (JSONValue, String) {
+        guard let r = try db.queryOne("SELECT id, name, currency, owner_account_id, created_at, modified_at, change_tag, shared FROM households WHERE id = ?", [.text(id)]) else {
+            throw APIError.notFound("No such household.")
+        }
+        return (householdJSON(r, role: m.role.rawValue, permission: m.permission.rawValue), r.string(6))
+    }
+
+    static func householdJSON(_ r: SQLiteRow, role: String, permission: String) -> JSONValue {
+        .object([
+            "id": .string(r.string(0)), "name": .string(r.string(1)), "currency": .string(r.string(2)),
+            "ownerAccountId": .string(r.string(3)),
+            "createdAt": .string(Timestamp.format(ms: r.int(4))), "modifiedAt": .string(Timestamp.format(ms: r.int(5))),
+            "changeTag": .string(r.string(6)), "role": .string(role), "permission": .string(permission),
+            "shared": .bool(r.bool(7)),
+        ])
+    }
+
+    static func createHousehold(_ db: SQLiteConnection, id: String, name: String, currency: String, owner: String) throws {
+        let now = Timestamp.nowMs()
+        try db.run("""
+            INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq, household_seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 1)
+            """, [.text(id), .text(name), .text(currency), .text(owner), .integer(now), .integer(now), .text(tag(1)),
+                  .integer(Int64.random(in: 1...Int64(Int32.max)))])
+    }
+
+    // MARK: children
+
+    static func child(_ r: SQLiteRow) -> Child {
+        Child(id: r.string(0), householdId: r.string(1), name: r.string(2), sortOrder: r.int(3), archived: r.bool(4),
+              createdAt: r.int(5), modifiedAt: r.int(6), modifiedBy: r.string(7), changeTag: r.string(8), balanceCents: r.int(9))
+    }
+
+    static func findChild(_ db: SQLiteConnection, household: String, id: String) throws -> Child? {
+        try db.queryOne("SELECT \(childColumns) FROM children WHERE id = ? AND household_id = ?", [.text(id), .text(household)]).map(child)
+    }
+
+    // MARK: transactions
+
+    static func transaction(_ r: SQLiteRow) -> LedgerTransaction {
+        LedgerTransaction(id: r.string(0), householdId: r.string(1), childId: r.string(2), amountCents: r.int(3),
+                          note: r.string(4), source: TransactionSource(rawValue: r.string(5)) ?? .api,
+                          createdAt: r.int(6), recordedAt: r.int(7), authorAccountId: r.string(8),
+                          reversesId: r.optionalString(9), reversedById: r.optionalString(10))
+    }
+
+    static func findTransaction(_ db: SQLiteConnection, id: String) throws -> LedgerTransaction? {
+        try db.queryOne("SELECT \(txColumns) FROM transactions WHERE id = ?", [.text(id)]).map(transaction)
+    }
+
+    /// A transaction to insert, as a client described it.
+    struct NewTransaction {
+        var id: String
+        var childId: String
+        var amountCents: Int64
+        var note: String
+        var source: TransactionSource
+        var createdAt: Int64?
+        var reversesId: String?
+    }
+
+    enum InsertOutcome {
+        case saved(LedgerTransaction, balance: Int64)
+        case unchanged(LedgerTransaction, balance: Int64)
+    }
+
+    /// Why an insert was refused; each has the code API.md names.
+    struct InsertRefusal: Error {
+        var status: Int
+        var code: String
+        var detail: String
+        var existing: LedgerTransaction?
+        var apiError: APIError {
+            var e = APIError(status, code, detail)
+            if let existing { e.extra["current"] = existing.json }
+            return e
+        }
+    }
+
+    static func balance(_ db: SQLiteConnection, child: String) throws -> Int64 {
+        try db.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(child)])?.int(0) ?? 0
+    }
+
+    /// Insert-if-absent with every ledger rule: idempotent replay, id conflicts, reversal
+    /// consistency, balance overflow. Updates the cached balance and the change feed.
+    static func insertTransaction(_ db: SQLiteConnection, household: String, author: String,
+                                  _ t: NewTransaction) throws -> InsertOutcome {
+        if let existing = try findTransaction(db, id: t.id) {
+            let same: Bool
+            if existing.householdId != household {
+                same = false
+            } else if let rev = t.reversesId {
+                // Reversals are derived records: the same target, child and amount is the same record.
+                same = existing.reversesId == rev && existing.childId == t.childId && existing.amountCents == t.amountCents
+            } else {
+                same = existing.reversesId == nil && existing.childId == t.childId && existing.amountCents == t.amountCents
+                    && existing.note == t.note && existing.source == t.source
+                    && (t.createdAt == nil || t.createdAt == existing.createdAt)
+            }
+            if same { return .unchanged(existing, balance: try balance(db, child: existing.childId)) }
+            throw InsertRefusal(status: 409, code: "id_conflict",
+                                detail: "A different transaction with id \(t.id) already exists.",
+                                existing: existing.householdId == household ? existing : nil)
+        }
+        guard let child = try findChild(db, household: household, id: t.childId) else {
+            throw InsertRefusal(status: 404, code: "unknown_child", detail: "No child \(t.childId) in this household.")
+        }
+        if let rev = t.reversesId {
+            guard let target = try findTransaction(db, id: rev), target.householdId == household else {
+                throw InsertRefusal(status: 404, code: "unknown_transaction", detail: "No transaction \(rev) to reverse.")
+            }
+            if target.reversesId != nil {
+                throw InsertRefusal(status: 422, code: "not_reversible", detail: "A reversal cannot be reversed.")
+            }
+            if let by = target.reversedById {
+                if let existing = try findTransaction(db, id: by) {
+                    throw InsertRefusal(status: 409, code: "id_conflict", detail: "Transaction \(rev) is already reversed by \(by).", existing: existing)
+                }
+            }
+            guard LedgerIDs.parse(rev).map({ LedgerIDs.reversalID(of: $0).lowercased }) == t.id else {
+                throw InsertRefusal(status: 422, code: "reversal_id_mismatch", detail: "A reversal of \(rev) must have id \(LedgerIDs.reversalID(of: LedgerIDs.parse(rev)!).lowercased).")
+            }
+            guard t.amountCents == -target.amountCents, t.childId == target.childId else {
+                throw InsertRefusal(status: 422, code: "reversal_amount_mismatch", detail: "A reversal must take back exactly \(target.amountCents) from the same child.")
+            }
+        }
+        guard let newBalance = Cents.add(child.balanceCents, t.amountCents) else {
+            throw InsertRefusal(status: 422, code: "balance_overflow", detail: "This would take the balance outside the 64-bit range.")
+        }
+        let seq = try nextSeq(db, household)
+        let now = Timestamp.nowMs()
+        try db.run("""
+            INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(t.id), .text(household), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source.rawValue),
+                  .integer(t.createdAt ?? now), .integer(now), .text(author), .optionalText(t.reversesId), .integer(seq)])
+        try db.run("UPDATE children SET balance_cents = ? WHERE id = ?", [.integer(newBalance), .text(t.childId)])
+        if let rev = t.reversesId {
+            try db.run("UPDATE transactions SET reversed_by_id = ?, seq = ? WHERE id = ?", [.text(t.id), .integer(seq), .text(rev)])
+        }
+        let saved = try findTransaction(db, id: t.id)!
+        return .saved(saved, balance: newBalance)
+    }
+
+    /// The reversal of `target`, as a new transaction.
+    static func reversal(of target: LedgerTransaction) -> NewTransaction {
+        NewTransaction(id: LedgerIDs.reversalID(of: LedgerIDs.parse(target.id)!).lowercased, childId: target.childId,
+                       amountCents: -target.amountCents, note: "", source: target.source, createdAt: nil, reversesId: target.id)
+    }
+}

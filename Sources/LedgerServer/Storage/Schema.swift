@@ -1,0 +1,101 @@
+import SQLiteKit
+
+/// The server's SQLite schema as forward-only migrations.
+enum Schema {
+    static let migrations: [Migration] = [
+        Migration(version: 1, sql: """
+        CREATE TABLE accounts (
+            id TEXT PRIMARY KEY,
+            handle TEXT NOT NULL UNIQUE,
+            display_name TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE tokens (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            hash BLOB NOT NULL UNIQUE,
+            device_name TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER,
+            revoked_at INTEGER
+        );
+        CREATE INDEX tokens_account ON tokens(account_id);
+        CREATE TABLE households (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            currency TEXT NOT NULL,
+            owner_account_id TEXT NOT NULL REFERENCES accounts(id),
+            created_at INTEGER NOT NULL,
+            modified_at INTEGER NOT NULL,
+            change_tag TEXT NOT NULL,
+            incarnation INTEGER NOT NULL,
+            seq INTEGER NOT NULL DEFAULT 0,
+            household_seq INTEGER NOT NULL DEFAULT 0,
+            shared INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX households_owner ON households(owner_account_id);
+        CREATE TABLE children (
+            id TEXT PRIMARY KEY,
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            sort_order INTEGER NOT NULL,
+            archived INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            modified_at INTEGER NOT NULL,
+            modified_by TEXT NOT NULL,
+            change_tag TEXT NOT NULL,
+            balance_cents INTEGER NOT NULL DEFAULT 0,
+            seq INTEGER NOT NULL
+        );
+        CREATE INDEX children_household ON children(household_id, sort_order);
+        CREATE INDEX children_feed ON children(household_id, seq);
+        CREATE TABLE transactions (
+            n INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            child_id TEXT NOT NULL REFERENCES children(id) ON DELETE CASCADE,
+            amount_cents INTEGER NOT NULL,
+            note TEXT NOT NULL,
+            source TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            recorded_at INTEGER NOT NULL,
+            author_account_id TEXT NOT NULL,
+            reverses_id TEXT UNIQUE,
+            reversed_by_id TEXT,
+            seq INTEGER NOT NULL
+        );
+        CREATE INDEX transactions_child ON transactions(child_id, n);
+        CREATE INDEX transactions_household ON transactions(household_id, n);
+        CREATE INDEX transactions_feed ON transactions(household_id, seq);
+        CREATE TABLE participants (
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            permission TEXT NOT NULL,
+            status TEXT NOT NULL,
+            invitation_id TEXT NOT NULL UNIQUE,
+            invited_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (household_id, account_id)
+        );
+        CREATE INDEX participants_account ON participants(account_id, status);
+        CREATE TABLE subscriptions (
+            household_id TEXT PRIMARY KEY REFERENCES households(id) ON DELETE CASCADE,
+            signed_transaction TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            original_transaction_id TEXT NOT NULL,
+            expires_at INTEGER,
+            environment TEXT NOT NULL,
+            verified_at INTEGER NOT NULL,
+            granted_by TEXT NOT NULL
+        );
+        CREATE TABLE device_sync (
+            token_id TEXT NOT NULL,
+            household_id TEXT NOT NULL,
+            last_pull_at INTEGER,
+            last_push_at INTEGER,
+            last_pull_seq INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (token_id, household_id)
+        );
+        """),
+    ]
+}

@@ -1,0 +1,130 @@
+import Foundation
+import SQLiteKit
+import Synchronization
+
+/// One writer thread over one read-write connection. Jobs submitted from any thread are
+/// drained in batches and committed together in one SQLite transaction (group commit);
+/// each job runs in its own savepoint, so a failing job rolls back alone. Completions run
+/// only after the batch's COMMIT returned, i.e. after the data is durable.
+final class WriteQueue: Sendable {
+    struct Job: @unchecked Sendable {
+        let work: (SQLiteConnection) throws -> WriteOutcome
+        let completion: @Sendable (Result<WriteOutcome, Error>) -> Void
+    }
+
+    /// What a job produced: a value for its completion, and the households it touched.
+    struct WriteOutcome: @unchecked Sendable {
+        var value: Any
+        var touched: Set<String> = []
+    }
+
+    private struct State {
+        var jobs: [Job] = []
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+    private let signal = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private nonisolated(unsafe) let db: SQLiteConnection
+    /// Called after each durable commit with the households it touched.
+    private let onCommit: @Sendable (Set<String>) -> Void
+    /// Largest number of jobs in one commit. Default 256.
+    let maxBatch: Int
+
+    init(connection: SQLiteConnection, maxBatch: Int = 256, onCommit: @escaping @Sendable (Set<String>) -> Void) {
+        self.db = connection
+        self.maxBatch = maxBatch
+        self.onCommit = onCommit
+        let t = Thread { [self] in self.run() }
+        t.name = "kidledger-writer"
+        t.start()
+    }
+
+    func submit(_ job: Job) {
+        let accepted = state.withLock { s -> Bool in
+            if s.stopped { return false }
+            s.jobs.append(job)
+            return true
+        }
+        if accepted { signal.signal() } else {
+            job.completion(.failure(APIError(503, "service_unavailable", "The server is shutting down.")))
+        }
+    }
+
+    /// Finishes queued jobs, then stops the thread.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        signal.signal()
+        done.wait()
+    }
+
+    /// Runs `work` on the writer's connection outside the batch machinery (admin tasks).
+    func sync<T>(_ work: @escaping (SQLiteConnection) throws -> T) throws -> T {
+        let box = ResultBox<T>()
+        let sem = DispatchSemaphore(value: 0)
+        submit(Job(work: { db in WriteOutcome(value: try work(db)) }, completion: { r in
+            box.set(r.map { $0.value as! T }); sem.signal()
+        }))
+        sem.wait()
+        return try box.get()
+    }
+
+    private func run() {
+        while true {
+            signal.wait()
+            while true {
+                let (batch, stopped) = state.withLock { s -> ([Job], Bool) in
+                    let n = min(s.jobs.count, maxBatch)
+                    let b = Array(s.jobs.prefix(n))
+                    s.jobs.removeFirst(n)
+                    return (b, s.stopped)
+                }
+                if batch.isEmpty {
+                    if stopped { done.signal(); return }
+                    break
+                }
+                commit(batch)
+            }
+        }
+    }
+
+    private func commit(_ batch: [Job]) {
+        var results: [Result<WriteOutcome, Error>] = []
+        results.reserveCapacity(batch.count)
+        var touched = Set<String>()
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+            for job in batch {
+                do {
+                    try db.execute("SAVEPOINT job")
+                    let out = try job.work(db)
+                    try db.execute("RELEASE job")
+                    touched.formUnion(out.touched)
+                    results.append(.success(out))
+                } catch {
+                    try? db.execute("ROLLBACK TO job; RELEASE job")
+                    results.append(.failure(error))
+                }
+            }
+            try db.execute("COMMIT")
+        } catch {
+            if db.isInTransaction { try? db.execute("ROLLBACK") }
+            for job in batch { job.completion(.failure(error)) }
+            return
+        }
+        if !touched.isEmpty { onCommit(touched) }
+        for (job, r) in zip(batch, results) { job.completion(r) }
+    }
+}
+
+/// A thread-safe slot for one result.
+final class ResultBox<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<T, Error>?
+    func set(_ r: Result<T, Error>) { lock.lock(); result = r; lock.unlock() }
+    func get() throws -> T {
+        lock.lock(); defer { lock.unlock() }
+        return try result!.get()
+    }
+}
