@@ -1,2 +1,0 @@
-import XCTest
-final class LedgerServerTestsPlaceholder: XCTestCase { func testBuilds() {} }
