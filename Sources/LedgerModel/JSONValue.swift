@@ -361,3 +361,9 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Ex
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(nilLiteral: ()) { self = .null }
 }
+
+extension JSONValue: ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral {
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    /// A float literal is kept as its decimal text (money never goes through here).
+    public init(floatLiteral value: Double) { self = .number(String(value)) }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import LedgerModel
+@testable import LedgerServer
+import XCTest
+
+/// Accounts, tokens, households, children and transactions over real HTTP.
+final class LedgerCoreTests: XCTestCase {
+    var s: TestServer!
+    override func setUpWithError() throws { s = try TestServer() }
+    override func tearDown() { s.stop() }
+
+    func testAccountsAndTokens() {
+        let (id, token) = s.signup("mum", name: "Mum")
+        XCTAssertTrue(token.hasPrefix("kl_") && token.count == 46)
+        let dup = s.call("POST", "/v1/accounts", json: .obj(["handle": "mum", "displayName": "Other"]))
+        XCTAssertEqual(dup.status, 409); XCTAssertEqual(dup.code, "handle_taken")
+        let bad = s.call("POST", "/v1/accounts", json: .obj(["handle": "No Caps", "displayName": ""]))
+        XCTAssertEqual(bad.status, 422); XCTAssertEqual(bad.code, "validation_failed")
+        XCTAssertNotNil(bad.json["fields"]?["handle"]); XCTAssertNotNil(bad.json["fields"]?["displayName"])
+
+        let me = s.call("GET", "/v1/me", token: token)
+        XCTAssertEqual(me.status, 200)
+        XCTAssertEqual(me.json["account"]?["id"]?.stringValue, id)
+        XCTAssertNil(me.json["token"]?["secret"])
+
+        let second = s.call("POST", "/v1/tokens", token: token, json: .obj(["deviceName": "iPad"]))
+        XCTAssertEqual(second.status, 201)
+        let secret2 = second.json["secret"]!.stringValue!
+        let list = s.call("GET", "/v1/tokens", token: secret2)
+        XCTAssertEqual(list.json["items"]?.arrayValue?.count, 2)
+        XCTAssertFalse(String(decoding: list.body, as: UTF8.self).contains("kl_"))
+        let tokenId = second.json["id"]!.stringValue!
+        XCTAssertEqual(s.call("DELETE", "/v1/tokens/\(tokenId)", token: token).status, 204)
+        let revoked = s.call("GET", "/v1/me", token: secret2)
+        XCTAssertEqual(revoked.status, 401); XCTAssertEqual(revoked.code, "unauthenticated")
+        XCTAssertNotNil(revoked.header("WWW-Authenticate"))
+        XCTAssertEqual(s.call("DELETE", "/v1/tokens/\(tokenId)", token: token).status, 404)
+        XCTAssertEqual(s.call("GET", "/v1/me").status, 401)
+        XCTAssertEqual(s.call("GET", "/v1/me", token: "kl_" + String(repeating: "A", count: 43)).status, 401)
+    }
+
+    func testClosedRegistration() throws {
+        let closed = try TestServer { $0.registration = .closed }
+        defer { closed.stop() }
+        let r = closed.call("POST", "/v1/accounts", json: .obj(["handle": "mum", "displayName": "Mum"]))
+        XCTAssertEqual(r.status, 403); XCTAssertEqual(r.code, "registration_closed")
+    }
+
+    func testBadBodies() {
+        let (_, t) = s.signup("mum")
+        let cases: [(Data, String?, Int, String)] = [
+            (Data("{".utf8), "application/json", 400, "invalid_json"),
+            (Data(#"{"name":"a","name":"b"}"#.utf8), "application/json", 400, "invalid_json"),
+            (Data([0x7B, 0x22, 0x6E, 0x61, 0x6D, 0x65, 0x22, 0x3A, 0x22, 0xC3, 0x28, 0x22, 0x7D]), "application/json", 400, "invalid_json"),
+            (Data("[]".utf8), "application/json", 400, "invalid_json"),
+            (Data(#"{"name":"a"}"#.utf8), "text/plain", 415, "unsupported_media_type"),
+            (Data(#"{"name":123}"#.utf8), "application/json", 422, "validation_failed"),
+            (Data(#"{"name":"ok","currency":"dollars"}"#.utf8), "application/json", 422, "validation_failed"),
+        ]
+        for (body, ct, status, code) in cases {
+            var h: [String: String] = [:]
+            if let ct { h["Content-Type"] = ct }
+            let r = s.call("POST", "/v1/households", token: t, rawBody: body, headers: h)
+            XCTAssertEqual(r.status, status, String(decoding: body, as: UTF8.self))
+            XCTAssertEqual(r.code, code)
+            XCTAssertEqual(r.header("Content-Type"), "application/problem+json")
+        }
+    }
+
+    func testHouseholdsPutIsIdempotentAndOwned() {
+        let (_, mum) = s.signup("mum")
+        let (_, other) = s.signup("other")
+        let id = "3F0A9DB7-21C5-4F2A-9B1E-0C7D3A1E2B44"
+        let a = s.call("PUT", "/v1/households/\(id)", token: mum, json: .obj(["name": "Home", "currency": "EUR"]))
+        XCTAssertEqual(a.status, 201)
+        XCTAssertEqual(a.json["id"]?.stringValue, id.lowercased())
+        XCTAssertEqual(a.json["currency"]?.stringValue, "EUR")
+        XCTAssertEqual(s.call("PUT", "/v1/households/\(id)", token: mum, json: .obj(["name": "Home"])).status, 200)
+        let c = s.call("PUT", "/v1/households/\(id)", token: other, json: .obj(["name": "Mine"]))
+        XCTAssertEqual(c.status, 409); XCTAssertEqual(c.code, "id_conflict")
+        XCTAssertEqual(s.call("GET", "/v1/households/\(id)", token: other).status, 404)
+        XCTAssertEqual(s.call("GET", "/v1/households/not-a-uuid", token: mum).status, 404)
+        let list = s.call("GET", "/v1/households", token: mum)
+        XCTAssertEqual(list.json["items"]?.arrayValue?.first?["role"]?.stringValue, "owner")
+        XCTAssertEqual(s.call("GET", "/v1/households", token: other).json["items"]?.arrayValue?.count, 0)
+    }
+
+    func testPatchWithIfMatch() {
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let got = s.call("GET", "/v1/households/\(h)", token: t)
+        let etag = got.header("ETag")!
+        let ok = s.call("PATCH", "/v1/households/\(h)", token: t, json: .obj(["name": "Renamed"]), headers: ["If-Match": etag])
+        XCTAssertEqual(ok.status, 200); XCTAssertEqual(ok.json["name"]?.stringValue, "Renamed")
+        let stale = s.call("PATCH", "/v1/households/\(h)", token: t, json: .obj(["name": "Again"]), headers: ["If-Match": etag])
+        XCTAssertEqual(stale.status, 412); XCTAssertEqual(stale.code, "precondition_failed")
+        XCTAssertEqual(stale.json["current"]?["name"]?.stringValue, "Renamed")
+
+        let c = s.child(t, household: h)
+        let child = s.call("GET", "/v1/households/\(h)/children/\(c)", token: t)
+        let r = s.call("PATCH", "/v1/households/\(h)/children/\(c)", token: t, json: .obj(["archived": true]), headers: ["If-Match": child.header("ETag")!])
+        XCTAssertEqual(r.status, 200); XCTAssertEqual(r.json["archived"], .bool(true))
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children", token: t).json["items"]?.arrayValue?.count, 0)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children?includeArchived=true", token: t).json["items"]?.arrayValue?.count, 1)
+        let del = s.call("DELETE", "/v1/households/\(h)/children/\(c)", token: t)
+        XCTAssertEqual(del.status, 405); XCTAssertNotNil(del.header("Allow"))
+    }
+
+    func testTransactionsReplayConflictAndBalance() {
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let c = s.child(t, household: h)
+        let path = "/v1/households/\(h)/children/\(c)/transactions"
+        let id = UUID().uuidString.lowercased()
+        let first = s.call("POST", path, token: t, json: .obj(["id": .string(id), "amountCents": 500, "note": "pocket money"]))
+        XCTAssertEqual(first.status, 201); XCTAssertEqual(first.json["balanceCents"], .int(500))
+        XCTAssertEqual(s.call("POST", path, token: t, json: .obj(["id": .string(id), "amountCents": 500, "note": "pocket money"])).status, 200)
+        let conflict = s.call("POST", path, token: t, json: .obj(["id": .string(id), "amountCents": 600, "note": "pocket money"]))
+        XCTAssertEqual(conflict.status, 409); XCTAssertEqual(conflict.code, "id_conflict")
+        let k1 = s.call("POST", path, token: t, json: .obj(["amountCents": -800]), headers: ["Idempotency-Key": "buy-1"])
+        let k2 = s.call("POST", path, token: t, json: .obj(["amountCents": -800]), headers: ["Idempotency-Key": "buy-1"])
+        XCTAssertEqual(k1.status, 201); XCTAssertEqual(k2.status, 200)
+        XCTAssertEqual(k1.json["transaction"]?["id"], k2.json["transaction"]?["id"])
+        XCTAssertEqual(k2.json["balanceCents"], .int(-300), "negative balances are allowed")
+        for bad: JSONValue in [.obj(["amountCents": 0]), .obj(["amountCents": 100_000_000_001]), .obj(["amountCents": 1.5]),
+                               .obj(["amountCents": "5"]), .obj(["amountCents": 5, "source": "magic"]),
+                               .obj(["amountCents": 5, "note": .string(String(repeating: "x", count: 501))]),
+                               .obj(["amountCents": .number("99999999999999999999")])] {
+            let r = s.call("POST", path, token: t, json: bad)
+            XCTAssertEqual(r.status, 422, bad.serializedString); XCTAssertEqual(r.code, "validation_failed")
+        }
+        let hist = s.call("GET", path + "?limit=1", token: t)
+        XCTAssertEqual(hist.json["items"]?.arrayValue?.first?["amountCents"], .int(-800), "newest first")
+        let next = hist.json["nextCursor"]!.stringValue!
+        let page2 = s.call("GET", path + "?limit=1&cursor=\(next)", token: t)
+        XCTAssertEqual(page2.json["items"]?.arrayValue?.first?["amountCents"], .int(500))
+        XCTAssertEqual(page2.json["nextCursor"], .null)
+        XCTAssertEqual(s.call("GET", path + "?limit=0", token: t).status, 422)
+        XCTAssertEqual(s.call("GET", path + "?cursor=garbage", token: t).status, 422)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(c)", token: t).json["balanceCents"], .int(-300))
+    }
+
+    func testBalanceOverflowIsRefused() {
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let c = s.child(t, household: h)
+        let path = "/v1/households/\(h)/children/\(c)/transactions"
+        // Int64.max / 1e11 ≈ 92,233,720 transactions would be needed; seed the cached balance directly.
+        _ = try? s.app.services.writer.sync { db in
+            try db.run("UPDATE children SET balance_cents = ? WHERE id = ?", [.integer(Int64.max - 10), .text(c)])
+        }
+        let r = s.call("POST", path, token: t, json: .obj(["amountCents": 11]))
+        XCTAssertEqual(r.status, 422); XCTAssertEqual(r.code, "balance_overflow")
+    }
+
+    func testReversalAndUndo() {
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let c = s.child(t, household: h)
+        let path = "/v1/households/\(h)/children/\(c)/transactions"
+        let txId = "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44"
+        XCTAssertEqual(s.call("POST", path, token: t, json: .obj(["id": .string(txId), "amountCents": 250])).status, 201)
+        let rev = s.call("POST", "/v1/households/\(h)/transactions/\(txId)/reversal", token: t)
+        XCTAssertEqual(rev.status, 201)
+        XCTAssertEqual(rev.json["transaction"]?["id"]?.stringValue, "eb668038-4871-5198-9e76-336198a58894")
+        XCTAssertEqual(rev.json["transaction"]?["amountCents"], .int(-250))
+        XCTAssertEqual(rev.json["balanceCents"], .int(0))
+        let again = s.call("POST", "/v1/households/\(h)/transactions/\(txId)/reversal", token: t)
+        XCTAssertEqual(again.status, 200)
+        XCTAssertEqual(again.json["transaction"]?["id"], rev.json["transaction"]?["id"])
+        let revOfRev = s.call("POST", "/v1/households/\(h)/transactions/eb668038-4871-5198-9e76-336198a58894/reversal", token: t)
+        XCTAssertEqual(revOfRev.status, 422); XCTAssertEqual(revOfRev.code, "not_reversible")
+        let none = s.call("POST", "/v1/households/\(h)/children/\(c)/undo-last", token: t)
+        XCTAssertEqual(none.status, 422); XCTAssertEqual(none.code, "nothing_to_undo")
+
+        let a = s.call("POST", path, token: t, json: .obj(["amountCents": 100])).json["transaction"]!["id"]!.stringValue!
+        let b = s.call("POST", path, token: t, json: .obj(["amountCents": 200])).json["transaction"]!["id"]!.stringValue!
+        let changed = s.call("POST", "/v1/households/\(h)/children/\(c)/undo-last", token: t, json: .obj(["expectedTransactionId": .string(a)]))
+        XCTAssertEqual(changed.status, 409); XCTAssertEqual(changed.code, "undo_target_changed")
+        let undo = s.call("POST", "/v1/households/\(h)/children/\(c)/undo-last", token: t, json: .obj(["expectedTransactionId": .string(b)]))
+        XCTAssertEqual(undo.status, 201); XCTAssertEqual(undo.json["transaction"]?["reversesId"]?.stringValue, b)
+        let undo2 = s.call("POST", "/v1/households/\(h)/children/\(c)/undo-last", token: t)
+        XCTAssertEqual(undo2.json["transaction"]?["reversesId"]?.stringValue, a)
+        XCTAssertEqual(undo2.json["balanceCents"], .int(0))
+        XCTAssertEqual(s.call("DELETE", "/v1/households/\(h)/transactions/\(a)/reversal", token: t).status, 405)
+    }
+
+    func testDeleteHouseholdAndCheck() throws {
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let c = s.child(t, household: h)
+        for i in 1...20 {
+            s.call("POST", "/v1/households/\(h)/children/\(c)/transactions", token: t, json: .obj(["amountCents": .int(Int64(i))]))
+        }
+        let report = try AdminCommands.check(s.app.configuration)
+        XCTAssertTrue(report.ok, report.problems.joined(separator: "\n"))
+        XCTAssertEqual(report.transactions, 20)
+        XCTAssertEqual(s.call("DELETE", "/v1/households/\(h)", token: t).status, 204)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)", token: t).status, 404)
+    }
+
+    func testCheckDetectsATamperedBalance() throws {
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let c = s.child(t, household: h)
+        s.call("POST", "/v1/households/\(h)/children/\(c)/transactions", token: t, json: .obj(["amountCents": 5]))
+        _ = try s.app.services.writer.sync { db in try db.run("UPDATE children SET balance_cents = 6") }
+        let report = try AdminCommands.check(s.app.configuration)
+        XCTAssertFalse(report.ok)
+        XCTAssertTrue(report.problems.first?.contains("balance") == true)
+    }
+
+    func testOperationsEndpoints() {
+        XCTAssertEqual(s.call("GET", "/healthz").status, 200)
+        XCTAssertEqual(s.call("GET", "/readyz").status, 200)
+        let m = s.call("GET", "/metrics")
+        XCTAssertTrue(String(decoding: m.body, as: UTF8.self).contains("kidledger_http_requests_total"))
+        let nf = s.call("GET", "/v1/nothing")
+        XCTAssertEqual(nf.status, 404); XCTAssertEqual(nf.code, "not_found")
+        let wrong = s.call("DELETE", "/healthz")
+        XCTAssertEqual(wrong.status, 405); XCTAssertEqual(wrong.code, "method_not_allowed")
+        XCTAssertEqual(s.call("GET", "/").status, 200)
+    }
+
+    func testBackupWhileServing() throws {
+        let (_, t) = s.signup("mum")
+        _ = s.household(t)
+        let to = s.dataDirectory + "/backup.sqlite"
+        try AdminCommands.backup(s.app.configuration, to: to)
+        var c = s.app.configuration
+        c.dataDirectory = s.dataDirectory + "/restored"
+        try FileManager.default.createDirectory(atPath: c.dataDirectory, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: to, toPath: c.databasePath)
+        XCTAssertTrue(try AdminCommands.check(c).ok)
+        XCTAssertThrowsError(try AdminCommands.backup(s.app.configuration, to: to), "never overwrites")
+    }
+}

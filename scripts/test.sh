@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite: unit and real-socket tests (swift test), then the OpenAPI contract
+# tests (schemathesis) against a freshly built server. Installs what is missing first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+for pc in sqlite3 libcrypto zlib; do
+  pkg-config --exists "$pc" 2>/dev/null || need_apt+=("$pc")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing C libraries: libsqlite3-dev libssl-dev zlib1g-dev"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev libssl-dev zlib1g-dev pkg-config
+fi
+if ! command -v schemathesis >/dev/null 2>&1; then
+  echo "installing schemathesis"
+  python3 -m pip install -q schemathesis || pip install -q schemathesis
+fi
+
+swift build --build-tests
+swift test --skip-build
+
+# Contract tests against the server binary built above.
+KIDLEDGER_SERVER_BIN="$(swift build --show-bin-path)/kidledger-server" bash scripts/contract-test.sh
