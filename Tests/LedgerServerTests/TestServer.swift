@@ -45,6 +45,11 @@ final class TestServer: @unchecked Sendable {
     @discardableResult
     func call(_ method: String, _ path: String, token: String? = nil, json: JSONValue? = nil, rawBody: Data? = nil,
               headers: [String: String] = [:], timeout: Double = 30) -> Reply {
+        TestServer.request(base: base, method, path, token: token, json: json, rawBody: rawBody, headers: headers, timeout: timeout)
+    }
+
+    static func request(base: String, _ method: String, _ path: String, token: String?, json: JSONValue?, rawBody: Data?,
+                        headers: [String: String], timeout: Double) -> Reply {
         var req = URLRequest(url: URL(string: base + path)!)
         req.httpMethod = method
         req.timeoutInterval = timeout
