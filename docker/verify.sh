@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# Builds the runtime image of docker/Dockerfile without a Docker engine and smoke-tests it.
+#
+#   sudo docker/verify.sh
+#
+# 1. A Debian bookworm root made with debootstrap from the mirror the host's apt uses,
+#    cached in $KIDLEDGER_ROOTFS_CACHE (default /var/tmp/kidledger-rootfs).
+# 2. swift build -c release --product kidledger-server --static-swift-stdlib
+#    (scratch path .build-release, which the Dockerfile's `prebuilt` stage copies from).
+# 3. The Dockerfile's runtime stage built by `buildah bud --isolation chroot` on that root
+#    (RUNTIME_IMAGE = the debootstrap root, BINARY_STAGE=prebuilt). If buildah cannot
+#    build here, the same filesystem is assembled by hand from the Dockerfile's steps,
+#    and the script says so.
+# 4. The image's filesystem is entered with chroot as user kidledger: the server starts on
+#    a loopback port, /healthz, /readyz, /openapi.yaml, POST /v1/accounts and GET /v1/me
+#    are probed, the HEALTHCHECK command is run, SIGTERM must end it with exit code 0.
+#
+# Environment:
+#   KIDLEDGER_ROOTFS_CACHE   cache folder (default /var/tmp/kidledger-rootfs)
+#   KIDLEDGER_SKIP_BUILD=1   use the existing .build-release binary
+#   KIDLEDGER_NO_BUILDAH=1   skip buildah and assemble the filesystem by hand
+#   KIDLEDGER_KEEP=1         leave the buildah working container mounted for inspection
+#
+# Needs root (debootstrap, chroot, mounts). Installs debootstrap and buildah with apt-get
+# when they are missing.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${KIDLEDGER_ROOTFS_CACHE:-/var/tmp/kidledger-rootfs}
+SUITE=bookworm
+BASE_PACKAGES=libsqlite3-0,libssl3,zlib1g,ca-certificates
+BASE_IMAGE=localhost/kidledger-bookworm-base:latest
+IMAGE=localhost/kidledger-server:verify
+export STORAGE_DRIVER=${STORAGE_DRIVER:-vfs}
+export BUILDAH_ISOLATION=chroot
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'verify: FAILED: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (debootstrap, chroot and mounts need it)"
+
+# --- tools -------------------------------------------------------------------------
+need=()
+command -v debootstrap >/dev/null || need+=(debootstrap)
+command -v buildah >/dev/null || need+=(buildah)
+command -v curl >/dev/null || need+=(curl)
+command -v jq >/dev/null || need+=(jq)
+if [ ${#need[@]} -gt 0 ]; then
+    log "installing ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# --- 1. debootstrap root --------------------------------------------------------------
+# The mirror is whatever the host's apt uses for the suite (deb822 .sources or one-line
+# .list files); nothing is hard-coded.
+apt_mirror() {
+    local f
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        awk -v suite="$SUITE" '
+            function flush() { if (isdeb && hassuite && uri != "" && !found) { print uri; found = 1 } isdeb = hassuite = 0; uri = "" }
+            /^[ \t]*#/ { next }
+            /^[ \t]*$/ { flush(); next }
+            tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") isdeb = 1 }
+            tolower($1) == "uris:" { uri = $2 }
+            tolower($1) == "suites:" { for (i = 2; i <= NF; i++) if ($i == suite) hassuite = 1 }
+            tolower($1) == "enabled:" && tolower($2) == "no" { isdeb = 0 }
+            END { flush() }' "$f"
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$f" ] || continue
+        awk -v suite="$SUITE" '
+            $1 == "deb" {
+                i = 2
+                if ($i ~ /^\[/) { while ($i !~ /\]$/ && i < NF) i++; i++ }
+                if ($(i + 1) == suite) print $i
+            }' "$f"
+    done
+}
+MIRROR=$(apt_mirror | head -n 1)
+[ -n "$MIRROR" ] || die "no apt source for $SUITE in /etc/apt/sources.list*"
+# debootstrap does not read apt's configuration: pass on a configured HTTP proxy.
+proxy=$(apt-config dump 2>/dev/null | sed -n 's/^Acquire::http::Proxy "\(.*\)";$/\1/p' | head -n 1)
+if [ -n "$proxy" ] && [ -z "${http_proxy:-}" ]; then export http_proxy=$proxy; fi
+
+ROOTFS=$CACHE/$SUITE-base
+if [ ! -f "$ROOTFS/.kidledger-complete" ]; then
+    log "debootstrap $SUITE from $MIRROR into $ROOTFS (cached for later runs)"
+    mkdir -p "$CACHE"
+    rm -rf "$ROOTFS.tmp"
+    debootstrap --variant=minbase --include="$BASE_PACKAGES" "$SUITE" "$ROOTFS.tmp" "$MIRROR" \
+        > "$CACHE/debootstrap.log" 2>&1 || { tail -n 20 "$CACHE/debootstrap.log" >&2; die "debootstrap"; }
+    # Like the slim images: no package lists, so the image's own `apt-get update` runs.
+    rm -rf "$ROOTFS.tmp/var/lib/apt/lists/"* "$ROOTFS.tmp/var/cache/apt/archives/"*.deb
+    touch "$ROOTFS.tmp/.kidledger-complete"
+    rm -rf "$ROOTFS"
+    mv "$ROOTFS.tmp" "$ROOTFS"
+else
+    log "using cached $SUITE root $ROOTFS"
+fi
+
+# --- 2. release binary ---------------------------------------------------------------
+BIN=$REPO/.build-release/release/kidledger-server
+if [ "${KIDLEDGER_SKIP_BUILD:-0}" != 1 ]; then
+    log "swift build -c release --product kidledger-server --static-swift-stdlib"
+    (cd "$REPO" && swift build -c release --product kidledger-server --static-swift-stdlib \
+        --scratch-path "$REPO/.build-release")
+fi
+[ -x "$BIN" ] || die "no binary at $BIN"
+
+# --- 3. the image -----------------------------------------------------------------------
+ROOT=""
+CTR=""
+MOUNTS=()
+SERVER_PID=""
+cleanup() {
+    set +e
+    [ -n "$SERVER_PID" ] && kill -KILL "$SERVER_PID" 2>/dev/null
+    local i
+    for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do umount -l "${MOUNTS[$i]}" 2>/dev/null; done
+    if [ -n "$CTR" ] && [ "${KIDLEDGER_KEEP:-0}" != 1 ]; then
+        buildah umount "$CTR" >/dev/null 2>&1
+        buildah rm "$CTR" >/dev/null 2>&1
+    fi
+}
+trap cleanup EXIT
+
+build_with_buildah() {
+    if ! buildah inspect --type image "$BASE_IMAGE" >/dev/null 2>&1 \
+        || [ "$ROOTFS/.kidledger-complete" -nt "$CACHE/base-image.stamp" ]; then
+        log "importing the $SUITE root as $BASE_IMAGE"
+        local c m
+        c=$(buildah from scratch) || return 1
+        m=$(buildah mount "$c") || { buildah rm "$c" >/dev/null; return 1; }
+        cp -a "$ROOTFS/." "$m/"
+        rm -f "$m/.kidledger-complete"
+        buildah umount "$c" >/dev/null
+        buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+            --cmd /bin/bash "$c"
+        buildah commit --quiet --rm "$c" "$BASE_IMAGE" >/dev/null || return 1
+        touch "$CACHE/base-image.stamp"
+    fi
+    log "buildah bud --isolation chroot: runtime stage of docker/Dockerfile"
+    buildah bud --isolation chroot --format docker --layers=false \
+        --build-arg RUNTIME_IMAGE="$BASE_IMAGE" --build-arg BINARY_STAGE=prebuilt \
+        --target runtime -f "$REPO/docker/Dockerfile" -t "$IMAGE" "$REPO" || return 1
+    CTR=$(buildah from "$IMAGE") || return 1
+    ROOT=$(buildah mount "$CTR") || return 1
+}
+
+# The Dockerfile's runtime stage, step by step, for hosts where buildah cannot run.
+assemble_by_hand() {
+    ROOT=$CACHE/runtime-by-hand
+    log "assembling the runtime filesystem by hand in $ROOT"
+    rm -rf "$ROOT"
+    cp -a "$ROOTFS" "$ROOT"
+    rm -f "$ROOT/.kidledger-complete"
+    chroot "$ROOT" /bin/sh -ec '
+        groupadd --system --gid 10001 kidledger
+        useradd --system --uid 10001 --gid kidledger --home-dir /data --no-create-home \
+                --shell /usr/sbin/nologin kidledger
+        mkdir -p /data /app
+        chown kidledger:kidledger /data'
+    install -m 0755 "$BIN" "$ROOT/usr/local/bin/kidledger-server"
+    cp -a "$REPO/Public" "$ROOT/app/Public"
+    cp "$REPO/openapi.yaml" "$ROOT/app/openapi.yaml"
+    mkdir -p "$ROOT/app/Resources"
+    cp "$REPO/Resources/AppleRootCA-G3.der" "$ROOT/app/Resources/"
+}
+
+HOW=buildah
+if [ "${KIDLEDGER_NO_BUILDAH:-0}" = 1 ]; then
+    HOW="by hand (KIDLEDGER_NO_BUILDAH=1)"
+    assemble_by_hand
+elif ! build_with_buildah; then
+    log "buildah could not build the image here; FALLING BACK to assembling the filesystem by hand"
+    HOW="by hand (buildah failed)"
+    [ -n "$CTR" ] && { buildah rm "$CTR" >/dev/null 2>&1 || true; CTR=""; }
+    assemble_by_hand
+fi
+
+# Image metadata as the Dockerfile declares it (buildah only).
+HEALTHCHECK_CMD='exec 3<>/dev/tcp/127.0.0.1/${KIDLEDGER_PORT:-8080} && printf '"'"'GET /healthz HTTP/1.0\r\nHost: localhost\r\n\r\n'"'"' >&3 && head -n 1 <&3 | grep -q '"'"' 200 '"'"''
+if [ -n "$CTR" ]; then
+    cfg=$(buildah inspect --type image "$IMAGE")
+    check_cfg() { # jq-expression expected-value
+        local got
+        got=$(jq -c "$1" <<<"$cfg")
+        [ "$got" = "$2" ] || die "image config $1 is $got, expected $2"
+    }
+    check_cfg '.Docker.config.User' '"kidledger"'
+    check_cfg '.Docker.config.WorkingDir' '"/app"'
+    check_cfg '.Docker.config.Cmd' '["kidledger-server","serve"]'
+    check_cfg '.Docker.config.StopSignal' '"SIGTERM"'
+    check_cfg '.Docker.config.ExposedPorts | keys' '["8080/tcp"]'
+    check_cfg '.Docker.config.Volumes | keys' '["/data"]'
+    check_cfg '[.Docker.config.Env[] | select(startswith("KIDLEDGER_"))] | sort' \
+        '["KIDLEDGER_DATA_DIR=/data","KIDLEDGER_HOST=0.0.0.0","KIDLEDGER_PORT=8080"]'
+    HEALTHCHECK_CMD=$(jq -r '.Docker.config.Healthcheck.Test | if .[0] == "CMD" and .[1] == "bash" and .[2] == "-c" then .[3] else error("unexpected HEALTHCHECK") end' <<<"$cfg") \
+        || die "HEALTHCHECK is not the bash probe"
+    log "image config: user, workdir, cmd, stop signal, port, volume, env, healthcheck as declared"
+fi
+
+# --- 4. smoke test in the image's filesystem -------------------------------------------
+for f in usr/local/bin/kidledger-server app/openapi.yaml app/Resources/AppleRootCA-G3.der; do
+    [ -e "$ROOT/$f" ] || die "/$f missing from the image"
+done
+[ -d "$ROOT/app/Public" ] || die "/app/Public missing from the image"
+[ "$(stat -c %U "$ROOT/data")" = kidledger ] || die "/data is not owned by kidledger"
+
+log "shared libraries of /usr/local/bin/kidledger-server in the image"
+missing=$(chroot "$ROOT" ldd /usr/local/bin/kidledger-server | grep 'not found' || true)
+chroot "$ROOT" ldd /usr/local/bin/kidledger-server | sed 's/^/    /' >&2
+[ -z "$missing" ] || die "libraries missing from the image: $missing"
+
+mount -t proc proc "$ROOT/proc"; MOUNTS+=("$ROOT/proc")
+mount --rbind /dev "$ROOT/dev"; MOUNTS+=("$ROOT/dev")
+rm -rf "$ROOT/data/"* 2>/dev/null || true
+
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+LOGFILE=$(mktemp /tmp/kidledger-verify.XXXXXX)
+IMAGE_ENV=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/data
+           KIDLEDGER_HOST=127.0.0.1 KIDLEDGER_PORT="$PORT" KIDLEDGER_DATA_DIR=/data)
+log "starting kidledger-server serve in the image as kidledger on 127.0.0.1:$PORT"
+chroot --userspec=10001:10001 "$ROOT" "${IMAGE_ENV[@]}" \
+    /bin/sh -c 'cd /app && exec kidledger-server serve' >"$LOGFILE" 2>&1 &
+SERVER_PID=$!
+
+for _ in $(seq 1 150); do
+    grep -q '"event":"listening"' "$LOGFILE" && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$LOGFILE" >&2; die "the server exited before listening"; }
+    sleep 0.2
+done
+grep -q '"event":"listening"' "$LOGFILE" || { cat "$LOGFILE" >&2; die "no listening line within 30 s"; }
+BASE=http://127.0.0.1:$PORT
+
+expect() { # name expected-status curl-args...
+    local name=$1 want=$2; shift 2
+    local got
+    got=$(curl -sS -m 10 -o "$LOGFILE.body" -w '%{http_code}' "$@") || die "$name: curl failed"
+    [ "$got" = "$want" ] || { cat "$LOGFILE.body" >&2; echo >&2; die "$name: HTTP $got, expected $want"; }
+    log "$name: $got"
+}
+expect "GET /healthz" 200 "$BASE/healthz"
+expect "GET /readyz" 200 "$BASE/readyz"
+expect "GET /openapi.yaml (served from /app)" 200 "$BASE/openapi.yaml"
+grep -q '^openapi: 3.1' "$LOGFILE.body" || die "/openapi.yaml is not the spec"
+handle="verify-$(date +%s)"
+expect "POST /v1/accounts" 201 -X POST "$BASE/v1/accounts" -H 'Content-Type: application/json' \
+    -d "{\"handle\":\"$handle\",\"displayName\":\"Image check\",\"deviceName\":\"verify\"}"
+secret=$(jq -er '.token.secret' "$LOGFILE.body") || die "no token.secret in the answer"
+expect "GET /v1/me" 200 -H "Authorization: Bearer $secret" "$BASE/v1/me"
+[ "$(jq -r '.account.handle' "$LOGFILE.body")" = "$handle" ] || die "GET /v1/me answered another account"
+expect "GET /v1/me without a token" 401 "$BASE/v1/me"
+
+log "HEALTHCHECK command inside the image"
+chroot --userspec=10001:10001 "$ROOT" "${IMAGE_ENV[@]}" bash -c "$HEALTHCHECK_CMD" \
+    || die "the HEALTHCHECK command failed"
+
+log "SIGTERM"
+kill -TERM "$SERVER_PID"
+status=0
+for _ in $(seq 1 150); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.2; done
+kill -0 "$SERVER_PID" 2>/dev/null && die "still running 30 s after SIGTERM"
+wait "$SERVER_PID" || status=$?
+SERVER_PID=""
+[ "$status" = 0 ] || { cat "$LOGFILE" >&2; die "exit status $status after SIGTERM, expected 0"; }
+[ -s "$ROOT/data/kidledger.sqlite" ] || die "no /data/kidledger.sqlite after the run"
+rm -f "$LOGFILE" "$LOGFILE.body"
+
+log "verified: image built $HOW; server in it served, authenticated, passed its health check and exited 0 on SIGTERM"
