@@ -142,9 +142,15 @@ build_with_buildah() {
         touch "$CACHE/base-image.stamp"
     fi
     log "buildah bud --isolation chroot: runtime stage of docker/Dockerfile"
+    local before
+    before=$(buildah containers -q | sort)
     buildah bud --isolation chroot --format docker --layers=false \
         --build-arg RUNTIME_IMAGE="$BASE_IMAGE" --build-arg BINARY_STAGE=prebuilt \
         --target runtime -f "$REPO/docker/Dockerfile" -t "$IMAGE" "$REPO" || return 1
+    # bud leaves the working containers of stages it built only to copy from; remove
+    # those it just made, then the previous run's image.
+    comm -13 <(echo "$before") <(buildah containers -q | sort) | xargs -r buildah rm >/dev/null
+    buildah rmi --prune >/dev/null 2>&1 || true
     CTR=$(buildah from "$IMAGE") || return 1
     ROOT=$(buildah mount "$CTR") || return 1
 }
@@ -157,8 +163,8 @@ assemble_by_hand() {
     cp -a "$ROOTFS" "$ROOT"
     rm -f "$ROOT/.kidledger-complete"
     chroot "$ROOT" /bin/sh -ec '
-        groupadd --system --gid 10001 kidledger
-        useradd --system --uid 10001 --gid kidledger --home-dir /data --no-create-home \
+        groupadd --gid 10001 kidledger
+        useradd --uid 10001 --gid kidledger --home-dir /data --no-create-home \
                 --shell /usr/sbin/nologin kidledger
         mkdir -p /data /app
         chown kidledger:kidledger /data'
@@ -169,7 +175,7 @@ assemble_by_hand() {
     cp "$REPO/Resources/AppleRootCA-G3.der" "$ROOT/app/Resources/"
 }
 
-HOW=buildah
+HOW="with buildah"
 if [ "${KIDLEDGER_NO_BUILDAH:-0}" = 1 ]; then
     HOW="by hand (KIDLEDGER_NO_BUILDAH=1)"
     assemble_by_hand
@@ -207,7 +213,7 @@ for f in usr/local/bin/kidledger-server app/openapi.yaml app/Resources/AppleRoot
     [ -e "$ROOT/$f" ] || die "/$f missing from the image"
 done
 [ -d "$ROOT/app/Public" ] || die "/app/Public missing from the image"
-[ "$(stat -c %U "$ROOT/data")" = kidledger ] || die "/data is not owned by kidledger"
+[ "$(stat -c %u "$ROOT/data")" = 10001 ] || die "/data is not owned by kidledger (uid 10001)"
 
 log "shared libraries of /usr/local/bin/kidledger-server in the image"
 missing=$(chroot "$ROOT" ldd /usr/local/bin/kidledger-server | grep 'not found' || true)
