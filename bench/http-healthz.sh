@@ -2,7 +2,7 @@
 # Keep-alive /healthz throughput: nginx (1 worker, fixed "ok") vs kidledger-server.
 # Usage: bench/http-healthz.sh [duration=10s] [connections=64]
 # SERVER_BIN overrides the server executable (default: release build of kidledger-server);
-# it is started as "$SERVER_BIN serve --port P --data-dir TMP".
+# it is started as "$SERVER_BIN serve --port P --data-dir TMP $SERVER_ARGS" (e.g. SERVER_ARGS=--quiet).
 set -euo pipefail
 duration="${1:-10s}"
 conns="${2:-64}"
@@ -45,7 +45,7 @@ http {
 CONF
 /usr/sbin/nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" &
 pids+=($!)
-"$SERVER_BIN" serve --port "$our_port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
+"$SERVER_BIN" serve --port "$our_port" --data-dir "$tmp/data" ${SERVER_ARGS:-} > "$tmp/server.log" 2>&1 &
 server_pid=$!
 pids+=($server_pid)
 

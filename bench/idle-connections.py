@@ -22,22 +22,22 @@ def main():
 
     data = tempfile.mkdtemp()
     t0 = time.monotonic()
+    # Server output goes to a file (a pipe nobody drains would block a logging server).
+    log_path = os.path.join(data, "server.log")
+    log = open(log_path, "wb")
     proc = subprocess.Popen([a.server, "serve", "--port", str(a.port), "--data-dir", data],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                            stdout=log, stderr=subprocess.STDOUT)
     startup = None
-    buf = b""
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and startup is None:
-        r, _, _ = select.select([proc.stdout], [], [], 0.5)
-        if r:
-            chunk = os.read(proc.stdout.fileno(), 4096)
-            if not chunk:
-                break
-            buf += chunk
-            if b'"listening"' in buf:
+    while time.monotonic() < deadline and startup is None and proc.poll() is None:
+        with open(log_path, "rb") as f:
+            if b'"listening"' in f.read():
                 startup = time.monotonic() - t0
+                break
+        time.sleep(0.001)
     if startup is None:
-        print("server did not log a listening line:", buf.decode(errors="replace"), file=sys.stderr)
+        with open(log_path, "rb") as f:
+            print("server did not log a listening line:", f.read().decode(errors="replace"), file=sys.stderr)
         proc.kill()
         sys.exit(1)
     time.sleep(0.2)
