@@ -1,2 +1,0 @@
-import XCTest
-final class StoreKitJWSTestsPlaceholder: XCTestCase { func testBuilds() {} }
