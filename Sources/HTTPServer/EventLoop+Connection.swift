@@ -218,7 +218,7 @@ extension EventLoop {
                 let path = first.target.firstIndex(of: "?").map { String(first.target[..<$0]) } ?? first.target
                 c.logs.append(.init(endOffset: c.bytesQueued, entry: AccessLogEntry(
                     method: first.method, path: path, routeLabel: response.routeLabel, status: response.status,
-                    bytes: bodyBytes, duration: first.startedAt, remoteAddress: c.remoteAddress)))
+                    bytes: bodyBytes, duration: first.startedAt, remoteAddress: response.clientAddress ?? c.remoteAddress)))
             }
             if close {
                 c.closeAfterWrite = true

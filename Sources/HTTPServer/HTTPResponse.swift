@@ -7,6 +7,9 @@ public struct HTTPResponse: Sendable {
     /// A low-cardinality label for metrics and the access log, e.g. the route template
     /// `/v1/households/{id}`. Not sent on the wire.
     public var routeLabel: String?
+    /// The client address to log when it differs from the peer (e.g. taken from
+    /// `X-Forwarded-For` of a trusted proxy). Not sent on the wire.
+    public var clientAddress: String?
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], routeLabel: String? = nil) {
         self.status = status

@@ -83,7 +83,8 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
-    static func writeString(_ s: String, into out: inout [UInt8]) {
+    /// Appends `s` as a JSON string literal.
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(34)
         let hex = Array("0123456789abcdef".utf8)
         for c in s.utf8 {

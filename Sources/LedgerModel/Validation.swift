@@ -9,18 +9,18 @@ public enum Validation {
     public static let maxNameLength = 100
     public static let maxNoteLength = 500
 
-    /// A name: 1…100 characters after trimming white space, no control characters.
+    /// A name: 1…100 Unicode scalars after trimming white space, no control characters.
     public static func name(_ raw: String) -> Result<String, FieldError> {
         let trimmed = raw.trimmingWhitespace()
         if trimmed.isEmpty { return .failure(FieldError("must not be empty")) }
-        if trimmed.count > maxNameLength { return .failure(FieldError("must be at most \(maxNameLength) characters")) }
+        if trimmed.unicodeScalars.count > maxNameLength { return .failure(FieldError("must be at most \(maxNameLength) characters")) }
         if trimmed.unicodeScalars.contains(where: isControl) { return .failure(FieldError("must not contain control characters")) }
         return .success(trimmed)
     }
 
-    /// A note: 0…500 characters, no control characters other than none at all.
+    /// A note: 0…500 Unicode scalars, no control characters.
     public static func note(_ raw: String) -> Result<String, FieldError> {
-        if raw.count > maxNoteLength { return .failure(FieldError("must be at most \(maxNoteLength) characters")) }
+        if raw.unicodeScalars.count > maxNoteLength { return .failure(FieldError("must be at most \(maxNoteLength) characters")) }
         if raw.unicodeScalars.contains(where: isControl) { return .failure(FieldError("must not contain control characters")) }
         return .success(raw)
     }

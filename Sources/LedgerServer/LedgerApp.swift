@@ -17,23 +17,18 @@ public final class LedgerApp: Sendable {
         let notifier = ChangeNotifier()
         let metrics = Metrics()
         let writer = WriteQueue(connection: db) { touched in notifier.notify(touched) }
-        let logger = Logger(enabled: configuration.logging)
+        let logger = Logger(level: configuration.logging ? (Logger.Level(rawValue: configuration.logLevel) ?? .info) : .none)
         let subscriptions = try SubscriptionService.make(configuration)
         let services = Services(configuration: configuration, reads: ReadPool(path: configuration.databasePath),
                                 writer: writer, notifier: notifier, metrics: metrics, logger: logger,
                                 subscriptions: subscriptions)
         self.services = services
         var http = configuration.http
-        let log = configuration.logging
+        let accessLines = logger.accessLines
         http.accessLog = { entry in
             let route = entry.routeLabel ?? "unmatched"
             metrics.record(route: route, method: entry.method, status: entry.status, seconds: entry.duration)
-            if log {
-                logger.log(["event": "request", "method": .string(entry.method), "path": .string(entry.path),
-                            "route": .string(route), "status": .int(Int64(entry.status)), "bytes": .int(Int64(entry.bytes)),
-                            "durationMs": .number(String(format: "%.3f", entry.duration * 1000)),
-                            "remote": .string(entry.remoteAddress)])
-            }
+            if accessLines { logger.append(AccessLine.render(entry, route: route)) }
         }
         let handler = AppHandler(services: services, router: Routes.make(),
                                  staticFiles: StaticFiles(root: configuration.publicDirectory))
@@ -64,5 +59,6 @@ public final class LedgerApp: Sendable {
         server.shutdown()
         services.writer.stop()
         services.logger.log(["event": "stopped"])
+        services.logger.flush()
     }
 }

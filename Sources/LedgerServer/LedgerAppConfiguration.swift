@@ -26,8 +26,12 @@ public struct LedgerAppConfiguration: Sendable {
     public var authFailuresPerMinute: Int = 30
     /// Most records in one sync push. Default 400.
     public var maxPushRecords: Int = 400
-    /// Whether to print JSON log lines. Default true.
+    /// Whether to print JSON log lines at all (`--quiet` turns them off). Default true.
     public var logging: Bool = true
+    /// `debug`, `info` (one access line per request), `warning`, `error`. Default `info`.
+    public var logLevel: String = "info"
+    /// Peers whose `X-Forwarded-For` is believed: addresses or IPv4 CIDR ranges. Default none.
+    public var trustedProxies: [String] = []
 
     public init(dataDirectory: String = "./data", host: String = "127.0.0.1", port: Int = 8080) {
         self.dataDirectory = dataDirectory

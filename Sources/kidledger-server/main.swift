@@ -7,14 +7,16 @@ let usage = """
 usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registration open|closed]
                               [--bundle-id ID] [--product-id ID]... [--environment Production|Sandbox]...
                               [--trusted-root FILE]... [--public-dir DIR] [--openapi FILE]
-                              [--max-body-bytes N] [--event-loops N] [--quiet]
+                              [--max-body-bytes N] [--event-loops N] [--log-level debug|info|warning|error]
+                              [--trusted-proxies ADDR[,ADDR|CIDR]...] [--auth-failures-per-minute N] [--quiet]
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]
        kidledger-server check [--data-dir DIR]
 Every flag can also be set as an environment variable: KIDLEDGER_HOST, KIDLEDGER_PORT,
 KIDLEDGER_DATA_DIR, KIDLEDGER_REGISTRATION, KIDLEDGER_BUNDLE_ID, KIDLEDGER_PRODUCT_ID (comma-separated),
 KIDLEDGER_ENVIRONMENT (comma-separated), KIDLEDGER_TRUSTED_ROOT (comma-separated), KIDLEDGER_PUBLIC_DIR,
-KIDLEDGER_OPENAPI, KIDLEDGER_MAX_BODY_BYTES, KIDLEDGER_EVENT_LOOPS.
+KIDLEDGER_OPENAPI, KIDLEDGER_MAX_BODY_BYTES, KIDLEDGER_EVENT_LOOPS, KIDLEDGER_LOG_LEVEL,
+KIDLEDGER_TRUSTED_PROXIES (comma-separated), KIDLEDGER_AUTH_FAILURES_PER_MINUTE. An empty variable counts as unset.
 """
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
@@ -27,7 +29,7 @@ struct Options {
     var multi: [String: [String]] = [:]
     var flags: Set<String> = []
 
-    static let multiNames: Set<String> = ["product-id", "environment", "trusted-root"]
+    static let multiNames: Set<String> = ["product-id", "environment", "trusted-root", "trusted-proxies"]
     static let flagNames: Set<String> = ["quiet", "help"]
 
     init(_ args: ArraySlice<String>, allowed: Set<String>) {
@@ -48,12 +50,15 @@ struct Options {
         if flags.contains("help") { print(usage); exit(0) }
     }
 
+    /// The flag's value, else its environment variable; an empty variable counts as unset.
     func value(_ name: String) -> String? {
-        single[name] ?? ProcessInfo.processInfo.environment["KIDLEDGER_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
+        if let v = single[name] { return v }
+        let env = ProcessInfo.processInfo.environment["KIDLEDGER_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
+        return env?.isEmpty == false ? env : nil
     }
 
     func values(_ name: String) -> [String] {
-        if let v = multi[name] { return v }
+        if let v = multi[name] { return v.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }.filter { !$0.isEmpty } }
         let env = ProcessInfo.processInfo.environment["KIDLEDGER_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
         return env.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
     }
@@ -86,11 +91,21 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let n = o.int("max-body-bytes") { c.http.maxBodyBytes = n }
     if let n = o.int("event-loops") { c.http.eventLoops = n }
     if o.flags.contains("quiet") { c.logging = false }
+    if let l = o.value("log-level") {
+        guard ["debug", "info", "warning", "error"].contains(l) else { fail("--log-level must be debug, info, warning or error") }
+        c.logLevel = l
+    }
+    c.trustedProxies = o.values("trusted-proxies")
+    if let n = o.int("auth-failures-per-minute") {
+        guard n >= 1 else { fail("--auth-failures-per-minute must be at least 1") }
+        c.authFailuresPerMinute = n
+    }
     return c
 }
 
 let serveOptions: Set<String> = ["host", "port", "data-dir", "registration", "bundle-id", "product-id", "environment",
-                                 "trusted-root", "public-dir", "openapi", "max-body-bytes", "event-loops", "quiet"]
+                                 "trusted-root", "public-dir", "openapi", "max-body-bytes", "event-loops", "quiet", "log-level",
+                                 "trusted-proxies", "auth-failures-per-minute"]
 let args = CommandLine.arguments.dropFirst()
 guard let command = args.first else { print(usage); exit(2) }
 
@@ -98,6 +113,7 @@ do {
     switch command {
     case "serve":
         let o = Options(args.dropFirst(), allowed: serveOptions)
+        TerminationSignal.install()
         let app = try LedgerApp(configuration: configuration(o))
         try app.start()
         _ = TerminationSignal.wait()

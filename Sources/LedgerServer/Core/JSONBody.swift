@@ -53,7 +53,8 @@ struct JSONBody {
             return nil
         case .int(let i)?: return i
         case .number(let n)?:
-            fail(key, n.contains(".") || n.lowercased().contains("e") ? "must be an integer" : "is out of the 64-bit integer range")
+            if let v = JSONBody.exactInteger(n) { return v }
+            fail(key, JSONBody.isIntegral(n) ? "is out of the 64-bit integer range" : "must be an integer")
             return nil
         case let v?: fail(key, "must be an integer, not \(v.typeName)"); return nil
         }
@@ -85,6 +86,50 @@ struct JSONBody {
         case .success(let v): return v
         case .failure(let e): fail(key, e.message); return nil
         }
+    }
+
+    /// The Int64 value of a JSON number written with a fraction or exponent that is still a
+    /// whole number (`500.0`, `5e2`), as JSON Schema counts integers; computed without floats.
+    static func exactInteger(_ text: String) -> Int64? {
+        guard let (digits, exponent, negative) = decompose(text) else { return nil }
+        var d = digits
+        var e = exponent
+        while e < 0 {
+            guard d.last == "0" else { return nil }
+            d.removeLast(); e += 1
+        }
+        if d.isEmpty { return 0 }
+        guard e <= 19 else { return nil }
+        d += String(repeating: "0", count: e)
+        return Int64((negative ? "-" : "") + d)
+    }
+
+    static func isIntegral(_ text: String) -> Bool {
+        guard let (digits, exponent, _) = decompose(text) else { return false }
+        if exponent >= 0 { return true }
+        return digits.suffix(-exponent).allSatisfy { $0 == "0" }
+    }
+
+    /// Significant digits (leading zeros removed), decimal exponent and sign of a JSON number.
+    private static func decompose(_ text: String) -> (String, Int, Bool)? {
+        var s = Substring(text)
+        let negative = s.hasPrefix("-")
+        if negative { s = s.dropFirst() }
+        var exponent = 0
+        if let e = s.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            guard let x = Int(s[s.index(after: e)...].replacingOccurrences(of: "+", with: "")), abs(x) < 10_000 else { return nil }
+            exponent = x
+            s = s[..<e]
+        }
+        var digits = String(s)
+        if let dot = s.firstIndex(of: ".") {
+            let frac = s[s.index(after: dot)...]
+            digits = String(s[..<dot]) + frac
+            exponent -= frac.count
+        }
+        while digits.hasPrefix("0") && digits.count > 1 { digits.removeFirst() }
+        if digits == "0" { digits = "" }
+        return (digits, exponent, negative)
     }
 
     /// Throws `validation_failed` with every collected field error.

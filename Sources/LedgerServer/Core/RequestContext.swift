@@ -16,6 +16,8 @@ final class RequestContext: @unchecked Sendable {
     let services: Services
     let routeLabel: String
     private(set) var caller: Caller?
+    /// The client address after trusted-proxy resolution.
+    let clientAddress: String
 
     init(request: HTTPRequest, params: [String: String], responder: any HTTPResponder, services: Services, routeLabel: String) {
         self.request = request
@@ -23,12 +25,14 @@ final class RequestContext: @unchecked Sendable {
         self.responder = responder
         self.services = services
         self.routeLabel = routeLabel
+        self.clientAddress = services.clientAddress.resolve(request)
     }
 
     /// Answers (from any thread), tagging the response with the route label.
     func respond(_ response: HTTPResponse) {
         var r = response
         r.routeLabel = routeLabel
+        if clientAddress != request.remoteAddress { r.clientAddress = clientAddress }
         responder.respond(r)
     }
 
@@ -66,7 +70,7 @@ final class RequestContext: @unchecked Sendable {
     func authenticate() throws -> Caller {
         if let caller { return caller }
         let limiter = services.authLimiter
-        if let retry = limiter.retryAfter(request.remoteAddress) {
+        if let retry = limiter.retryAfter(clientAddress) {
             var e = APIError(429, "rate_limited", "Too many failed authentications; retry later.")
             e.headers.set("Retry-After", String(retry))
             throw e
@@ -76,7 +80,7 @@ final class RequestContext: @unchecked Sendable {
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer", TokenSecret.isWellFormed(parts[1]) else {
-            limiter.fail(request.remoteAddress)
+            limiter.fail(clientAddress)
             throw APIError.unauthenticated("The Authorization header is not a kidledger bearer token.")
         }
         let hash = TokenSecret.sha256(parts[1])
@@ -84,7 +88,7 @@ final class RequestContext: @unchecked Sendable {
             try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = ? AND revoked_at IS NULL", [.blob(hash)])
         }
         guard let row, TokenSecret.constantTimeEqual(row.blob(2), hash) else {
-            limiter.fail(request.remoteAddress)
+            limiter.fail(clientAddress)
             throw APIError.unauthenticated("The token is unknown or was revoked.")
         }
         let c = Caller(accountId: row.string(1), tokenId: row.string(0))

@@ -14,6 +14,7 @@ final class Services: Sendable {
     let subscriptions: SubscriptionService?
     /// Open HTTP connections, bound once the listener exists.
     let connections = LateBound<Int>()
+    let clientAddress: ClientAddress
 
     func connectionCount() -> Int { connections.get(0) }
 
@@ -27,6 +28,7 @@ final class Services: Sendable {
         self.logger = logger
         self.authLimiter = AuthLimiter(limit: configuration.authFailuresPerMinute)
         self.subscriptions = subscriptions
+        self.clientAddress = ClientAddress(trusted: configuration.trustedProxies)
     }
 
     /// Maps any error to its problem+json answer; unexpected errors are logged and become 500.

@@ -9,6 +9,7 @@ enum TransactionRoutes {
         r.add("POST", "/v1/households/{id}/children/{childId}/transactions", create)
         r.add("GET", "/v1/households/{id}/children/{childId}/transactions", listForChild)
         r.add("GET", "/v1/households/{id}/transactions", listForHousehold)
+        r.add("GET", "/v1/households/{id}/transactions/{txId}", getOne)
         r.add("POST", "/v1/households/{id}/transactions/{txId}/reversal", reverse)
         r.add("POST", "/v1/households/{id}/children/{childId}/undo-last", undoLast)
     }
@@ -82,6 +83,19 @@ enum TransactionRoutes {
             let next = rows.count > limit ? Cursor.encode(kind: "t", items.last!.int(11)) : nil
             return ctx.json(200, .object(["items": .array(items.map { LedgerStore.transaction($0).json }),
                                           "nextCursor": next.map { .string($0) } ?? .null]))
+        }
+    }
+
+    static func getOne(_ ctx: RequestContext) throws -> Reply {
+        let c = try ctx.authenticate()
+        let household = try ctx.id("id")
+        let txId = try ctx.id("txId")
+        return try ctx.services.reads.with { db in
+            _ = try Access.check(db, household: household, account: c.accountId, need: .read)
+            guard let tx = try LedgerStore.findTransaction(db, id: txId), tx.householdId == household else {
+                throw APIError.notFound("No such transaction.")
+            }
+            return ctx.json(200, tx.json)
         }
     }
 
