@@ -1,0 +1,98 @@
+import Foundation
+import LedgerModel
+@testable import LedgerServer
+import StoreKitJWS
+import XCTest
+
+/// The subscription endpoints with JWS signed here by Apple's test leaf key.
+final class SubscriptionTests: XCTestCase {
+    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors/app-store")
+
+    func path(_ p: String) -> String { Self.vectors.appendingPathComponent(p).path }
+
+    func x5c(_ pem: String) throws -> String {
+        let text = try String(contentsOfFile: path(pem), encoding: .utf8)
+        return text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+    }
+
+    func sign(owner: String, product: String = "pro.yearly", bundle: String = "com.example.kidledger",
+              environment: String = "Production", expires: Int64 = 1_900_000_000_000, revoked: Bool = false) throws -> String {
+        var payload: JSONObject = [
+            "transactionId": "2000000000000009", "originalTransactionId": "2000000000000001",
+            "bundleId": .string(bundle), "productId": .string(product),
+            "purchaseDate": .int(1_760_000_000_000), "originalPurchaseDate": .int(1_760_000_000_000),
+            "expiresDate": .int(expires), "signedDate": .int(1_764_000_000_000), "environment": .string(environment),
+            "type": "Auto-Renewable Subscription", "inAppOwnershipType": "PURCHASED",
+            "appAccountToken": .string(owner), "quantity": 1,
+        ]
+        if revoked { payload["revocationDate"] = .int(1_764_000_000_000); payload["revocationReason"] = 0 }
+        let signer = try ES256Signer(privateKeyPath: path("test-chain/testLeaf.key"))
+        return try signer.sign(payloadJSON: JSONValue.object(payload).serialized(),
+                               x5c: [x5c("test-chain/testLeaf.pem"), x5c("test-chain/testIntermediate.pem"), x5c("test-chain/testCA.pem")])
+    }
+
+    func testOwnerStoresAndMembersReadEntitlement() throws {
+        guard FileManager.default.fileExists(atPath: path("test-chain/testCA.pem")) else { throw XCTSkip("no shared vectors") }
+        let s = try TestServer { c in
+            c.bundleId = "com.example.kidledger"
+            c.productIds = ["pro.yearly"]
+            c.trustedRootPaths = [self.path("test-chain/testCA.pem")]
+        }
+        defer { s.stop() }
+        let (owner, t) = s.signup("mum")
+        let (_, stranger) = s.signup("stranger")
+        let h = s.household(t)
+        let sub = "/v1/households/\(h)/subscription"
+
+        XCTAssertEqual(s.call("GET", sub, token: t).code, "no_subscription")
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/entitlement", token: t).json["pro"], .bool(false))
+        XCTAssertEqual(s.call("PUT", sub, token: stranger, json: .obj(["signedTransaction": .string(try sign(owner: owner))])).status, 404)
+
+        let put = s.call("PUT", sub, token: t, json: .obj(["signedTransaction": .string(try sign(owner: owner.uppercased()))]))
+        XCTAssertEqual(put.status, 200, String(decoding: put.body, as: UTF8.self))
+        XCTAssertEqual(put.json["status"], "active")
+        XCTAssertEqual(put.json["productId"], "pro.yearly")
+        let ent = s.call("GET", "/v1/households/\(h)/entitlement", token: t)
+        XCTAssertEqual(ent.json["pro"], .bool(true)); XCTAssertEqual(ent.json["grantedByAccountId"]?.stringValue, owner)
+        XCTAssertEqual(s.call("GET", sub, token: t).json["status"], "active")
+
+        let cases: [(String, String)] = [
+            (try sign(owner: UUID().uuidString.lowercased()), "account_mismatch"),
+            (try sign(owner: owner, product: "other"), "wrong_product"),
+            (try sign(owner: owner, bundle: "com.other"), "wrong_bundle"),
+            (try sign(owner: owner, environment: "Sandbox"), "wrong_environment"),
+            (try sign(owner: owner, revoked: true), "revoked"),
+            ("not.a.jws", "malformed"),
+        ]
+        for (jws, code) in cases {
+            let r = s.call("PUT", sub, token: t, json: .obj(["signedTransaction": .string(jws)]))
+            XCTAssertEqual(r.status, 422, code); XCTAssertEqual(r.code, code)
+        }
+        let expired = s.call("PUT", sub, token: t, json: .obj(["signedTransaction": .string(try sign(owner: owner, expires: 1_764_000_000_001))]))
+        XCTAssertEqual(expired.status, 200); XCTAssertEqual(expired.json["status"], "expired")
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/entitlement", token: t).json["reason"], "expired")
+        XCTAssertEqual(s.call("DELETE", sub, token: t).status, 204)
+        XCTAssertEqual(s.call("GET", sub, token: t).code, "no_subscription")
+    }
+
+    func testNotConfiguredIs503() throws {
+        let s = try TestServer()
+        defer { s.stop() }
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let r = s.call("GET", "/v1/households/\(h)/entitlement", token: t)
+        XCTAssertEqual(r.status, 503); XCTAssertEqual(r.code, "subscriptions_not_configured")
+    }
+
+    func testAppleMockTransactionIsRefusedAgainstTheDefaultRoot() throws {
+        guard let jws = try? String(contentsOfFile: path("mock-signed/transactionInfo"), encoding: .utf8) else { throw XCTSkip("no shared vectors") }
+        let s = try TestServer { $0.bundleId = "com.example"; $0.productIds = ["x"]; $0.environments = ["Sandbox"] }
+        defer { s.stop() }
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let r = s.call("PUT", "/v1/households/\(h)/subscription", token: t,
+                       json: .obj(["signedTransaction": .string(jws.trimmingCharacters(in: .whitespacesAndNewlines))]))
+        XCTAssertEqual(r.status, 422); XCTAssertEqual(r.code, "invalid_chain")
+    }
+}
