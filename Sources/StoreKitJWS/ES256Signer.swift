@@ -25,7 +25,8 @@ public struct ES256Signer: Sendable {
     }
 
     private func withKey<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
-        try privateKeyPEM.withUnsafeBytes { buffer in
+        guard privateKeyPEM.count <= Int(Int32.max) else { throw OpenSSLError("PEM input too large") }
+        return try privateKeyPEM.withUnsafeBytes { buffer in
             guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else {
                 throw OpenSSLError("cannot allocate BIO")
             }

@@ -139,5 +139,14 @@ final class JWSSignatureTests: XCTestCase {
     func testSignerRejectsBadKeys() {
         XCTAssertThrowsError(try ES256Signer(privateKeyPEM: "not a key"))
         XCTAssertThrowsError(try ES256Signer(privateKeyPath: "/nonexistent/key.pem"))
+        // A 256-bit EC key on the wrong curve (secp256k1) is not an ES256 key.
+        let secp256k1 = """
+-----BEGIN EC PRIVATE KEY-----
+MHQCAQEEIPiLuLxAfel28aI2Z1rEuX2oMP2yTV86D65ZZQzpKAV8oAcGBSuBBAAK
+oUQDQgAE3Qi7RcER9InqrgHOe72bLU91/W3NR4g/E6YnvV2vcZqn/+waQODKYG/7
+0496t2wGKbv6KH0tLi/Wz7SiDALySg==
+-----END EC PRIVATE KEY-----
+"""
+        XCTAssertThrowsError(try ES256Signer(privateKeyPEM: secp256k1))
     }
 }

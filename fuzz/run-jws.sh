@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Builds and runs the StoreKitJWS libFuzzer target for N seconds (default 60).
+#   fuzz/run-jws.sh [seconds]
+# Output: .build-jws/fuzz/ (binary, working corpus, crash artifacts). Seeds: fuzz/JWS/seeds.
+set -euo pipefail
+seconds="${1:-60}"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${JWS_FUZZ_OUT:-$repo/.build-jws/fuzz}"
+mkdir -p "$out/corpus" "$out/artifacts"
+
+swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
+    -module-name JWSFuzz \
+    -Xcc -fmodule-map-file="$repo/Sources/COpenSSL/module.modulemap" \
+    -I "$repo/Sources/COpenSSL" \
+    -lcrypto \
+    "$repo"/Sources/StoreKitJWS/*.swift "$repo"/fuzz/JWS/*.swift \
+    -o "$out/fuzz-jws"
+
+# The test root and G3 from <repo>/../shared/vectors/app-store, unless given.
+vectors="$repo/../shared/vectors/app-store"
+export JWS_FUZZ_ROOTS="${JWS_FUZZ_ROOTS:-$vectors/test-chain/testCA.pem:$vectors/AppleRootCA-G3.der}"
+if [ -f "$vectors/mock-signed/transactionInfo" ]; then
+    cp "$vectors/mock-signed/transactionInfo" "$out/corpus/apple-mock-transactionInfo"
+fi
+
+exec "$out/fuzz-jws" "$out/corpus" "$repo/fuzz/JWS/seeds" \
+    -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+    -dict="$repo/fuzz/JWS/jws.dict" -artifact_prefix="$out/artifacts/" -print_final_stats=1
