@@ -1,0 +1,65 @@
+import Foundation
+import LedgerModel
+import SQLiteKit
+
+/// Invitations addressed to the caller: list, accept, decline. An invitation id is only
+/// usable by its invitee; for anyone else it does not exist (404), so guessed or leaked
+/// ids reveal nothing. Superseded ids (the participant was revoked, left, or invited again)
+/// are 404 as well.
+enum InvitationRoutes {
+    static func register(_ r: inout Router) {
+        r.add("GET", "/v1/invitations", list)
+        r.add("POST", "/v1/invitations/{invitationId}/accept", accept)
+        r.add("POST", "/v1/invitations/{invitationId}/decline", decline)
+    }
+
+    static let unknown = APIError.notFound("No such invitation.")
+
+    static func list(_ ctx: RequestContext) throws -> Reply {
+        let c = try ctx.authenticate()
+        return try ctx.services.reads.with { db in
+            let rows = try db.query("""
+                SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at
+                FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
+                WHERE p.account_id = ? AND p.status = 'invited' AND h.shared = 1
+                ORDER BY p.invited_at DESC, p.rowid DESC
+                """, [.text(c.accountId)])
+            let items: [JSONValue] = rows.map { r in
+                .object([
+                    "id": .string(r.string(0)), "householdId": .string(r.string(1)), "householdName": .string(r.string(2)),
+                    "ownerDisplayName": .string(r.string(3)), "permission": .string(r.string(4)),
+                    "invitedAt": .string(Timestamp.format(ms: r.int(5))),
+                ])
+            }
+            return ctx.json(200, .object(["items": .array(items), "nextCursor": .null]))
+        }
+    }
+
+    static func accept(_ ctx: RequestContext) throws -> Reply {
+        let c = try ctx.authenticate()
+        let invitation = try ctx.id("invitationId")
+        return ctx.write { db in
+            guard let p = try ShareStore.find(db, invitation: invitation, account: c.accountId),
+                  p.status == .invited || p.status == .accepted else { throw unknown }
+            if p.status == .invited {
+                try ShareStore.update(db, household: p.householdId, account: c.accountId, status: .accepted)
+            }
+            let m = try Access.check(db, household: p.householdId, account: c.accountId, need: .read)
+            let (json, tag) = try LedgerStore.householdJSON(db, id: p.householdId, membership: m)
+            return RequestContext.jsonResponse(200, json, etag: tag)
+        }
+    }
+
+    static func decline(_ ctx: RequestContext) throws -> Reply {
+        let c = try ctx.authenticate()
+        let invitation = try ctx.id("invitationId")
+        return ctx.write { db in
+            guard let p = try ShareStore.find(db, invitation: invitation, account: c.accountId),
+                  p.status == .invited || p.status == .declined else { throw unknown }
+            if p.status == .invited {
+                try ShareStore.update(db, household: p.householdId, account: c.accountId, status: .declined)
+            }
+            return RequestContext.noContent()
+        }
+    }
+}
