@@ -28,7 +28,9 @@ final class AppHandler: HTTPHandler {
         case .found(let route, let params):
             let ctx = RequestContext(request: request, params: params, responder: responder,
                                      services: services, routeLabel: route.template)
-            if route.inline {
+            // Short reads run on the event loop (no thread hop); writes, long-polls and
+            // feed pages, which can be large, go to the worker queue.
+            if route.inline || (route.method == "GET" && route.boundedRead) {
                 run(route, ctx)
             } else {
                 services.reads.queue.async { self.run(route, ctx) }

@@ -18,6 +18,8 @@ struct Router: Sendable {
         let handler: RouteHandler
         /// Whether the handler may run inline on the event loop (trivial, no I/O).
         let inline: Bool
+        /// A GET whose work is small and bounded (not the change feed).
+        var boundedRead: Bool { !template.hasSuffix("/changes") && !template.hasSuffix("/sync-status") && template != "/readyz" }
     }
 
     enum Match {
