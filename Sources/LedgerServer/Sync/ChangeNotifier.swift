@@ -25,6 +25,12 @@ final class ChangeNotifier: Sendable {
     /// Parks `wake` until `household` changes (`wake(false)`) or `seconds` pass (`wake(true)`).
     /// Returns false (and does not park) when the server is shutting down.
     func park(household: String, seconds: Double, wake: @escaping @Sendable (_ timedOut: Bool) -> Void) -> Bool {
+        register(household: household, seconds: seconds, wake: wake) != nil
+    }
+
+    /// Like `park`, but returns the waiter's id (nil when shutting down) so that the caller
+    /// can `cancel` it. Exactly one of `wake` and a successful `cancel` happens.
+    func register(household: String, seconds: Double, wake: @escaping @Sendable (_ timedOut: Bool) -> Void) -> UInt64? {
         let timer = DispatchSource.makeTimerSource(queue: timerQueue)
         let id: UInt64? = state.withLock { s in
             if s.stopped { return nil }
@@ -34,7 +40,7 @@ final class ChangeNotifier: Sendable {
             s.count += 1
             return id
         }
-        guard let id else { return false }
+        guard let id else { return nil }
         timer.setEventHandler { [weak self] in
             guard let self, let w = self.remove(household: household, id: id) else { return }
             w.timer.cancel()
@@ -42,6 +48,14 @@ final class ChangeNotifier: Sendable {
         }
         timer.schedule(deadline: .now() + seconds)
         timer.resume()
+        return id
+    }
+
+    /// Removes a registered waiter without waking it. Returns false when it was already
+    /// woken (or timed out), in which case its `wake` runs or has run.
+    func cancel(household: String, id: UInt64) -> Bool {
+        guard let w = remove(household: household, id: id) else { return false }
+        w.timer.cancel()
         return true
     }
 

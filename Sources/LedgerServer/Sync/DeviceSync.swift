@@ -1,0 +1,69 @@
+import LedgerModel
+import SQLiteKit
+
+/// The `device_sync` table: per device token and household, when it last pulled and
+/// pushed and how far its last pull reached. Feeds `GET …/sync-status`.
+enum DeviceSync {
+    /// Records a pull as a separate writer job; the pull's answer never waits for it.
+    static func recordPull(_ writer: WriteQueue, token: String, household: String, seq: Int64) {
+        let now = Timestamp.nowMs()
+        writer.submit(WriteQueue.Job(work: { db in
+            // Only while the household exists: a pull racing a delete must not leave a row.
+            try db.run("""
+                INSERT INTO device_sync (token_id, household_id, last_pull_at, last_pull_seq)
+                SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM households WHERE id = ?2)
+                ON CONFLICT (token_id, household_id) DO UPDATE SET last_pull_at = excluded.last_pull_at,
+                    last_pull_seq = excluded.last_pull_seq
+                """, [.text(token), .text(household), .integer(now), .integer(seq)])
+            return WriteQueue.WriteOutcome(value: ())
+        }, completion: { _ in }))
+    }
+
+    /// Records a push inside the push's own transaction.
+    static func recordPush(_ db: SQLiteConnection, token: String, household: String) throws {
+        try db.run("""
+            INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES (?, ?, ?)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
+            """, [.text(token), .text(household), .integer(Timestamp.nowMs())])
+    }
+
+    /// `{householdId, latestToken, access, devices}` for a member, read in one snapshot.
+    static func status(_ db: SQLiteConnection, household: String, account: String) throws -> JSONValue {
+        try db.execute("BEGIN")
+        defer { try? db.execute("COMMIT") }
+        let m = try Access.check(db, household: household, account: account, need: .read)
+        guard let h = try db.queryOne("SELECT incarnation, seq FROM households WHERE id = ?", [.text(household)]) else {
+            throw APIError.notFound("No such household.")
+        }
+        let latest = SyncToken(household: household, incarnation: h.int(0), seq: h.int(1))
+        let rows = try db.query("""
+            SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at, d.last_pull_seq
+            FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
+            JOIN households h ON h.id = d.household_id
+            WHERE d.household_id = ?1 AND (t.account_id = h.owner_account_id OR EXISTS (
+                SELECT 1 FROM participants p WHERE p.household_id = ?1 AND p.account_id = t.account_id AND p.status = 'accepted'))
+            ORDER BY t.account_id, d.token_id
+            """, [.text(household)])
+        var devices: [JSONValue] = []
+        for r in rows {
+            devices.append(.object([
+                "tokenId": .string(r.string(0)), "accountId": .string(r.string(1)), "deviceName": .string(r.string(2)),
+                "lastPullAt": r.optionalInt(3).map { .string(Timestamp.format(ms: $0)) } ?? .null,
+                "lastPushAt": r.optionalInt(4).map { .string(Timestamp.format(ms: $0)) } ?? .null,
+                "changesBehind": .int(try changes(db, household: household, after: r.int(5))),
+            ]))
+        }
+        return .object([
+            "householdId": .string(household), "latestToken": .string(latest.encoded),
+            "access": m.accessJSON, "devices": .array(devices),
+        ])
+    }
+
+    /// Records (children and transactions) changed after `after`.
+    static func changes(_ db: SQLiteConnection, household: String, after: Int64) throws -> Int64 {
+        try db.queryOne("""
+            SELECT (SELECT COUNT(*) FROM children WHERE household_id = ?1 AND seq > ?2)
+                 + (SELECT COUNT(*) FROM transactions WHERE household_id = ?1 AND seq > ?2)
+            """, [.text(household), .integer(after)])?.int(0) ?? 0
+    }
+}

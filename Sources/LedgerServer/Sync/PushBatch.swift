@@ -1,0 +1,113 @@
+import LedgerModel
+import SQLiteKit
+
+/// A parsed `POST …/changes` body and its application in one writer job.
+///
+/// The envelope is strict (422 for the whole request when a record cannot be identified);
+/// per-record problems become `rejected` results and leave the rest of the batch alone.
+struct PushBatch {
+    /// A child as a device pushes it.
+    struct ChildRecord {
+        var id: String
+        var name: String
+        var sortOrder: Int64
+        var archived: Bool
+        var createdAt: Int64
+        var modifiedAt: Int64
+        var modifiedBy: String
+        var baseChangeTag: String?
+    }
+
+    /// A record that parsed, or the field errors that reject it.
+    enum Item<Record> {
+        case valid(Record)
+        case invalid(id: String, fields: [String: String])
+    }
+
+    var children: [Item<ChildRecord>] = []
+    var transactions: [Item<LedgerStore.NewTransaction>] = []
+
+    var count: Int { children.count + transactions.count }
+
+    // MARK: parsing
+
+    /// Parses the body; 413 `batch_too_large` above `maxRecords`, 422 for a bad envelope.
+    static func parse(_ body: JSONBody, maxRecords: Int) throws -> PushBatch {
+        var envelope = body
+        envelope.allowOnly(["children", "transactions"])
+        let kids = array(&envelope, "children"), txs = array(&envelope, "transactions")
+        try envelope.check()
+        if kids.count + txs.count > maxRecords {
+            throw APIError(413, "batch_too_large", "A push holds at most \(maxRecords) records; this one has \(kids.count + txs.count).")
+        }
+        var idErrors: [String: String] = [:]
+        var batch = PushBatch()
+        for (i, v) in kids.enumerated() {
+            guard let (o, id) = identified(v, "children[\(i)]", &idErrors) else { continue }
+            batch.children.append(child(o, id: id))
+        }
+        for (i, v) in txs.enumerated() {
+            guard let (o, id) = identified(v, "transactions[\(i)]", &idErrors) else { continue }
+            batch.transactions.append(transaction(o, id: id))
+        }
+        if !idErrors.isEmpty { throw APIError.validation(idErrors) }
+        return batch
+    }
+
+    private static func array(_ b: inout JSONBody, _ key: String) -> [JSONValue] {
+        switch b.object[key] {
+        case nil, .null?: return []
+        case .array(let a)?: return a
+        case let v?: b.fail(key, "must be an array, not \(v.typeName)"); return []
+        }
+    }
+
+    private static func identified(_ v: JSONValue, _ path: String, _ errors: inout [String: String]) -> (JSONObject, String)? {
+        guard case .object(let o) = v else { errors[path] = "must be an object, not \(v.typeName)"; return nil }
+        guard case .string(let raw)? = o["id"], let u = LedgerIDs.parse(raw) else {
+            errors[path + ".id"] = o["id"] == nil ? "is required" : "must be a UUID"
+            return nil
+        }
+        return (o, u.lowercased)
+    }
+
+    private static func child(_ o: JSONObject, id: String) -> Item<ChildRecord> {
+        var b = JSONBody(o)
+        b.allowOnly(["id", "name", "sortOrder", "archived", "createdAt", "modifiedAt", "modifiedBy", "baseChangeTag"])
+        let name = b.name("name", required: true)
+        let sortOrder = b.int("sortOrder", required: true)
+        let archived = b.bool("archived")
+        if archived == nil, b.errors["archived"] == nil { b.fail("archived", "is required") }
+        let createdAt = b.timestamp("createdAt", required: true)
+        let modifiedAt = b.timestamp("modifiedAt", required: true)
+        let modifiedBy = b.uuid("modifiedBy", required: true)
+        let base = b.string("baseChangeTag")
+        guard b.errors.isEmpty, let name, let sortOrder, let archived, let createdAt, let modifiedAt, let modifiedBy else {
+            return .invalid(id: id, fields: b.errors)
+        }
+        return .valid(ChildRecord(id: id, name: name, sortOrder: sortOrder, archived: archived, createdAt: createdAt,
+                                  modifiedAt: modifiedAt, modifiedBy: modifiedBy, baseChangeTag: base))
+    }
+
+    private static func transaction(_ o: JSONObject, id: String) -> Item<LedgerStore.NewTransaction> {
+        var b = JSONBody(o)
+        b.allowOnly(["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId"])
+        let childId = b.uuid("childId", required: true)
+        let amount = b.int("amountCents", required: true)
+        if let a = amount, case .failure(let e) = Validation.amount(a) { b.fail("amountCents", e.message) }
+        let note = b.string("note", required: true)
+        if let note, case .failure(let e) = Validation.note(note) { b.fail("note", e.message) }
+        var source: TransactionSource?
+        if let s = b.string("source", required: true) {
+            source = TransactionSource(rawValue: s)
+            if source == nil { b.fail("source", "must be one of " + TransactionSource.allCases.map(\.rawValue).joined(separator: ", ")) }
+        }
+        let createdAt = b.timestamp("createdAt", required: true)
+        let reversesId = b.uuid("reversesId")
+        guard b.errors.isEmpty, let childId, let amount, let note, let source, let createdAt else {
+            return .invalid(id: id, fields: b.errors)
+        }
+        return .valid(LedgerStore.NewTransaction(id: id, childId: childId, amountCents: amount, note: note, source: source,
+                                                 createdAt: createdAt, reversesId: reversesId))
+    }
+}
