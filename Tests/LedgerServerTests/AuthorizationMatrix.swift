@@ -1,0 +1,171 @@
+import Foundation
+import LedgerModel
+
+/// The authorization matrix: every endpoint of `openapi.yaml` × every kind of caller →
+/// the expected status (and, where it matters, the problem `code`). `AuthorizationTests`
+/// asserts it over HTTP and renders it into `docs/authorization.md`.
+enum AuthorizationMatrix {
+    /// Who calls.
+    enum Caller: String, CaseIterable {
+        case noToken, revokedToken, stranger, invitee, declined, readOnly, readWrite, revoked, departed, owner
+
+        var title: String {
+            switch self {
+            case .noToken: return "no token"
+            case .revokedToken: return "revoked token"
+            case .stranger: return "stranger"
+            case .invitee: return "invitee (not accepted)"
+            case .declined: return "declined"
+            case .readOnly: return "read-only"
+            case .readWrite: return "read-write"
+            case .revoked: return "revoked"
+            case .departed: return "departed"
+            case .owner: return "owner"
+            }
+        }
+    }
+
+    /// One expected answer: a status and optionally the problem `code`.
+    struct Expect: Equatable {
+        var status: Int
+        var code: String?
+
+        /// "403:owner_only" or "200".
+        init(_ spec: String) {
+            let parts = spec.split(separator: ":", maxSplits: 1)
+            status = Int(parts[0]) ?? 0
+            code = parts.count > 1 ? String(parts[1]) : nil
+        }
+
+        var text: String { code.map { "\(status) `\($0)`" } ?? String(status) }
+    }
+
+    /// One endpoint: its expectations per caller, and a request body. Strings in the body
+    /// may be `$unique` (a fresh handle) or `$strangerHandle`.
+    struct Row {
+        var method: String
+        var path: String
+        var expect: [Caller: Expect]
+        var body: JSONValue?
+        /// Whether a successful call changes the relationships the matrix relies on; such
+        /// cells each run against a fresh household.
+        var mutates: Bool
+        var note: String
+    }
+
+    static let callers = Caller.allCases
+
+    /// Ten space-separated specs in `Caller.allCases` order.
+    static func row(_ method: String, _ path: String, _ specs: String, body: JSONValue? = nil,
+                    mutates: Bool? = nil, note: String = "") -> Row {
+        let parts = specs.split(separator: " ").map(String.init)
+        precondition(parts.count == callers.count, "\(method) \(path): \(parts.count) specs")
+        var e: [Caller: Expect] = [:]
+        for (c, p) in zip(callers, parts) { e[c] = Expect(p) }
+        return Row(method: method, path: path, expect: e, body: body, mutates: mutates ?? (method != "GET"), note: note)
+    }
+
+    static let unauth = "401:unauthenticated 401:unauthenticated"
+    static let outsiders = "404:not_found 404:not_found 404:not_found"
+    static let gone = "403:access_revoked 403:access_revoked"
+
+    /// Members read: owner and accepted participants.
+    static func memberRead(_ s: String = "200") -> String { "\(unauth) \(outsiders) \(s) \(s) \(gone) \(s)" }
+    /// Read-write members write; read-only participants get `read_only`.
+    static func memberWrite(_ s: String) -> String { "\(unauth) \(outsiders) 403:read_only \(s) \(gone) \(s)" }
+    /// Owner only; participants get `owner_only`.
+    static func ownerOnly(_ s: String) -> String { "\(unauth) \(outsiders) 403:owner_only 403:owner_only \(gone) \(s)" }
+    /// Any valid token.
+    static func anyToken(_ s: String) -> String { unauth + String(repeating: " " + s, count: 8) }
+    /// No authentication at all.
+    static func open(_ s: String) -> String { Array(repeating: s, count: 10).joined(separator: " ") }
+
+    static let hh = "/v1/households/{id}"
+
+    static let rows: [Row] = [
+        row("POST", "/v1/accounts", open("201"), body: .obj(["handle": "$unique", "displayName": "New parent"]), mutates: false,
+            note: "Registration is open; no token is read."),
+        row("GET", "/v1/me", anyToken("200")),
+        row("POST", "/v1/tokens", anyToken("201"), body: .obj(["deviceName": "Phone"]), mutates: false),
+        row("GET", "/v1/tokens", anyToken("200")),
+        row("DELETE", "/v1/tokens/{tokenId}", "\(unauth) 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 204",
+            note: "`tokenId` is one of the owner's tokens: other accounts cannot see it."),
+        row("POST", "/v1/households", anyToken("201"), body: .obj(["name": "Another home"]), mutates: false),
+        row("GET", "/v1/households", anyToken("200"), note: "Only owned and accepted households are listed."),
+        row("PUT", hh, "\(unauth) 409:id_conflict 409:id_conflict 409:id_conflict 409:id_conflict 409:id_conflict 409:id_conflict 409:id_conflict 200",
+            body: .obj(["name": "Home"]), mutates: false, note: "API.md: another account's id is 409 `id_conflict`."),
+        row("GET", hh, memberRead()),
+        row("PATCH", hh, memberWrite("200"), body: .obj(["name": "Renamed"])),
+        row("DELETE", hh, ownerOnly("204")),
+        row("POST", hh + "/children", memberWrite("201"), body: .obj(["name": "Bo"])),
+        row("GET", hh + "/children", memberRead()),
+        row("GET", hh + "/children/{childId}", memberRead()),
+        row("PATCH", hh + "/children/{childId}", memberWrite("200"), body: .obj(["name": "Cy"])),
+        row("POST", hh + "/children/{childId}/transactions", memberWrite("201"), body: .obj(["amountCents": 250])),
+        row("GET", hh + "/children/{childId}/transactions", memberRead()),
+        row("GET", hh + "/transactions", memberRead()),
+        row("GET", hh + "/transactions/{txId}", memberRead()),
+        row("POST", hh + "/transactions/{txId}/reversal", memberWrite("201")),
+        row("POST", hh + "/children/{childId}/undo-last", memberWrite("201")),
+        row("POST", hh + "/share", ownerOnly("200"), mutates: false, note: "The share exists: 200."),
+        row("GET", hh + "/share", memberRead()),
+        row("DELETE", hh + "/share", ownerOnly("204")),
+        row("POST", hh + "/share/participants", ownerOnly("201"), body: .obj(["handle": "$strangerHandle", "permission": "readOnly"])),
+        row("PATCH", hh + "/share/participants/{accountId}", ownerOnly("200"), body: .obj(["permission": "readOnly"]),
+            note: "`accountId` is the read-write participant."),
+        row("DELETE", hh + "/share/participants/{accountId}",
+            "\(unauth) \(outsiders) 403:owner_only 204 \(gone) 204",
+            note: "`accountId` is the read-write participant: the owner revokes, the participant leaves."),
+        row("GET", "/v1/invitations", anyToken("200"), note: "Each caller sees only their own pending invitations."),
+        row("POST", "/v1/invitations/{invitationId}/accept",
+            "\(unauth) 404:not_found 200 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found",
+            note: "`invitationId` is the invitee's: for everyone else it does not exist."),
+        row("POST", "/v1/invitations/{invitationId}/decline",
+            "\(unauth) 404:not_found 204 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found"),
+        row("GET", hh + "/changes", memberRead()),
+        row("POST", hh + "/changes", memberWrite("200"), body: .obj(["children": .array([]), "transactions": .array([])]),
+            mutates: false, note: "An empty batch."),
+        row("GET", hh + "/sync-status", memberRead()),
+        row("PUT", hh + "/subscription", ownerOnly("422"), body: .obj(["signedTransaction": "not-a-jws"]),
+            note: "With a bundle id configured; the owner's invalid JWS is 422 `malformed`."),
+        row("GET", hh + "/subscription", ownerOnly("404:no_subscription")),
+        row("DELETE", hh + "/subscription", ownerOnly("204")),
+        row("GET", hh + "/entitlement", memberRead()),
+        row("GET", "/healthz", open("200")),
+        row("GET", "/readyz", open("200")),
+        row("GET", "/metrics", open("200")),
+        row("GET", "/openapi.yaml", open("200")),
+    ]
+
+    /// `docs/authorization.md`, rendered from `rows`.
+    static func markdown() -> String {
+        var out = """
+        # Authorization matrix
+
+        Generated from `Tests/LedgerServerTests/AuthorizationMatrix.swift` by
+        `KIDLEDGER_WRITE_DOCS=1 swift test --filter LedgerServerTests.AuthorizationTests`;
+        the same table is asserted over HTTP by the test suite, and every endpoint of
+        `openapi.yaml` must have a row.
+
+        Callers: **no token**; **revoked token** (a signed-out device of a member);
+        **stranger** (an account with no tie to the household); **invitee** (invited, not yet
+        accepted); **declined**; **read-only** and **read-write** (accepted participants);
+        **revoked** (access revoked by the owner); **departed** (left the share); **owner**.
+
+        Rules: non-members get 404 `not_found` (the household's existence is not revealed);
+        revoked and departed participants 403 `access_revoked`; read-only participants 403
+        `read_only` on every write; owner-only operations 403 `owner_only`; invitees who have
+        not accepted are not members. Missing or revoked tokens are 401 `unauthenticated`, and
+        repeated authentication failures from one address are 429 `rate_limited` with
+        `Retry-After`.
+
+
+        """
+        out += "| Method | Path | " + callers.map(\.title).joined(separator: " | ") + " | Notes |\n"
+        out += "|---|---|" + callers.map { _ in "---|" }.joined() + "---|\n"
+        for r in rows {
+            out += "| \(r.method) | `\(r.path)` | " + callers.map { r.expect[$0]!.text }.joined(separator: " | ") + " | \(r.note) |\n"
+        }
+        return out
+    }
+}
