@@ -145,6 +145,23 @@ final class AuthorizationTests: XCTestCase {
         XCTAssertGreaterThan(checked, 0)
     }
 
+    /// Malformed ids in any path position are 404 `not_found` for a caller who could use
+    /// the endpoint, before any query runs (never 400/500, never a hint).
+    func testMalformedPathIdsAre404() throws {
+        let router = Routes.make()
+        let w = try makeWorld()
+        for row in AuthorizationMatrix.rows where row.path.contains("{") {
+            guard case .found = router.match(method: row.method, path: concrete(row.path, w)) else { continue }
+            for param in ["{id}", "{childId}", "{txId}", "{accountId}", "{invitationId}", "{tokenId}"] where row.path.contains(param) {
+                let path = concrete(row.path.replacingOccurrences(of: param, with: "x%27%20OR%201%3D1"), w)
+                let caller: Caller = param == "{invitationId}" ? .invitee : .owner
+                let r = s.call(row.method, path, token: w.tokens[caller], json: row.body.map { substitute($0, w) })
+                XCTAssertEqual(r.status, 404, "\(row.method) \(row.path) with a malformed \(param)")
+                XCTAssertEqual(r.code, "not_found", "\(row.method) \(row.path) with a malformed \(param)")
+            }
+        }
+    }
+
     /// `(method, path)` of every operation under `paths:` in openapi.yaml (line-based).
     static func openAPIOperations() throws -> [String] {
         let text = try String(contentsOf: repo.appendingPathComponent("openapi.yaml"), encoding: .utf8)

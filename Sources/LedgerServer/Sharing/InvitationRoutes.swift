@@ -15,6 +15,14 @@ enum InvitationRoutes {
 
     static let unknown = APIError.notFound("No such invitation.")
 
+    /// The household an invitation of the caller belongs to, so its long-polls wake on the
+    /// change (empty when there is none; the write then answers 404).
+    static func household(_ ctx: RequestContext, _ invitation: String, _ c: Caller) throws -> Set<String> {
+        try ctx.services.reads.with { db in
+            try ShareStore.find(db, invitation: invitation, account: c.accountId).map { [$0.householdId] } ?? []
+        }
+    }
+
     static func list(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         return try ctx.services.reads.with { db in
@@ -38,7 +46,7 @@ enum InvitationRoutes {
     static func accept(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let invitation = try ctx.id("invitationId")
-        return ctx.write { db in
+        return ctx.write(touching: try household(ctx, invitation, c)) { db in
             guard let p = try ShareStore.find(db, invitation: invitation, account: c.accountId),
                   p.status == .invited || p.status == .accepted else { throw unknown }
             if p.status == .invited {
@@ -53,7 +61,7 @@ enum InvitationRoutes {
     static func decline(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let invitation = try ctx.id("invitationId")
-        return ctx.write { db in
+        return ctx.write(touching: try household(ctx, invitation, c)) { db in
             guard let p = try ShareStore.find(db, invitation: invitation, account: c.accountId),
                   p.status == .invited || p.status == .declined else { throw unknown }
             if p.status == .invited {
