@@ -12,8 +12,8 @@ import SQLiteKit
 enum ChangeFeed {
     /// One page, as read.
     struct Page {
-        /// The response body: `{household, children, transactions, access, nextToken, moreComing}`.
-        var body: JSONValue
+        /// The JSON response body: `{household, children, transactions, access, nextToken, moreComing}`.
+        var body: [UInt8]
         /// Where the page ends.
         var nextToken: SyncToken
         /// The position the page started after (0 for a full pull).
@@ -74,20 +74,27 @@ enum ChangeFeed {
             }
         }
 
-        var children: [JSONValue] = [], transactions: [JSONValue] = []
-        for e in entries {
-            if e.isChild { children.append(LedgerStore.child(e.row).json) } else { transactions.append(LedgerStore.transaction(e.row).json) }
-        }
         let (householdJSON, _) = try LedgerStore.householdJSON(db, id: household, membership: membership)
         let token = SyncToken(household: household, incarnation: incarnation, seq: endSeq)
-        let body: JSONValue = .object([
-            "household": householdJSON,
-            "children": .array(children),
-            "transactions": .array(transactions),
-            "access": membership.accessJSON,
-            "nextToken": .string(token.encoded),
-            "moreComing": .bool(moreComing),
-        ])
+        var out = FeedEncoder(capacity: 512 + entries.count * 400)
+        out.raw("{\"household\":"); out.value(householdJSON)
+        out.raw(",\"children\":[")
+        var first = true
+        for e in entries where e.isChild {
+            if !first { out.raw(",") }
+            out.child(e.row); first = false
+        }
+        out.raw("],\"transactions\":[")
+        first = true
+        for e in entries where !e.isChild {
+            if !first { out.raw(",") }
+            out.transaction(e.row); first = false
+        }
+        out.raw("],\"access\":"); out.value(membership.accessJSON)
+        out.raw(",\"nextToken\":"); out.string(token.encoded)
+        out.raw(",\"moreComing\":"); out.bool(moreComing)
+        out.raw("}")
+        let body = out.bytes
         return Page(body: body, nextToken: token, since: after, records: entries.count, moreComing: moreComing)
     }
 

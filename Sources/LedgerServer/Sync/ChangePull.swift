@@ -50,7 +50,9 @@ final class ChangePull: @unchecked Sendable {
     /// The answer for `page`; records the device's pull on the writer without waiting for it.
     private func finish(_ page: ChangeFeed.Page) -> HTTPResponse {
         DeviceSync.recordPull(ctx.services.writer, token: caller.tokenId, household: household, seq: page.nextToken.seq)
-        return RequestContext.jsonResponse(200, page.body)
+        var h = HTTPHeaders()
+        h.set("Content-Type", "application/json; charset=utf-8")
+        return HTTPResponse(status: 200, headers: h, body: page.body)
     }
 
     private func park(_ page: ChangeFeed.Page) {

@@ -1,0 +1,129 @@
+import LedgerModel
+import SQLiteKit
+
+/// Writes change-feed JSON straight from SQLite rows into bytes.
+///
+/// The output is exactly `Child.json` / `LedgerTransaction.json` serialized (same members,
+/// same order), without building a `JSONValue` tree per record: a 1000-record page is the
+/// hot path of a first pull.
+struct FeedEncoder {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends raw ASCII (member names and punctuation).
+    mutating func raw(_ s: StaticString) {
+        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends a JSON string literal.
+    mutating func string(_ s: String) {
+        bytes.append(34)
+        var s = s
+        s.withUTF8 { utf8 in
+            if !utf8.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
+                bytes.append(contentsOf: utf8)
+                return
+            }
+            for c in utf8 {
+                switch c {
+                case 34: bytes.append(92); bytes.append(34)
+                case 92: bytes.append(92); bytes.append(92)
+                case 10: bytes.append(92); bytes.append(110)
+                case 13: bytes.append(92); bytes.append(114)
+                case 9: bytes.append(92); bytes.append(116)
+                case 0..<0x20:
+                    bytes.append(contentsOf: [92, 117, 48, 48, FeedEncoder.hex[Int(c >> 4)], FeedEncoder.hex[Int(c & 15)]])
+                default: bytes.append(c)
+                }
+            }
+        }
+        bytes.append(34)
+    }
+
+    mutating func optionalString(_ s: String?) {
+        if let s { string(s) } else { raw("null") }
+    }
+
+    mutating func int(_ v: Int64) {
+        if v == 0 { bytes.append(48); return }
+        var u = v.magnitude
+        if v < 0 { bytes.append(45) }
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var n = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            while u > 0 { d[n] = UInt8(48 + u % 10); u /= 10; n += 1 }
+            for i in stride(from: n - 1, through: 0, by: -1) { bytes.append(d[i]) }
+        }
+    }
+
+    mutating func bool(_ b: Bool) {
+        if b { raw("true") } else { raw("false") }
+    }
+
+    /// `"YYYY-MM-DDTHH:MM:SS.mmmZ"`, as `Timestamp.format`.
+    mutating func timestamp(_ ms: Int64) {
+        guard ms >= 0 && ms < 253_402_300_800_000 else { string(Timestamp.format(ms: ms)); return }
+        let days = ms / 86_400_000, msOfDay = ms % 86_400_000
+        // Howard Hinnant's civil-from-days, for days ≥ 0.
+        let z = days + 719_468
+        let era = z / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp + (mp < 10 ? 3 : -9)
+        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        bytes.append(34)
+        pad(y, 4); bytes.append(45); pad(m, 2); bytes.append(45); pad(d, 2); bytes.append(84)
+        pad(msOfDay / 3_600_000, 2); bytes.append(58); pad((msOfDay / 60_000) % 60, 2); bytes.append(58)
+        pad((msOfDay / 1000) % 60, 2); bytes.append(46); pad(msOfDay % 1000, 3)
+        bytes.append(90); bytes.append(34)
+    }
+
+    private mutating func pad(_ v: Int64, _ width: Int) {
+        var div: Int64 = 1
+        for _ in 1..<width { div *= 10 }
+        var v = v
+        while div > 0 { bytes.append(UInt8(48 + (v / div) % 10)); v %= div; div /= 10 }
+    }
+
+    /// Appends a child from a row in `LedgerStore.childColumns` order.
+    mutating func child(_ r: SQLiteRow) {
+        raw("{\"id\":"); string(r.string(0))
+        raw(",\"householdId\":"); string(r.string(1))
+        raw(",\"name\":"); string(r.string(2))
+        raw(",\"sortOrder\":"); int(r.int(3))
+        raw(",\"archived\":"); bool(r.bool(4))
+        raw(",\"createdAt\":"); timestamp(r.int(5))
+        raw(",\"modifiedAt\":"); timestamp(r.int(6))
+        raw(",\"modifiedBy\":"); string(r.string(7))
+        raw(",\"changeTag\":"); string(r.string(8))
+        raw(",\"balanceCents\":"); int(r.int(9))
+        bytes.append(125)
+    }
+
+    /// Appends a transaction from a row in `LedgerStore.txColumns` order.
+    mutating func transaction(_ r: SQLiteRow) {
+        raw("{\"id\":"); string(r.string(0))
+        raw(",\"householdId\":"); string(r.string(1))
+        raw(",\"childId\":"); string(r.string(2))
+        raw(",\"amountCents\":"); int(r.int(3))
+        raw(",\"note\":"); string(r.string(4))
+        raw(",\"source\":"); string(r.string(5))
+        raw(",\"createdAt\":"); timestamp(r.int(6))
+        raw(",\"recordedAt\":"); timestamp(r.int(7))
+        raw(",\"authorAccountId\":"); string(r.string(8))
+        raw(",\"reversesId\":"); optionalString(r.optionalString(9))
+        raw(",\"reversedById\":"); optionalString(r.optionalString(10))
+        bytes.append(125)
+    }
+
+    /// Appends an already built JSON value.
+    mutating func value(_ v: JSONValue) { v.write(into: &bytes) }
+}
