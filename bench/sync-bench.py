@@ -65,7 +65,7 @@ def seed(db_path, household, child, author, count, tag):
     db.execute("PRAGMA journal_mode=WAL"); db.execute("PRAGMA synchronous=OFF")
     (seq,) = db.execute("SELECT seq FROM households WHERE id = ?", (household,)).fetchone()
     now = int(time.time() * 1000)
-    rows = ((f"{tag:08x}-0000-4000-8000-{i:012x}", household, child, 100, "", "manual", now, now, author, seq + 1 + i)
+    rows = ((str(uuid.UUID(bytes=os.urandom(16), version=4)), household, child, 100, "", "manual", now, now, author, seq + 1 + i)
             for i in range(count))
     db.executemany("INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, "
                    "author_account_id, seq) VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
