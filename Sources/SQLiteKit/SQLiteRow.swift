@@ -6,10 +6,16 @@ public struct SQLiteRow: Sendable, Equatable {
 
     public subscript(_ i: Int) -> SQLiteValue { values[i] }
 
-    /// The integer in column `i` (0 for NULL; text is not converted).
+    /// The integer in column `i` (0 for NULL; text is not converted; a real is truncated
+    /// and clamped to the Int64 range, NaN is 0 — never a trap).
     public func int(_ i: Int) -> Int64 {
         if case .integer(let v) = values[i] { return v }
-        if case .real(let d) = values[i] { return Int64(d) }
+        if case .real(let d) = values[i] {
+            if d.isNaN { return 0 }
+            if d >= 9_223_372_036_854_775_807.0 { return .max }
+            if d <= -9_223_372_036_854_775_808.0 { return .min }
+            return Int64(d)
+        }
         return 0
     }
 

@@ -140,6 +140,16 @@ final class LedgerCoreTests: XCTestCase {
         XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(c)", token: t).json["balanceCents"], .int(-300))
     }
 
+    func testChildAfterTheLargestSortOrder() {
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let a = s.call("POST", "/v1/households/\(h)/children", token: t, json: .obj(["name": "A", "sortOrder": .int(Int64.max)]))
+        XCTAssertEqual(a.status, 201)
+        let b = s.call("POST", "/v1/households/\(h)/children", token: t, json: .obj(["name": "B"]))
+        XCTAssertEqual(b.status, 201)
+        XCTAssertEqual(b.json["sortOrder"], .int(Int64.max))
+    }
+
     func testBalanceOverflowIsRefused() {
         let (_, t) = s.signup("mum")
         let h = s.household(t)

@@ -71,3 +71,13 @@ final class SQLiteConnectionTests: XCTestCase {
         XCTAssertEqual(try SQLiteConnection(path: copy, mode: .readOnly).queryOne("SELECT COUNT(*) FROM t")?.int(0), 100)
     }
 }
+
+final class SQLiteRowTests: XCTestCase {
+    func testRealsOutsideInt64AreClampedNotTrapped() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        let row = try XCTUnwrap(db.queryOne("SELECT 9223372036854775807 + 1, -9223372036854775808 - 1, 2.9"))
+        XCTAssertEqual(row.int(0), Int64.max)
+        XCTAssertEqual(row.int(1), Int64.min)
+        XCTAssertEqual(row.int(2), 2)
+    }
+}

@@ -117,7 +117,7 @@ struct JSONBody {
         if negative { s = s.dropFirst() }
         var exponent = 0
         if let e = s.firstIndex(where: { $0 == "e" || $0 == "E" }) {
-            guard let x = Int(s[s.index(after: e)...].replacingOccurrences(of: "+", with: "")), abs(x) < 10_000 else { return nil }
+            guard let x = Int(s[s.index(after: e)...].replacingOccurrences(of: "+", with: "")), x.magnitude < 10_000 else { return nil }
             exponent = x
             s = s[..<e]
         }

@@ -30,7 +30,9 @@ enum ChildRoutes {
                 }
                 throw APIError(409, "id_conflict", "A different child with id \(id) already exists.")
             }
-            let order = try sortOrder ?? (db.queryOne("SELECT COALESCE(MAX(sort_order), -1) + 1 FROM children WHERE household_id = ?", [.text(household)])?.int(0) ?? 0)
+            // After the largest sort order (computed here: SQLite would turn Int64.max + 1 into a real).
+            let order = try sortOrder ?? (db.queryOne("SELECT MAX(sort_order) FROM children WHERE household_id = ?", [.text(household)])?
+                .optionalInt(0).map { $0 == Int64.max ? $0 : $0 + 1 } ?? 0)
             let seq = try LedgerStore.nextSeq(db, household)
             let now = Timestamp.nowMs()
             try db.run("""
