@@ -100,11 +100,13 @@ enum TransactionRoutes {
     }
 
     static func listForChild(_ ctx: RequestContext) throws -> Reply {
-        try page(ctx, household: ctx.id("id"), child: ctx.id("childId"))
+        try ctx.authenticate()
+        return try page(ctx, household: ctx.id("id"), child: ctx.id("childId"))
     }
 
     static func listForHousehold(_ ctx: RequestContext) throws -> Reply {
-        try page(ctx, household: ctx.id("id"), child: nil)
+        try ctx.authenticate()
+        return try page(ctx, household: ctx.id("id"), child: nil)
     }
 
     static func reverse(_ ctx: RequestContext) throws -> Reply {
