@@ -6,45 +6,12 @@
 set -euo pipefail
 duration="${1:-10s}"
 conns="${2:-64}"
-repo="$(cd "$(dirname "$0")/.." && pwd)"
 nginx_port="${NGINX_PORT:-18181}"
 our_port="${OUR_PORT:-18182}"
-tmp="$(mktemp -d)"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-
-command -v wrk >/dev/null && [ -x /usr/sbin/nginx ] || { echo "needs wrk and nginx: apt-get install -y nginx-light wrk" >&2; exit 1; }
-
-if [ -z "${SERVER_BIN:-}" ]; then
-    (cd "$repo" && swift build -c release --product kidledger-server >&2)
-    SERVER_BIN="$(cd "$repo" && swift build -c release --show-bin-path)/kidledger-server"
-fi
-
-mkdir -p "$tmp/nginx/logs" "$tmp/data"
-cat > "$tmp/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 100000000;
-    keepalive_timeout 60s;
-    client_body_temp_path $tmp/nginx/body;
-    proxy_temp_path $tmp/nginx/proxy;
-    fastcgi_temp_path $tmp/nginx/fastcgi;
-    uwsgi_temp_path $tmp/nginx/uwsgi;
-    scgi_temp_path $tmp/nginx/scgi;
-    server {
-        listen 127.0.0.1:$nginx_port;
-        location / { default_type text/plain; return 200 "ok"; }
-    }
-}
-CONF
-/usr/sbin/nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" &
-pids+=($!)
+source "$(dirname "$0")/lib.sh"
+bench_server_bin
+mkdir -p "$tmp/data"
+bench_start_nginx "$nginx_port"
 "$SERVER_BIN" serve --port "$our_port" --data-dir "$tmp/data" ${SERVER_ARGS:-} > "$tmp/server.log" 2>&1 &
 server_pid=$!
 pids+=($server_pid)

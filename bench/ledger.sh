@@ -8,20 +8,10 @@
 set -euo pipefail
 duration="${1:-10s}"
 conns="${2:-64}"
-repo="$(cd "$(dirname "$0")/.." && pwd)"
 port="${OUR_PORT:-18291}"
 nginx_port="${NGINX_PORT:-18292}"
-tmp="$(mktemp -d -p "${BENCH_TMP:-$repo/.build}" bench.XXXXXX 2>/dev/null || mktemp -d)"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-command -v wrk >/dev/null && [ -x /usr/sbin/nginx ] || { echo "needs wrk and nginx: apt-get install -y nginx-light wrk" >&2; exit 1; }
-
-if [ -z "${SERVER_BIN:-}" ]; then
-    (cd "$repo" && swift build -c release --product kidledger-server >&2)
-    SERVER_BIN="$(cd "$repo" && swift build -c release --show-bin-path)/kidledger-server"
-fi
-
+source "$(dirname "$0")/lib.sh"
+bench_server_bin
 "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" --quiet > "$tmp/server.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
@@ -68,17 +58,7 @@ PY
 )
 
 echo "== GET children (10, authenticated) vs nginx fixed reply"
-mkdir -p "$tmp/nginx/logs"
-cat > "$tmp/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/logs/error.log warn;
-events { worker_connections 4096; }
-http { access_log off; server { listen 127.0.0.1:$nginx_port; location / { return 200 "ok"; } } }
-CONF
-/usr/sbin/nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" &
-pids+=($!)
+bench_start_nginx "$nginx_port"
 sleep 0.5
 wrk -t2 -c"$conns" -d"$duration" --latency "http://127.0.0.1:$nginx_port/" > "$tmp/nginx.txt"
 wrk -t2 -c"$conns" -d"$duration" --latency -H "Authorization: Bearer $token" "$base/v1/households/$hh/children" > "$tmp/children.txt"

@@ -1,0 +1,47 @@
+# Shared set-up for the bench/ scripts; source it after `set -euo pipefail`.
+# Provides $repo, $tmp (removed on exit), the pids array (killed on exit),
+# bench_server_bin (sets SERVER_BIN, building a release binary when unset) and
+# bench_start_nginx PORT (nginx, 1 worker, fixed 200 "ok" reply, keep-alive).
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tmp="$(mktemp -d)"
+pids=()
+bench_cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
+trap bench_cleanup EXIT
+
+command -v wrk >/dev/null && [ -x /usr/sbin/nginx ] || { echo "needs wrk and nginx: apt-get install -y nginx-light wrk" >&2; exit 1; }
+
+bench_server_bin() {
+    if [ -z "${SERVER_BIN:-}" ]; then
+        (cd "$repo" && swift build -c release --product kidledger-server >&2)
+        SERVER_BIN="$(cd "$repo" && swift build -c release --show-bin-path)/kidledger-server"
+    fi
+}
+
+bench_start_nginx() {
+    local port=$1
+    mkdir -p "$tmp/nginx/logs"
+    cat > "$tmp/nginx/nginx.conf" <<CONF
+worker_processes 1;
+daemon off;
+pid $tmp/nginx/nginx.pid;
+error_log $tmp/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 100000000;
+    keepalive_timeout 60s;
+    client_body_temp_path $tmp/nginx/body;
+    proxy_temp_path $tmp/nginx/proxy;
+    fastcgi_temp_path $tmp/nginx/fastcgi;
+    uwsgi_temp_path $tmp/nginx/uwsgi;
+    scgi_temp_path $tmp/nginx/scgi;
+    server {
+        listen 127.0.0.1:$port;
+        location / { default_type text/plain; return 200 "ok"; }
+    }
+}
+CONF
+    /usr/sbin/nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" &
+    pids+=($!)
+}
