@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import StoreKitJWS
 
 /// Device token secrets: `kl_` + 43 base64url characters (32 random bytes).
 /// Only their SHA-256 is stored; comparisons are constant-time.
@@ -33,16 +34,13 @@ enum TokenSecret {
         return CRYPTO_memcmp(a, b, a.count) == 0
     }
 
+    /// Unpadded base64url (the strict codec the JWS verifier uses).
     static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Base64Codec.encode(bytes, alphabet: .url)
     }
 
+    /// Strict unpadded base64url; nil for any non-canonical input.
     static func base64urlDecode(_ s: String) -> [UInt8]? {
-        guard s.utf8.allSatisfy({ ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 || $0 == 95 }) else { return nil }
-        var t = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while t.utf8.count % 4 != 0 { t += "=" }
-        return Data(base64Encoded: t).map { Array($0) }
+        Base64Codec.decode(s.utf8, alphabet: .url)
     }
 }

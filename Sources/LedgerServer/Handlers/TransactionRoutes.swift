@@ -14,9 +14,9 @@ enum TransactionRoutes {
         r.add("POST", "/v1/households/{id}/children/{childId}/undo-last", undoLast)
     }
 
-    static func result(_ status: Int, _ tx: LedgerTransaction, _ balance: Int64) -> HTTPResponseBox {
-        HTTPResponseBox(RequestContext.jsonResponse(status, .object(["transaction": tx.json, "balanceCents": .int(balance)]),
-                                                    headers: [("Location", "/v1/households/\(tx.householdId)/children/\(tx.childId)/transactions")]))
+    static func result(_ status: Int, _ tx: LedgerTransaction, _ balance: Int64) -> HTTPResponse {
+        RequestContext.jsonResponse(status, .object(["transaction": tx.json, "balanceCents": .int(balance)]),
+                                                    headers: [("Location", "/v1/households/\(tx.householdId)/children/\(tx.childId)/transactions")])
     }
 
     static func create(_ ctx: RequestContext) throws -> Reply {
@@ -47,11 +47,11 @@ enum TransactionRoutes {
                                              note: note, source: source, createdAt: createdAt, reversesId: nil)
         return ctx.write(touching: [household]) { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
-            return try insert(db, household: household, author: c.accountId, new).response
+            return try insert(db, household: household, author: c.accountId, new)
         }
     }
 
-    static func insert(_ db: SQLiteConnection, household: String, author: String, _ new: LedgerStore.NewTransaction) throws -> HTTPResponseBox {
+    static func insert(_ db: SQLiteConnection, household: String, author: String, _ new: LedgerStore.NewTransaction) throws -> HTTPResponse {
         do {
             switch try LedgerStore.insertTransaction(db, household: household, author: author, new) {
             case .saved(let tx, let bal): return result(201, tx, bal)
@@ -120,9 +120,9 @@ enum TransactionRoutes {
             }
             if target.reversesId != nil { throw APIError(422, "not_reversible", "A reversal cannot be reversed.") }
             if let by = target.reversedById, let existing = try LedgerStore.findTransaction(db, id: by) {
-                return result(200, existing, try LedgerStore.balance(db, child: existing.childId)).response
+                return result(200, existing, try LedgerStore.balance(db, child: existing.childId))
             }
-            return try insert(db, household: household, author: c.accountId, LedgerStore.reversal(of: target)).response
+            return try insert(db, household: household, author: c.accountId, LedgerStore.reversal(of: target))
         }
     }
 
@@ -146,13 +146,7 @@ enum TransactionRoutes {
                 e.extra["current"] = target.json
                 throw e
             }
-            return try insert(db, household: household, author: c.accountId, LedgerStore.reversal(of: target)).response
+            return try insert(db, household: household, author: c.accountId, LedgerStore.reversal(of: target))
         }
     }
-}
-
-/// Lets a response leave a write job without `Sendable` friction.
-struct HTTPResponseBox {
-    let response: HTTPResponse
-    init(_ r: HTTPResponse) { response = r }
 }
