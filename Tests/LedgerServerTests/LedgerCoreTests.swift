@@ -145,9 +145,12 @@ final class LedgerCoreTests: XCTestCase {
         let h = s.household(t)
         let a = s.call("POST", "/v1/households/\(h)/children", token: t, json: .obj(["name": "A", "sortOrder": .int(Int64.max)]))
         XCTAssertEqual(a.status, 201)
+        let zero = s.call("PATCH", "/v1/households/\(h)/children/\(a.json["id"]!.stringValue!)", token: t, json: .obj(["sortOrder": .number("0.0")]))
+        XCTAssertEqual(zero.status, 200, "0.0 is the integer 0")
+        XCTAssertEqual(zero.json["sortOrder"], .int(0))
         let b = s.call("POST", "/v1/households/\(h)/children", token: t, json: .obj(["name": "B"]))
         XCTAssertEqual(b.status, 201)
-        XCTAssertEqual(b.json["sortOrder"], .int(Int64.max))
+        XCTAssertEqual(b.json["sortOrder"], .int(1))
     }
 
     func testBalanceOverflowIsRefused() {

@@ -94,6 +94,7 @@ struct JSONBody {
         guard let (digits, exponent, negative) = decompose(text) else { return nil }
         var d = digits
         var e = exponent
+        if d.isEmpty { return 0 }
         while e < 0 {
             guard d.last == "0" else { return nil }
             d.removeLast(); e += 1
