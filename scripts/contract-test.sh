@@ -143,6 +143,10 @@ request-timeout = 15
 # auth or patterns, tested little: count it as failed.
 fail-on = [$FAIL_ON]
 
+[checks]
+# Every check (the same as --checks all, which would override the per-operation switches below).
+enabled = true
+
 [generation]
 max-examples = $EXAMPLES
 database = "none"
@@ -201,6 +205,13 @@ include-operation-id = "putSubscription"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
 [[operations]]
+# A household just created has no share and no subscription: GET/DELETE of those answer
+# 404 not_shared / no_subscription by the contract, which ensure_resource_availability
+# (a 404 right after a POST that created the parent) would otherwise call a failure.
+include-operation-id = ["getShare", "deleteShare", "getSubscription", "deleteSubscription"]
+checks.ensure_resource_availability.enabled = false
+
+[[operations]]
 include-operation-id = "pushChanges"
 checks.negative_data_rejection.expected-statuses = ["200", "400", "401", "403", "404", "409", "413", "415", "422", "429"]
 EOF
@@ -213,7 +224,7 @@ seed=()
 log "schemathesis $st_version: all checks, all phases, at most $EXAMPLES examples per operation"
 status=0
 (cd "$WORK" && schemathesis --config-file "$WORK/schemathesis.toml" run "$SPEC" \
-    --url "$BASE" --checks all --phases examples,coverage,fuzzing,stateful \
+    --url "$BASE" --phases examples,coverage,fuzzing,stateful \
     --report junit --report-dir "$REPORT" --no-color "${seed[@]}") || status=$?
 
 if [ -n "$SERVER_PID" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then
