@@ -205,10 +205,13 @@ include-operation-id = "putSubscription"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
 [[operations]]
-# A household just created has no share and no subscription: GET/DELETE of those answer
-# 404 not_shared / no_subscription by the contract, which ensure_resource_availability
-# (a 404 right after a POST that created the parent) would otherwise call a failure.
-include-operation-id = ["getShare", "deleteShare", "getSubscription", "deleteSubscription"]
+# ensure_resource_availability calls any 404 right after a POST that created the parent a
+# failure. These operations answer 404 by state or by body, as the contract says: a new
+# household has no share (not_shared) and no subscription (no_subscription); an invitation
+# names a handle nobody has (unknown_handle); a participant or invitation the link points at
+# may since have been revoked, left, accepted or declined in the same scenario.
+include-operation-id = ["getShare", "deleteShare", "getSubscription", "deleteSubscription", "inviteParticipant",
+                        "patchParticipant", "removeParticipant", "acceptInvitation", "declineInvitation"]
 checks.ensure_resource_availability.enabled = false
 
 [[operations]]
