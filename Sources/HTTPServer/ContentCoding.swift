@@ -24,11 +24,38 @@ enum ContentCoding {
 
     /// Whether a `Content-Type` is worth compressing (text, JSON, YAML, XML, JavaScript, SVG).
     static func isCompressible(_ contentType: String?) -> Bool {
-        guard let ct = contentType?.lowercased() else { return false }
-        if ct.hasPrefix("text/") { return true }
-        for marker in ["json", "yaml", "xml", "javascript", "svg"] where ct.contains(marker) { return true }
+        guard let ct = contentType else { return false }
+        let bytes = Array(ct.utf8)
+        if bytes.startsWithASCIICaseInsensitive("text/") { return true }
+        for marker in compressibleMarkers where bytes.containsASCIICaseInsensitive(marker) { return true }
         return false
     }
+
+    private static let compressibleMarkers: [[UInt8]] = ["json", "yaml", "xml", "javascript", "svg"].map { Array($0.utf8) }
+}
+
+extension Array where Element == UInt8 {
+    /// ASCII case-insensitive prefix test; `prefix` must be lowercase.
+    func startsWithASCIICaseInsensitive(_ prefix: String) -> Bool {
+        let p = Array(prefix.utf8)
+        guard count >= p.count else { return false }
+        for i in 0..<p.count where self[i].asciiLowercased != p[i] { return false }
+        return true
+    }
+
+    /// ASCII case-insensitive substring test; `needle` must be lowercase.
+    func containsASCIICaseInsensitive(_ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, count >= needle.count else { return needle.isEmpty }
+        outer: for start in 0...(count - needle.count) {
+            for j in 0..<needle.count where self[start + j].asciiLowercased != needle[j] { continue outer }
+            return true
+        }
+        return false
+    }
+}
+
+extension UInt8 {
+    var asciiLowercased: UInt8 { self >= 65 && self <= 90 ? self + 32 : self }
 }
 
 extension String {

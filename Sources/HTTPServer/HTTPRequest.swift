@@ -55,6 +55,10 @@ public struct HTTPRequest: Sendable {
 public enum PercentDecoding {
     /// Decodes `%XX` escapes; nil when an escape is malformed or the result is not UTF-8.
     public static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = false) -> String? {
+        // Most path segments and query values carry no escape: no copy through a byte array.
+        if !s.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) {
+            return String(s)
+        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(s.utf8.count)
         var it = Array(s.utf8)[...]

@@ -60,7 +60,7 @@ public enum JSONValue: Sendable, Equatable {
     public func write(into out: inout [UInt8]) {
         switch self {
         case .null: out.append(contentsOf: [110, 117, 108, 108])
-        case .bool(let b): out.append(contentsOf: b ? Array("true".utf8) : Array("false".utf8))
+        case .bool(let b): out.append(contentsOf: b ? "true".utf8 : "false".utf8)
         case .int(let i): out.append(contentsOf: String(i).utf8)
         case .number(let n): out.append(contentsOf: n.utf8)
         case .string(let s): JSONValue.writeString(s, into: &out)
@@ -83,10 +83,17 @@ public enum JSONValue: Sendable, Equatable {
         }
     }
 
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
     /// Appends `s` as a JSON string literal.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(34)
-        let hex = Array("0123456789abcdef".utf8)
+        // Most strings (ids, names, timestamps) need no escape: copy them whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
+            out.append(contentsOf: s.utf8)
+            out.append(34)
+            return
+        }
         for c in s.utf8 {
             switch c {
             case 34: out.append(92); out.append(34)
@@ -95,7 +102,7 @@ public enum JSONValue: Sendable, Equatable {
             case 13: out.append(92); out.append(114)
             case 9: out.append(92); out.append(116)
             case 0..<0x20:
-                out.append(contentsOf: [92, 117, 48, 48, hex[Int(c >> 4)], hex[Int(c & 15)]])
+                out.append(contentsOf: [92, 117, 48, 48, hexDigits[Int(c >> 4)], hexDigits[Int(c & 15)]])
             default: out.append(c)
             }
         }

@@ -11,6 +11,24 @@ public enum Timestamp {
         let (days, msOfDay) = floorDiv(ms, 86_400_000)
         let (y, m, d) = civil(fromDays: days)
         let h = msOfDay / 3_600_000, mi = (msOfDay / 60_000) % 60, s = (msOfDay / 1000) % 60, f = msOfDay % 1000
+        if (0...9999).contains(y) {
+            // yyyy-mm-ddThh:mm:ss.fffZ, written digit by digit (this runs for every record served).
+            return String(unsafeUninitializedCapacity: 24) { out in
+                var o = 0
+                func put(_ v: Int64, _ digits: Int) {
+                    var v = v
+                    for i in stride(from: digits - 1, through: 0, by: -1) {
+                        out[o + i] = UInt8(48 + v % 10)
+                        v /= 10
+                    }
+                    o += digits
+                }
+                func sep(_ c: Unicode.Scalar) { out[o] = UInt8(ascii: c); o += 1 }
+                put(y, 4); sep("-"); put(m, 2); sep("-"); put(d, 2); sep("T")
+                put(h, 2); sep(":"); put(mi, 2); sep(":"); put(s, 2); sep("."); put(f, 3); sep("Z")
+                return o
+            }
+        }
         func pad(_ v: Int64, _ n: Int) -> String {
             let str = String(v)
             return str.count >= n ? str : String(repeating: "0", count: n - str.count) + str

@@ -16,7 +16,23 @@ public enum UUIDv5 {
 
 extension UUID {
     /// The canonical lowercase form, as the API writes ids.
-    public var lowercased: String { uuidString.lowercased() }
+    public var lowercased: String {
+        withUnsafeBytes(of: uuid) { raw in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var o = 0
+                for i in 0..<16 {
+                    let b = raw[i]
+                    if i == 4 || i == 6 || i == 8 || i == 10 { out[o] = UInt8(ascii: "-"); o += 1 }
+                    out[o] = hexDigit(b >> 4)
+                    out[o + 1] = hexDigit(b & 0x0F)
+                    o += 2
+                }
+                return o
+            }
+        }
+    }
+
+    private func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 48 + v : 87 + v }
 }
 
 /// Deterministic identifiers shared by server and clients.
@@ -37,6 +53,35 @@ public enum LedgerIDs {
     /// Parses a UUID in any case; nil when malformed.
     public static func parse(_ s: some StringProtocol) -> UUID? {
         guard s.utf8.count == 36 else { return nil }
-        return UUID(uuidString: String(s))
+        var text = String(s)
+        return text.withUTF8 { parse36($0) }
+    }
+
+    private static func parse36(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
+        var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                    UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let ok = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
+            var i = 0
+            for n in 0..<16 {
+                if i == 8 || i == 13 || i == 18 || i == 23 {
+                    guard text[i] == UInt8(ascii: "-") else { return false }
+                    i += 1
+                }
+                guard let h = hexValue(text[i]), let l = hexValue(text[i + 1]) else { return false }
+                out[n] = h << 4 | l
+                i += 2
+            }
+            return true
+        }
+        return ok ? UUID(uuid: bytes) : nil
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 65...70: return c - 55
+        case 97...102: return c - 87
+        default: return nil
+        }
     }
 }

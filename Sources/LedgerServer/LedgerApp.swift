@@ -16,12 +16,13 @@ public final class LedgerApp: Sendable {
         let db = try LedgerApp.openWriter(configuration)
         let notifier = ChangeNotifier()
         let metrics = Metrics()
-        let writer = WriteQueue(connection: db) { touched in notifier.notify(touched) }
+        let readCache = ReadCache()
+        let writer = WriteQueue(connection: db, afterEveryCommit: { readCache.invalidate(tokens: $0) }) { touched in notifier.notify(touched) }
         let logger = Logger(level: configuration.logging ? (Logger.Level(rawValue: configuration.logLevel) ?? .info) : .none)
         let subscriptions = try SubscriptionService.make(configuration)
         let services = Services(configuration: configuration, reads: ReadPool(path: configuration.databasePath),
-                                writer: writer, notifier: notifier, metrics: metrics, logger: logger,
-                                subscriptions: subscriptions)
+                                readCache: readCache, writer: writer, notifier: notifier, metrics: metrics,
+                                logger: logger, subscriptions: subscriptions)
         self.services = services
         var http = configuration.http
         let accessLines = logger.accessLines

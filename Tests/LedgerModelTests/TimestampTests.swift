@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 @testable import LedgerModel
 
@@ -7,6 +8,22 @@ final class TimestampTests: XCTestCase {
         let t = Timestamp.parse("2026-12-02T10:19:10.123Z")!
         XCTAssertEqual(Timestamp.format(ms: t), "2026-12-02T10:19:10.123Z")
         XCTAssertEqual(Timestamp.parse("2024-02-29T23:59:59Z"), Timestamp.parse("2024-02-29T23:59:59.000Z"))
+    }
+
+    func testFormatMatchesTheCalendar() {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        f.timeZone = TimeZone(identifier: "UTC")
+        var g = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let ms = Int64.random(in: 0...253_402_300_799_999, using: &g)   // 1970 … 9999-12-31T23:59:59.999Z
+            // Whole seconds from Foundation's calendar (exact in a Double), milliseconds appended.
+            let seconds = f.string(from: Date(timeIntervalSince1970: Double(ms / 1000)))
+            let expected = String(seconds.dropLast()) + "." + String(String(1000 + ms % 1000).dropFirst()) + "Z"
+            XCTAssertEqual(Timestamp.format(ms: ms), expected, "\(ms)")
+            XCTAssertEqual(Timestamp.parse(Timestamp.format(ms: ms)), ms)
+        }
+        XCTAssertEqual(Timestamp.format(ms: 253_402_300_799_999), "9999-12-31T23:59:59.999Z")
     }
 
     func testOffsetsAndFractions() {

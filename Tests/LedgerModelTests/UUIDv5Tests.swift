@@ -31,8 +31,29 @@ final class UUIDv5Tests: XCTestCase {
     }
 
     func testParseAcceptsAnyCase() {
-        XCTAssertNotNil(LedgerIDs.parse("3F0A9DB7-21C5-4F2A-9B1E-0C7D3A1E2B44"))
+        XCTAssertEqual(LedgerIDs.parse("3F0A9DB7-21C5-4F2A-9B1E-0C7D3A1E2B44")?.lowercased, "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44")
+        XCTAssertEqual(LedgerIDs.parse("3f0A9db7-21C5-4f2a-9B1e-0c7d3a1e2b44"[...])?.lowercased, "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44")
         XCTAssertNil(LedgerIDs.parse("3f0a9db7"))
         XCTAssertNil(LedgerIDs.parse("3f0a9db721c54f2a9b1e0c7d3a1e2b44"))
+    }
+
+    func testParseRejectsEveryMalformedShape() {
+        for bad in ["3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b4g", "3f0a9db7-21c5-4f2a-9b1e_0c7d3a1e2b44",
+                    "3f0a9db721-c5-4f2a-9b1e-0c7d3a1e2b44", "-3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b4",
+                    "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44 ", "{3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b4}",
+                    "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2bé", "", String(repeating: "-", count: 36)] {
+            XCTAssertNil(LedgerIDs.parse(bad), bad)
+        }
+    }
+
+    func testParseAndLowercasedAgreeWithFoundation() {
+        for _ in 0..<2_000 {
+            let u = UUID()
+            XCTAssertEqual(u.lowercased, u.uuidString.lowercased())
+            XCTAssertEqual(LedgerIDs.parse(u.uuidString), u)
+            XCTAssertEqual(LedgerIDs.parse(u.uuidString.lowercased()), u)
+        }
+        let edge = UUID(uuid: (0, 0xFF, 0x0F, 0xF0, 9, 10, 0xA0, 0x90, 0, 0, 0, 0, 0, 0, 0, 0xFF))
+        XCTAssertEqual(edge.lowercased, "00ff0ff0-090a-a090-0000-0000000000ff")
     }
 }

@@ -10,8 +10,8 @@ final class LateBound<T: Sendable>: Sendable {
     func get(_ fallback: T) -> T { (value.withLock { $0 })?() ?? fallback }
 }
 
-/// The HTTP entry point: routes each request and runs its handler — trivial routes inline
-/// on the event loop, everything else on the read pool's queue.
+/// The HTTP entry point: routes each request and runs its handler — light handlers with
+/// small bodies on the event loop, everything else on the read pool's queue.
 final class AppHandler: HTTPHandler {
     let services: Services
     let router: Router
@@ -28,9 +28,10 @@ final class AppHandler: HTTPHandler {
         case .found(let route, let params):
             let ctx = RequestContext(request: request, params: params, responder: responder,
                                      services: services, routeLabel: route.template)
-            // Short reads run on the event loop (no thread hop); writes, long-polls and
-            // feed pages, which can be large, go to the worker queue.
-            if route.inline || (route.method == "GET" && route.boundedRead) {
+            // Short reads and small writes run on the event loop (no thread hop; a write only
+            // parses its body there); long-polls, feed pages, batch pushes and large bodies
+            // go to the worker queue.
+            if route.inline || (route.lightweight && request.body.count <= AppHandler.inlineBodyLimit) {
                 run(route, ctx)
             } else {
                 services.reads.queue.async { self.run(route, ctx) }
@@ -53,6 +54,9 @@ final class AppHandler: HTTPHandler {
             responder.respond(r)
         }
     }
+
+    /// Largest request body parsed on the event loop, in bytes. 64 KiB.
+    static let inlineBodyLimit = 64 * 1024
 
     private func run(_ route: Router.Route, _ ctx: RequestContext) {
         do {

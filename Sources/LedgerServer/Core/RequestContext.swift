@@ -84,6 +84,12 @@ final class RequestContext: @unchecked Sendable {
             throw APIError.unauthenticated("The Authorization header is not a kidledger bearer token.")
         }
         let hash = TokenSecret.sha256(parts[1])
+        let cache = services.readCache
+        if let known = cache.caller(hash: hash) {
+            caller = known
+            return known
+        }
+        let generation = cache.currentTokens
         let row = try services.reads.with { db in
             try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = ? AND revoked_at IS NULL", [.blob(hash)])
         }
@@ -92,15 +98,30 @@ final class RequestContext: @unchecked Sendable {
             throw APIError.unauthenticated("The token is unknown or was revoked.")
         }
         let c = Caller(accountId: row.string(1), tokenId: row.string(0))
+        cache.store(c, hash: hash, readAt: generation)
         caller = c
         return c
     }
 
+    /// A GET answer from the read cache while nothing has committed since it was read;
+    /// otherwise `read` runs on a read connection and a 200 answer is kept under `key`.
+    /// The key must name everything the answer depends on (the caller included).
+    func cachedRead(_ key: String, _ read: (SQLiteConnection) throws -> HTTPResponse) throws -> Reply {
+        let cache = services.readCache
+        if let hit = cache.response(key) { return .response(hit) }
+        let generation = cache.current
+        let response = try services.reads.with(read)
+        if response.status == 200 { cache.store(response, key: key, readAt: generation) }
+        return .response(response)
+    }
+
     /// Runs `work` on the writer inside the next group commit and answers with its
-    /// response once the commit is durable. `touched` households wake their long-polls.
-    func write(touching: Set<String> = [], _ work: @escaping (SQLiteConnection) throws -> HTTPResponse) -> Reply {
+    /// response once the commit is durable. `touched` households wake their long-polls;
+    /// `revokesTokens` marks work that can make a known token invalid.
+    func write(touching: Set<String> = [], revokesTokens: Bool = false,
+               _ work: @escaping (SQLiteConnection) throws -> HTTPResponse) -> Reply {
         services.writer.submit(WriteQueue.Job(work: { db in
-            WriteQueue.WriteOutcome(value: try work(db), touched: touching)
+            WriteQueue.WriteOutcome(value: try work(db), touched: touching, revokesTokens: revokesTokens)
         }, completion: { [self] result in
             switch result {
             case .success(let out): respond(out.value as! HTTPResponse)

@@ -10,16 +10,40 @@ enum Reply {
 typealias RouteHandler = @Sendable (RequestContext) throws -> Reply
 
 /// Method + path-template routing. Templates use `{name}` segments.
+///
+/// Matching runs on every request, so it compares the literal segments of the routes with
+/// the same number of segments first and decodes parameters only for the routes that fit.
 struct Router: Sendable {
     struct Route: Sendable {
         let method: String
         let template: String
-        let segments: [Substring]
+        /// Each segment's bytes, compared with the path's on every request.
+        let literals: [[UInt8]]
+        /// For each segment, the parameter name, or nil for a literal segment.
+        let parameterNames: [String?]
         let handler: RouteHandler
         /// Whether the handler may run inline on the event loop (trivial, no I/O).
         let inline: Bool
-        /// A GET whose work is small and bounded (not the change feed).
-        var boundedRead: Bool { !template.hasSuffix("/changes") && !template.hasSuffix("/sync-status") && template != "/readyz" }
+        /// Whether the handler's own work is small and bounded, so it may run on the event
+        /// loop: everything but the change feed and batch push, sync status, the readiness
+        /// probe and JWS verification. A write
+        /// handler only validates its body there and hands the work to the writer thread.
+        var lightweight: Bool {
+            inline || !(template.hasSuffix("/changes") || template.hasSuffix("/sync-status") || template == "/readyz"
+                        || (method == "PUT" && template.hasSuffix("/subscription")))
+        }
+
+        /// Whether every literal segment equals the path's (parameters must be non-empty).
+        func fits(_ path: [UInt8], _ parts: [Range<Int>]) -> Bool {
+            for i in 0..<literals.count {
+                if parameterNames[i] != nil {
+                    if parts[i].isEmpty { return false }
+                } else if !path[parts[i]].elementsEqual(literals[i]) {
+                    return false
+                }
+            }
+            return true
+        }
     }
 
     enum Match {
@@ -29,35 +53,49 @@ struct Router: Sendable {
     }
 
     private(set) var routes: [Route] = []
+    /// Indices into `routes` by segment count.
+    private var bySegmentCount: [Int: [Int]] = [:]
 
     mutating func add(_ method: String, _ template: String, inline: Bool = false, _ handler: @escaping RouteHandler) {
+        let segments = template.split(separator: "/", omittingEmptySubsequences: false)
+        let names: [String?] = segments.map { s in
+            s.first == "{" && s.last == "}" ? String(s.dropFirst().dropLast()) : nil
+        }
+        bySegmentCount[segments.count, default: []].append(routes.count)
         routes.append(Route(method: method, template: template,
-                            segments: template.split(separator: "/", omittingEmptySubsequences: false),
+                            literals: segments.map { Array($0.utf8) }, parameterNames: names,
                             handler: handler, inline: inline))
     }
 
     func match(method: String, path: String) -> Match {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        let bytes = Array(path.utf8)
+        var parts: [Range<Int>] = []
+        var start = 0
+        for i in 0..<bytes.count where bytes[i] == UInt8(ascii: "/") {
+            parts.append(start..<i)
+            start = i + 1
+        }
+        parts.append(start..<bytes.count)
+        guard let candidates = bySegmentCount[parts.count] else { return .notFound }
         var allowed: [String] = []
-        var found: (Route, [String: String])?
-        for route in routes where route.segments.count == parts.count {
-            var params: [String: String] = [:]
-            var ok = true
-            for (t, p) in zip(route.segments, parts) {
-                if t.first == "{" && t.last == "}" {
-                    if p.isEmpty { ok = false; break }
-                    params[String(t.dropFirst().dropLast())] = PercentDecoding.decode(p) ?? String(p)
-                } else if t != p {
-                    ok = false; break
-                }
-            }
-            guard ok else { continue }
+        var found: Route?
+        for index in candidates {
+            let route = routes[index]
+            guard route.fits(bytes, parts) else { continue }
             if route.method == method || (method == "HEAD" && route.method == "GET") {
-                if found == nil || route.method == method { found = (route, params) }
+                if found == nil || route.method == method { found = route }
             }
             if !allowed.contains(route.method) { allowed.append(route.method) }
         }
-        if let found { return .found(found.0, found.1) }
+        if let found {
+            var params: [String: String] = [:]
+            for (name, range) in zip(found.parameterNames, parts) {
+                guard let name else { continue }
+                let raw = String(decoding: bytes[range], as: UTF8.self)
+                params[name] = PercentDecoding.decode(raw) ?? raw
+            }
+            return .found(found, params)
+        }
         if !allowed.isEmpty {
             if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
             return .methodNotAllowed(allowed)

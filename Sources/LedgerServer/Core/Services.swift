@@ -6,6 +6,8 @@ import SQLiteKit
 final class Services: Sendable {
     let configuration: LedgerAppConfiguration
     let reads: ReadPool
+    /// Token and GET answers valid until the next commit.
+    let readCache: ReadCache
     let writer: WriteQueue
     let notifier: ChangeNotifier
     let metrics: Metrics
@@ -18,10 +20,11 @@ final class Services: Sendable {
 
     func connectionCount() -> Int { connections.get(0) }
 
-    init(configuration: LedgerAppConfiguration, reads: ReadPool, writer: WriteQueue, notifier: ChangeNotifier,
-         metrics: Metrics, logger: Logger, subscriptions: SubscriptionService?) {
+    init(configuration: LedgerAppConfiguration, reads: ReadPool, readCache: ReadCache, writer: WriteQueue,
+         notifier: ChangeNotifier, metrics: Metrics, logger: Logger, subscriptions: SubscriptionService?) {
         self.configuration = configuration
         self.reads = reads
+        self.readCache = readCache
         self.writer = writer
         self.notifier = notifier
         self.metrics = metrics

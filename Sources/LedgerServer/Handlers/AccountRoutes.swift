@@ -98,7 +98,7 @@ enum AccountRoutes {
     static func revokeToken(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let id = try ctx.id("tokenId")
-        return ctx.write { db in
+        return ctx.write(revokesTokens: true) { db in
             try db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL",
                        [.integer(Timestamp.nowMs()), .text(id), .text(c.accountId)])
             guard db.changes == 1 else { throw APIError.notFound("No such token.") }

@@ -159,7 +159,9 @@ enum LedgerStore {
         if let rev = t.reversesId {
             try db.run("UPDATE transactions SET reversed_by_id = ?, seq = ? WHERE id = ?", [.text(t.id), .integer(seq), .text(rev)])
         }
-        let saved = try findTransaction(db, id: t.id)!
+        let saved = LedgerTransaction(id: t.id, householdId: household, childId: t.childId, amountCents: t.amountCents,
+                                      note: t.note, source: t.source, createdAt: t.createdAt ?? now, recordedAt: now,
+                                      authorAccountId: author, reversesId: t.reversesId, reversedById: nil)
         return .saved(saved, balance: newBalance)
     }
 

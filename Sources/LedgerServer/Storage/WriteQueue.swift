@@ -16,6 +16,8 @@ final class WriteQueue: Sendable {
     struct WriteOutcome: @unchecked Sendable {
         var value: Any
         var touched: Set<String> = []
+        /// Whether the work may have revoked a token (the token cache must forget).
+        var revokesTokens = false
     }
 
     private struct State {
@@ -29,12 +31,18 @@ final class WriteQueue: Sendable {
     private nonisolated(unsafe) let db: SQLiteConnection
     /// Called after each durable commit with the households it touched.
     private let onCommit: @Sendable (Set<String>) -> Void
+    /// Called after every durable commit, before any of its jobs is answered, with whether
+    /// one of its jobs revoked a token.
+    private let afterEveryCommit: @Sendable (_ revokedTokens: Bool) -> Void
     /// Largest number of jobs in one commit. Default 256.
     let maxBatch: Int
 
-    init(connection: SQLiteConnection, maxBatch: Int = 256, onCommit: @escaping @Sendable (Set<String>) -> Void) {
+    init(connection: SQLiteConnection, maxBatch: Int = 256,
+         afterEveryCommit: @escaping @Sendable (_ revokedTokens: Bool) -> Void = { _ in },
+         onCommit: @escaping @Sendable (Set<String>) -> Void) {
         self.db = connection
         self.maxBatch = maxBatch
+        self.afterEveryCommit = afterEveryCommit
         self.onCommit = onCommit
         let t = Thread { [self] in self.run() }
         t.name = "kidledger-writer"
@@ -93,14 +101,16 @@ final class WriteQueue: Sendable {
         var results: [Result<WriteOutcome, Error>] = []
         results.reserveCapacity(batch.count)
         var touched = Set<String>()
+        var revokedTokens = false
         do {
             try db.execute("BEGIN IMMEDIATE")
             for job in batch {
                 do {
-                    try db.execute("SAVEPOINT job")
+                    try db.run("SAVEPOINT job")
                     let out = try job.work(db)
-                    try db.execute("RELEASE job")
+                    try db.run("RELEASE job")
                     touched.formUnion(out.touched)
+                    revokedTokens = revokedTokens || out.revokesTokens
                     results.append(.success(out))
                 } catch {
                     try? db.execute("ROLLBACK TO job; RELEASE job")
@@ -113,6 +123,7 @@ final class WriteQueue: Sendable {
             for job in batch { job.completion(.failure(error)) }
             return
         }
+        afterEveryCommit(revokedTokens)
         if !touched.isEmpty { onCommit(touched) }
         for (job, r) in zip(batch, results) { job.completion(r) }
     }

@@ -1,0 +1,79 @@
+import HTTPServer
+import Synchronization
+
+/// Answers to repeated reads, kept in memory until a commit changes what they depend on.
+///
+/// Every entry is stamped with the generation that was current *before* its data was read;
+/// the writer bumps the generations after a durable COMMIT and before it answers the
+/// requests of that commit. So an entry is served only while no relevant write has
+/// committed since it was read, and a client that saw its write acknowledged never reads an
+/// older answer. GET answers depend on anything (one generation for every commit); the
+/// caller of a token changes only when a token is revoked (a second generation, bumped by
+/// commits that revoke one). Only positive results are kept (a known token, a 200 answer):
+/// writes made by another process (`accounts create` while serving) only add rows, which a
+/// miss finds.
+final class ReadCache: Sendable {
+    /// Entries kept per kind before the table is emptied and refilled. Default 4096.
+    let capacity: Int
+
+    private let generation = Atomic<UInt64>(0)
+    private let tokenGeneration = Atomic<UInt64>(0)
+    private struct Entry<Value> {
+        let generation: UInt64
+        let value: Value
+    }
+    private struct State {
+        var callers: [[UInt8]: Entry<Caller>] = [:]
+        var responses: [String: Entry<HTTPResponse>] = [:]
+    }
+    private let state = Mutex(State())
+
+    init(capacity: Int = 4096) {
+        self.capacity = capacity
+    }
+
+    /// The generation to stamp on a GET answer about to be read.
+    var current: UInt64 { generation.load(ordering: .acquiring) }
+
+    /// The generation to stamp on a token lookup about to be read.
+    var currentTokens: UInt64 { tokenGeneration.load(ordering: .acquiring) }
+
+    /// Called by the writer after each durable commit: every GET answer becomes stale, and
+    /// every token lookup too when the commit revoked a token.
+    func invalidate(tokens: Bool) {
+        if tokens { tokenGeneration.wrappingAdd(1, ordering: .releasing) }
+        generation.wrappingAdd(1, ordering: .releasing)
+    }
+
+    /// The caller of a token hash, if it was looked up since the last token revocation.
+    func caller(hash: [UInt8]) -> Caller? {
+        let now = currentTokens
+        return state.withLock { s in
+            guard let e = s.callers[hash], e.generation == now else { return nil }
+            return e.value
+        }
+    }
+
+    func store(_ caller: Caller, hash: [UInt8], readAt generation: UInt64) {
+        state.withLock { s in
+            if s.callers.count >= capacity { s.callers.removeAll(keepingCapacity: true) }
+            s.callers[hash] = Entry(generation: generation, value: caller)
+        }
+    }
+
+    /// A response read since the last commit under `key`.
+    func response(_ key: String) -> HTTPResponse? {
+        let now = current
+        return state.withLock { s in
+            guard let e = s.responses[key], e.generation == now else { return nil }
+            return e.value
+        }
+    }
+
+    func store(_ response: HTTPResponse, key: String, readAt generation: UInt64) {
+        state.withLock { s in
+            if s.responses.count >= capacity { s.responses.removeAll(keepingCapacity: true) }
+            s.responses[key] = Entry(generation: generation, value: response)
+        }
+    }
+}

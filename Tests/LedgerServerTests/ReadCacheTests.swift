@@ -1,0 +1,102 @@
+import Foundation
+import HTTPServer
+import LedgerModel
+@testable import LedgerServer
+import XCTest
+
+/// The read cache never serves an answer older than an acknowledged write.
+final class ReadCacheTests: XCTestCase {
+    func testEntriesLiveUntilTheNextCommit() {
+        let cache = ReadCache(capacity: 4)
+        let g = cache.current
+        cache.store(HTTPResponse(status: 200, body: Array("a".utf8)), key: "k", readAt: g)
+        XCTAssertEqual(cache.response("k")?.body, Array("a".utf8))
+        cache.invalidate(tokens: false)
+        XCTAssertNil(cache.response("k"), "a commit makes every GET answer stale")
+    }
+
+    func testAnAnswerReadBeforeACommitIsNeverServedAfterIt() {
+        let cache = ReadCache()
+        let stamped = cache.current           // generation taken before the read …
+        cache.invalidate(tokens: false)       // … a commit lands while the read runs …
+        cache.store(HTTPResponse(status: 200, body: Array("old".utf8)), key: "k", readAt: stamped)
+        XCTAssertNil(cache.response("k"), "… so the answer it produced is not kept as current")
+    }
+
+    func testTokenLookupsSurviveCommitsThatRevokeNothing() {
+        let cache = ReadCache()
+        let caller = Caller(accountId: "a", tokenId: "t")
+        cache.store(caller, hash: [1, 2, 3], readAt: cache.currentTokens)
+        cache.invalidate(tokens: false)
+        XCTAssertEqual(cache.caller(hash: [1, 2, 3])?.tokenId, "t")
+        cache.invalidate(tokens: true)
+        XCTAssertNil(cache.caller(hash: [1, 2, 3]))
+    }
+
+    func testCapacityBoundsTheTable() {
+        let cache = ReadCache(capacity: 2)
+        for i in 0..<10 { cache.store(HTTPResponse(status: 200), key: "k\(i)", readAt: cache.current) }
+        XCTAssertNotNil(cache.response("k9"))
+        XCTAssertNil(cache.response("k0"))
+    }
+
+    // MARK: over HTTP
+
+    func testWritesAreVisibleToTheNextReadOfEveryCaller() throws {
+        let s = try TestServer()
+        defer { s.stop() }
+        let (_, mum) = s.signup("mum")
+        let (_, dad) = s.signup("dad")
+        let h = s.household(mum)
+        let c = s.child(mum, household: h)
+        s.call("POST", "/v1/households/\(h)/share", token: mum)
+        let inv = s.call("POST", "/v1/households/\(h)/share/participants", token: mum,
+                         json: .obj(["handle": "dad", "permission": "readWrite"])).json["invitationId"]!.stringValue!
+        XCTAssertEqual(s.call("POST", "/v1/invitations/\(inv)/accept", token: dad).status, 200)
+
+        for i in 1...20 {
+            // Warm the cache with both callers' views, then write and read back at once.
+            XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children", token: mum).status, 200)
+            XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children", token: dad).status, 200)
+            let writer = i.isMultiple(of: 2) ? mum : dad
+            let w = s.call("POST", "/v1/households/\(h)/children/\(c)/transactions", token: writer,
+                           json: .obj(["amountCents": 100, "note": .string("n\(i)")]))
+            XCTAssertEqual(w.status, 201)
+            for reader in [mum, dad] {
+                let r = s.call("GET", "/v1/households/\(h)/children", token: reader)
+                XCTAssertEqual(r.json["items"]?.arrayValue?.first?["balanceCents"]?.intValue, Int64(100 * i))
+                let one = s.call("GET", "/v1/households/\(h)/children/\(c)", token: reader)
+                XCTAssertEqual(one.json["balanceCents"]?.intValue, Int64(100 * i))
+            }
+        }
+
+        // Renames and access changes are seen at once too.
+        XCTAssertEqual(s.call("PATCH", "/v1/households/\(h)/children/\(c)", token: dad, json: .obj(["name": "Bea"])).status, 200)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(c)", token: mum).json["name"]?.stringValue, "Bea")
+        let dadId = s.call("GET", "/v1/me", token: dad).json["account"]!["id"]!.stringValue!
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children", token: dad).status, 200)
+        XCTAssertEqual(s.call("DELETE", "/v1/households/\(h)/share/participants/\(dadId)", token: mum).status, 204)
+        let after = s.call("GET", "/v1/households/\(h)/children", token: dad)
+        XCTAssertEqual(after.status, 403); XCTAssertEqual(after.code, "access_revoked")
+    }
+
+    func testARevokedTokenIsRefusedRightAfterTheRevocation() throws {
+        let s = try TestServer()
+        defer { s.stop() }
+        let (_, mum) = s.signup("mum")
+        let phone = s.call("POST", "/v1/tokens", token: mum, json: .obj(["deviceName": "phone"]))
+        let secret = phone.json["secret"]!.stringValue!
+        let id = phone.json["id"]!.stringValue!
+        let h = s.household(mum)
+        // Many uses (and commits by others) keep the token known to the cache …
+        for _ in 0..<5 {
+            XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children", token: secret).status, 200)
+            XCTAssertEqual(s.call("POST", "/v1/households/\(h)/children", token: mum, json: .obj(["name": "Kid"])).status, 201)
+        }
+        // … until it is revoked: the very next request is 401.
+        XCTAssertEqual(s.call("DELETE", "/v1/tokens/\(id)", token: mum).status, 204)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children", token: secret).status, 401)
+        XCTAssertEqual(s.call("GET", "/v1/me", token: secret).status, 401)
+        XCTAssertEqual(s.call("GET", "/v1/me", token: mum).status, 200)
+    }
+}
