@@ -17,7 +17,10 @@ public final class LedgerApp: Sendable {
         let notifier = ChangeNotifier()
         let metrics = Metrics()
         let readCache = ReadCache()
-        let writer = WriteQueue(connection: db, afterEveryCommit: { readCache.invalidate(tokens: $0) }) { touched in notifier.notify(touched) }
+        let writer = WriteQueue(connection: db, afterEveryCommit: { commit in
+            readCache.invalidate(tokens: commit.revokedTokens)
+            metrics.recordCommit(jobs: commit.jobs)
+        }) { touched in notifier.notify(touched) }
         let logger = Logger(level: configuration.logging ? (Logger.Level(rawValue: configuration.logLevel) ?? .info) : .none)
         let subscriptions = try SubscriptionService.make(configuration)
         let services = Services(configuration: configuration, reads: ReadPool(path: configuration.databasePath),

@@ -226,8 +226,16 @@ final class LedgerCoreTests: XCTestCase {
     func testOperationsEndpoints() {
         XCTAssertEqual(s.call("GET", "/healthz").status, 200)
         XCTAssertEqual(s.call("GET", "/readyz").status, 200)
-        let m = s.call("GET", "/metrics")
-        XCTAssertTrue(String(decoding: m.body, as: UTF8.self).contains("kidledger_http_requests_total"))
+        let (_, t) = s.signup("mum")
+        _ = s.household(t)
+        let m = String(decoding: s.call("GET", "/metrics").body, as: UTF8.self)
+        XCTAssertTrue(m.contains("kidledger_http_requests_total"))
+        // Two writes (account, household) were committed, each answered after its commit.
+        func counter(_ name: String) -> Int? {
+            m.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        }
+        XCTAssertGreaterThanOrEqual(counter("kidledger_db_commits_total") ?? 0, 1)
+        XCTAssertEqual(counter("kidledger_db_committed_writes_total"), 2)
         let nf = s.call("GET", "/v1/nothing")
         XCTAssertEqual(nf.status, 404); XCTAssertEqual(nf.code, "not_found")
         let wrong = s.call("DELETE", "/healthz")

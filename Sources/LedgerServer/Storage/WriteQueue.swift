@@ -31,14 +31,21 @@ final class WriteQueue: Sendable {
     private nonisolated(unsafe) let db: SQLiteConnection
     /// Called after each durable commit with the households it touched.
     private let onCommit: @Sendable (Set<String>) -> Void
-    /// Called after every durable commit, before any of its jobs is answered, with whether
-    /// one of its jobs revoked a token.
-    private let afterEveryCommit: @Sendable (_ revokedTokens: Bool) -> Void
+    /// What one durable commit held.
+    struct CommitSummary: Sendable {
+        /// Jobs in the batch (failed ones included: they were rolled back to their savepoint).
+        var jobs: Int
+        /// Whether one of its jobs revoked a token.
+        var revokedTokens: Bool
+    }
+
+    /// Called after every durable commit, before any of its jobs is answered.
+    private let afterEveryCommit: @Sendable (CommitSummary) -> Void
     /// Largest number of jobs in one commit. Default 256.
     let maxBatch: Int
 
     init(connection: SQLiteConnection, maxBatch: Int = 256,
-         afterEveryCommit: @escaping @Sendable (_ revokedTokens: Bool) -> Void = { _ in },
+         afterEveryCommit: @escaping @Sendable (CommitSummary) -> Void = { _ in },
          onCommit: @escaping @Sendable (Set<String>) -> Void) {
         self.db = connection
         self.maxBatch = maxBatch
@@ -123,7 +130,7 @@ final class WriteQueue: Sendable {
             for job in batch { job.completion(.failure(error)) }
             return
         }
-        afterEveryCommit(revokedTokens)
+        afterEveryCommit(CommitSummary(jobs: batch.count, revokedTokens: revokedTokens))
         if !touched.isEmpty { onCommit(touched) }
         for (job, r) in zip(batch, results) { job.completion(r) }
     }
