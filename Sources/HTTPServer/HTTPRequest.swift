@@ -20,7 +20,7 @@ public struct HTTPRequest: Sendable {
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {
         self.method = method
         self.target = target
-        if let q = target.firstIndex(of: "?") {
+        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             self.path = String(target[..<q])
             self.query = String(target[target.index(after: q)...])
         } else {
@@ -54,6 +54,7 @@ public struct HTTPRequest: Sendable {
 /// Percent-decoding of URL components.
 public enum PercentDecoding {
     /// Decodes `%XX` escapes; nil when an escape is malformed or the result is not UTF-8.
+    @inlinable
     public static func decode<S: StringProtocol>(_ s: S, plusAsSpace: Bool = false) -> String? {
         // Most path segments and query values carry no escape: no copy through a byte array.
         if !s.utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) {
@@ -76,7 +77,8 @@ public enum PercentDecoding {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    private static func hexValue(_ c: UInt8) -> UInt8? {
+    @usableFromInline
+    static func hexValue(_ c: UInt8) -> UInt8? {
         switch c {
         case 48...57: return c - 48
         case 65...70: return c - 55

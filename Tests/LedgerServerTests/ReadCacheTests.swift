@@ -100,3 +100,17 @@ final class ReadCacheTests: XCTestCase {
         XCTAssertEqual(s.call("GET", "/v1/me", token: mum).status, 200)
     }
 }
+
+/// The request helpers on the hot path.
+final class RequestContextTests: XCTestCase {
+    func testJSONMediaTypes() {
+        for ok in ["application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8",
+                   " application/json ", "application/problem+json", "application/merge-patch+json; x=y"] {
+            XCTAssertTrue(RequestContext.isJSONMediaType(ok), ok)
+        }
+        for bad in ["text/plain", "application/jsonx", "application/+json", "text/json", "", ";application/json",
+                    "application/x-www-form-urlencoded", "json"] {
+            XCTAssertFalse(RequestContext.isJSONMediaType(bad), bad)
+        }
+    }
+}

@@ -49,14 +49,25 @@ final class RequestContext: @unchecked Sendable {
     /// The request's JSON object body; 415 for a non-JSON content type.
     func body() throws -> JSONBody {
         if let ct = request.headers["Content-Type"] {
-            let media = ct.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-            guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else {
+            guard RequestContext.isJSONMediaType(ct) else {
                 throw APIError(415, "unsupported_media_type", "Send the body as application/json.")
             }
         } else if !request.body.isEmpty {
             throw APIError(415, "unsupported_media_type", "Send the body as application/json (Content-Type is missing).")
         }
         return try JSONBody.parse(request.body)
+    }
+
+    /// Whether a Content-Type names JSON: `application/json` or `application/…+json`,
+    /// any case, parameters such as `charset` ignored.
+    static func isJSONMediaType(_ contentType: String) -> Bool {
+        var media = Array(contentType.utf8.prefix { $0 != UInt8(ascii: ";") })
+        while let f = media.first, f == 0x20 || f == 0x09 { media.removeFirst() }
+        while let l = media.last, l == 0x20 || l == 0x09 { media.removeLast() }
+        media = media.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
+        let json = Array("application/json".utf8), prefix = Array("application/".utf8), suffix = Array("+json".utf8)
+        return media == json || (media.count > prefix.count + suffix.count
+                                 && media.starts(with: prefix) && media.suffix(suffix.count).elementsEqual(suffix))
     }
 
     /// The body if there is one, else an empty object.
