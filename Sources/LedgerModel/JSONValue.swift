@@ -115,8 +115,11 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     public private(set) var pairs: [(String, JSONValue)] = []
 
     public init() {}
+    /// A literal's keys are written by hand and must be unique (checked in debug builds);
+    /// records are built this way on every answer, so release builds skip the search.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
-        for (k, v) in elements { self[k] = v }
+        assert(Set(elements.map(\.0)).count == elements.count, "duplicate key in a JSON object literal")
+        pairs = elements
     }
 
     public subscript(_ key: String) -> JSONValue? {
