@@ -8,21 +8,28 @@
 # 2. swift build -c release --product kidledger-server --static-swift-stdlib
 #    (scratch path .build-release, which the Dockerfile's `prebuilt` stage copies from).
 # 3. The Dockerfile's runtime stage built by `buildah bud --isolation chroot` on that root
-#    (RUNTIME_IMAGE = the debootstrap root, BINARY_STAGE=prebuilt). If buildah cannot
-#    build here, the same filesystem is assembled by hand from the Dockerfile's steps,
-#    and the script says so.
-# 4. The image's filesystem is entered with chroot as user kidledger: the server starts on
-#    a loopback port, /healthz, /readyz, /openapi.yaml, POST /v1/accounts and GET /v1/me
-#    are probed, the HEALTHCHECK command is run, SIGTERM must end it with exit code 0.
+#    (RUNTIME_IMAGE = the debootstrap root, BINARY_STAGE=prebuilt). A failing build fails
+#    the script; only KIDLEDGER_NO_BUILDAH=1 assembles the filesystem by hand instead.
+# 4. The image's filesystem is entered with chroot as user kidledger, read-only except
+#    /data and a tmpfs /tmp (as docker/compose.yaml runs it): the server starts on an
+#    ephemeral loopback port, /healthz, /readyz, /openapi.yaml, POST /v1/accounts and
+#    GET /v1/me are probed, the HEALTHCHECK command is run, SIGTERM must end it with
+#    exit code 0.
+#
+# Network: apt-get and debootstrap fetch from the host's Debian mirror; everything else
+# stays on 127.0.0.1. Afterwards the working container and the built image are removed
+# and every mount is undone, also on failure; the debootstrap root and the base image
+# made from it (localhost/kidledger-bookworm-base) stay as a cache.
 #
 # Environment:
 #   KIDLEDGER_ROOTFS_CACHE   cache folder (default /var/tmp/kidledger-rootfs)
 #   KIDLEDGER_SKIP_BUILD=1   use the existing .build-release binary
-#   KIDLEDGER_NO_BUILDAH=1   skip buildah and assemble the filesystem by hand
-#   KIDLEDGER_KEEP=1         leave the buildah working container mounted for inspection
+#   KIDLEDGER_NO_BUILDAH=1   skip buildah and assemble the filesystem by hand from the
+#                            Dockerfile's steps (for hosts where buildah cannot run)
+#   KIDLEDGER_KEEP=1         keep the built image and its working container (mounted)
 #
-# Needs root (debootstrap, chroot, mounts). Installs debootstrap and buildah with apt-get
-# when they are missing.
+# Needs root (debootstrap, chroot, mounts) on a Debian 12 host with a Swift 6 toolchain on
+# PATH. Installs debootstrap, buildah, curl and jq with apt-get when they are missing.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,7 +38,6 @@ SUITE=bookworm
 BASE_PACKAGES=libsqlite3-0,libssl3,zlib1g,ca-certificates
 BASE_IMAGE=localhost/kidledger-bookworm-base:latest
 IMAGE=localhost/kidledger-server:verify
-export STORAGE_DRIVER=${STORAGE_DRIVER:-vfs}
 export BUILDAH_ISOLATION=chroot
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -103,6 +109,7 @@ fi
 # --- 2. release binary ---------------------------------------------------------------
 BIN=$REPO/.build-release/release/kidledger-server
 if [ "${KIDLEDGER_SKIP_BUILD:-0}" != 1 ]; then
+    command -v swift >/dev/null || die "no swift on PATH (a Swift 6 toolchain builds the binary)"
     log "swift build -c release --product kidledger-server --static-swift-stdlib"
     (cd "$REPO" && swift build -c release --product kidledger-server --static-swift-stdlib \
         --scratch-path "$REPO/.build-release")
@@ -112,16 +119,27 @@ fi
 # --- 3. the image -----------------------------------------------------------------------
 ROOT=""
 CTR=""
+RUN_ROOT=""
 MOUNTS=()
 SERVER_PID=""
+LOGFILE=""
+BUILT_IMAGES=()
 cleanup() {
     set +e
-    [ -n "$SERVER_PID" ] && kill -KILL "$SERVER_PID" 2>/dev/null
+    if [ -n "$SERVER_PID" ]; then kill -KILL "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; fi
     local i
     for ((i = ${#MOUNTS[@]} - 1; i >= 0; i--)); do umount -l "${MOUNTS[$i]}" 2>/dev/null; done
-    if [ -n "$CTR" ] && [ "${KIDLEDGER_KEEP:-0}" != 1 ]; then
-        buildah umount "$CTR" >/dev/null 2>&1
-        buildah rm "$CTR" >/dev/null 2>&1
+    # Only an empty mount point is removed: never delete through a mount that is still there.
+    [ -n "$RUN_ROOT" ] && rmdir "$RUN_ROOT" 2>/dev/null
+    [ -n "$LOGFILE" ] && rm -f "$LOGFILE" "$LOGFILE.body"
+    if [ "${KIDLEDGER_KEEP:-0}" != 1 ]; then
+        if [ -n "$CTR" ]; then
+            buildah umount "$CTR" >/dev/null 2>&1
+            buildah rm "$CTR" >/dev/null 2>&1
+        fi
+        for i in "${BUILT_IMAGES[@]}"; do buildah rmi -f "$i" >/dev/null 2>&1; done
+    elif [ -n "$CTR" ]; then
+        log "kept: image $IMAGE, working container $CTR mounted at $ROOT"
     fi
 }
 trap cleanup EXIT
@@ -138,19 +156,23 @@ build_with_buildah() {
         buildah umount "$c" >/dev/null
         buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
             --cmd /bin/bash "$c"
-        buildah commit --quiet --rm "$c" "$BASE_IMAGE" >/dev/null || return 1
+        buildah commit --quiet --rm "$c" "$BASE_IMAGE" >/dev/null || { buildah rm "$c" >/dev/null 2>&1; return 1; }
         touch "$CACHE/base-image.stamp"
     fi
     log "buildah bud --isolation chroot: runtime stage of docker/Dockerfile"
-    local before
-    before=$(buildah containers -q | sort)
+    # An image left by an earlier run that was kept (KIDLEDGER_KEEP=1).
+    buildah rmi -f "$IMAGE" >/dev/null 2>&1 || true
+    local before_ctrs before_images rc=0
+    before_ctrs=$(buildah containers -q --all | sort)
+    before_images=$(buildah images -q --all --no-trunc | sort -u)
     buildah bud --isolation chroot --format docker --layers=false \
         --build-arg RUNTIME_IMAGE="$BASE_IMAGE" --build-arg BINARY_STAGE=prebuilt \
-        --target runtime -f "$REPO/docker/Dockerfile" -t "$IMAGE" "$REPO" || return 1
-    # bud leaves the working containers of stages it built only to copy from; remove
-    # those it just made, then the previous run's image.
-    comm -13 <(echo "$before") <(buildah containers -q | sort) | xargs -r buildah rm >/dev/null
-    buildah rmi --prune >/dev/null 2>&1 || true
+        --target runtime -f "$REPO/docker/Dockerfile" -t "$IMAGE" "$REPO" || rc=$?
+    # bud leaves the working containers and images of stages it built only to copy from
+    # (and everything, when it fails): remember what this build made, for cleanup.
+    comm -13 <(echo "$before_ctrs") <(buildah containers -q --all | sort) | xargs -r buildah rm >/dev/null 2>&1
+    mapfile -t BUILT_IMAGES < <(comm -13 <(echo "$before_images") <(buildah images -q --all --no-trunc | sort -u))
+    [ "$rc" = 0 ] || return 1
     CTR=$(buildah from "$IMAGE") || return 1
     ROOT=$(buildah mount "$CTR") || return 1
 }
@@ -171,8 +193,6 @@ assemble_by_hand() {
     install -m 0755 "$BIN" "$ROOT/usr/local/bin/kidledger-server"
     cp -a "$REPO/Public" "$ROOT/app/Public"
     cp "$REPO/openapi.yaml" "$ROOT/app/openapi.yaml"
-    mkdir -p "$ROOT/app/Resources"
-    cp "$REPO/Resources/AppleRootCA-G3.der" "$ROOT/app/Resources/"
 }
 
 HOW="with buildah"
@@ -180,10 +200,7 @@ if [ "${KIDLEDGER_NO_BUILDAH:-0}" = 1 ]; then
     HOW="by hand (KIDLEDGER_NO_BUILDAH=1)"
     assemble_by_hand
 elif ! build_with_buildah; then
-    log "buildah could not build the image here; FALLING BACK to assembling the filesystem by hand"
-    HOW="by hand (buildah failed)"
-    [ -n "$CTR" ] && { buildah rm "$CTR" >/dev/null 2>&1 || true; CTR=""; }
-    assemble_by_hand
+    die "buildah could not build the runtime stage of docker/Dockerfile (output above); on a host where buildah cannot run at all, KIDLEDGER_NO_BUILDAH=1 assembles the filesystem by hand"
 fi
 
 # Image metadata as the Dockerfile declares it (buildah only).
@@ -209,7 +226,7 @@ if [ -n "$CTR" ]; then
 fi
 
 # --- 4. smoke test in the image's filesystem -------------------------------------------
-for f in usr/local/bin/kidledger-server app/openapi.yaml app/Resources/AppleRootCA-G3.der; do
+for f in usr/local/bin/kidledger-server app/openapi.yaml; do
     [ -e "$ROOT/$f" ] || die "/$f missing from the image"
 done
 [ -d "$ROOT/app/Public" ] || die "/app/Public missing from the image"
@@ -220,16 +237,27 @@ missing=$(chroot "$ROOT" ldd /usr/local/bin/kidledger-server | grep 'not found' 
 chroot "$ROOT" ldd /usr/local/bin/kidledger-server | sed 's/^/    /' >&2
 [ -z "$missing" ] || die "libraries missing from the image: $missing"
 
-mount -t proc proc "$ROOT/proc"; MOUNTS+=("$ROOT/proc")
-mount --rbind /dev "$ROOT/dev"; MOUNTS+=("$ROOT/dev")
 rm -rf "$ROOT/data/"* 2>/dev/null || true
 
-PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# The container's view: the image read-only, /data writable, a fresh /tmp, /proc, /dev.
+# The tree is private and /dev a slave of the host's, so nothing propagates back.
+RUN_ROOT=$(mktemp -d /tmp/kidledger-verify-root.XXXXXX)
+mount --bind "$ROOT" "$RUN_ROOT"; MOUNTS+=("$RUN_ROOT")
+mount --make-private "$RUN_ROOT"
+mount -o remount,bind,ro "$RUN_ROOT"
+mount --bind "$ROOT/data" "$RUN_ROOT/data"; MOUNTS+=("$RUN_ROOT/data")
+mount -t tmpfs -o mode=1777,size=64m tmpfs "$RUN_ROOT/tmp"; MOUNTS+=("$RUN_ROOT/tmp")
+mount -t proc proc "$RUN_ROOT/proc"; MOUNTS+=("$RUN_ROOT/proc")
+mount --rbind /dev "$RUN_ROOT/dev"; MOUNTS+=("$RUN_ROOT/dev")
+mount --make-rslave "$RUN_ROOT/dev"
+touch "$RUN_ROOT/app/.write-test" 2>/dev/null && die "the image root is writable in the test chroot"
+
 LOGFILE=$(mktemp /tmp/kidledger-verify.XXXXXX)
+# Port 0: the server picks a free loopback port and reports it in its listening line.
 IMAGE_ENV=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/data
-           KIDLEDGER_HOST=127.0.0.1 KIDLEDGER_PORT="$PORT" KIDLEDGER_DATA_DIR=/data)
-log "starting kidledger-server serve in the image as kidledger on 127.0.0.1:$PORT"
-chroot --userspec=10001:10001 "$ROOT" "${IMAGE_ENV[@]}" \
+           KIDLEDGER_HOST=127.0.0.1 KIDLEDGER_DATA_DIR=/data)
+log "starting kidledger-server serve in the image as kidledger on 127.0.0.1"
+chroot --userspec=10001:10001 "$RUN_ROOT" "${IMAGE_ENV[@]}" KIDLEDGER_PORT=0 \
     /bin/sh -c 'cd /app && exec kidledger-server serve' >"$LOGFILE" 2>&1 &
 SERVER_PID=$!
 
@@ -239,6 +267,8 @@ for _ in $(seq 1 150); do
     sleep 0.2
 done
 grep -q '"event":"listening"' "$LOGFILE" || { cat "$LOGFILE" >&2; die "no listening line within 30 s"; }
+PORT=$(grep -m 1 '"event":"listening"' "$LOGFILE" | jq -er '.port') || die "no port in the listening line"
+log "listening on 127.0.0.1:$PORT"
 BASE=http://127.0.0.1:$PORT
 
 expect() { # name expected-status curl-args...
@@ -261,8 +291,8 @@ expect "GET /v1/me" 200 -H "Authorization: Bearer $secret" "$BASE/v1/me"
 expect "GET /v1/me without a token" 401 "$BASE/v1/me"
 
 log "HEALTHCHECK command inside the image"
-chroot --userspec=10001:10001 "$ROOT" "${IMAGE_ENV[@]}" bash -c "$HEALTHCHECK_CMD" \
-    || die "the HEALTHCHECK command failed"
+chroot --userspec=10001:10001 "$RUN_ROOT" "${IMAGE_ENV[@]}" KIDLEDGER_PORT="$PORT" \
+    bash -c "$HEALTHCHECK_CMD" || die "the HEALTHCHECK command failed"
 
 log "SIGTERM"
 kill -TERM "$SERVER_PID"
@@ -272,7 +302,7 @@ kill -0 "$SERVER_PID" 2>/dev/null && die "still running 30 s after SIGTERM"
 wait "$SERVER_PID" || status=$?
 SERVER_PID=""
 [ "$status" = 0 ] || { cat "$LOGFILE" >&2; die "exit status $status after SIGTERM, expected 0"; }
+grep -q '"event":"stopped"' "$LOGFILE" || { cat "$LOGFILE" >&2; die "no stopped line after SIGTERM"; }
 [ -s "$ROOT/data/kidledger.sqlite" ] || die "no /data/kidledger.sqlite after the run"
-rm -f "$LOGFILE" "$LOGFILE.body"
 
 log "verified: image built $HOW; server in it served, authenticated, passed its health check and exited 0 on SIGTERM"
