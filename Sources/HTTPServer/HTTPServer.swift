@@ -76,7 +76,10 @@ public final class HTTPServer: Sendable {
     /// received finish (their responses carry `Connection: close`), and returns when every
     /// connection closed or `configuration.shutdownDeadline` seconds passed; then closes the
     /// rest and joins the event-loop threads. Safe to call more than once.
-    public func shutdown() {
+    /// `beforeDraining` runs once the server refuses new connections and marks every
+    /// further response `Connection: close`, and before it waits for in-flight requests:
+    /// the place to answer requests parked by the application (long-polls).
+    public func shutdown(beforeDraining: () -> Void = {}) {
         let taken = state.withLock { s -> ([EventLoop], [pthread_t], Int32)? in
             guard s.started, !s.stopped else { return nil }
             s.stopped = true
@@ -86,6 +89,7 @@ public final class HTTPServer: Sendable {
         core.shuttingDown.store(true, ordering: .releasing)
         Glibc.shutdown(fd, Int32(SHUT_RDWR))
         for loop in loops { loop.enqueue(.shutdown) }
+        beforeDraining()
         let deadline = EventLoop.monotonicNow() + core.configuration.shutdownDeadline
         while core.openConnections.load(ordering: .acquiring) > 0 && EventLoop.monotonicNow() < deadline {
             usleep(2_000)

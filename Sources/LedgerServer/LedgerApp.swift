@@ -59,8 +59,10 @@ public final class LedgerApp: Sendable {
 
     /// Graceful stop: long-polls are answered, in-flight requests finish, the writer drains.
     public func stop() {
-        services.notifier.shutdown()
-        server.shutdown()
+        // Parked long-polls are answered after the server has begun shutting down, so
+        // their answers carry `Connection: close`.
+        let notifier = services.notifier
+        server.shutdown(beforeDraining: { notifier.shutdown() })
         services.writer.stop()
         services.logger.log(["event": "stopped"])
         services.logger.flush()
