@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedgerModel
 import SQLiteKit
+import StoreKitJWS
 
 /// The kidledger server: storage, routes and the HTTP listener, started and stopped as one.
 public final class LedgerApp: Sendable {
@@ -13,6 +14,7 @@ public final class LedgerApp: Sendable {
     public init(configuration: LedgerAppConfiguration) throws {
         self.configuration = configuration
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        OpenSSLRuntime.initialize()
         let db = try LedgerApp.openWriter(configuration)
         let notifier = ChangeNotifier()
         let metrics = Metrics()
