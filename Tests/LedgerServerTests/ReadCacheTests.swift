@@ -114,3 +114,15 @@ final class RequestContextTests: XCTestCase {
         }
     }
 }
+
+final class MetricsTests: XCTestCase {
+    func testClientMethodsDoNotGrowTheLabelSet() {
+        let m = Metrics()
+        for i in 0..<50 { m.record(route: "not_found", method: "ZZTOP\(i)", status: 405, seconds: 0.001) }
+        m.record(route: "not_found", method: "GET", status: 404, seconds: 0.001)
+        let text = m.render(openConnections: 0, parkedPolls: 0)
+        XCTAssertFalse(text.contains("ZZTOP"))
+        XCTAssertTrue(text.contains(#"kidledger_http_requests_total{route="not_found",method="other",status="405"} 50"#))
+        XCTAssertTrue(text.contains(#"method="GET",status="404"} 1"#))
+    }
+}

@@ -18,9 +18,14 @@ final class Metrics: Sendable {
     }
     private let state = Mutex(State())
 
+    /// Methods counted under their own name; any other token a client sends is `other`,
+    /// so clients cannot grow the label set.
+    static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"]
+
     func record(route: String, method: String, status: Int, seconds: Double) {
+        let methodLabel = Metrics.knownMethods.contains(method) ? method : "other"
         state.withLock { s in
-            s.requests[Key(route: route, method: method, status: status), default: 0] += 1
+            s.requests[Key(route: route, method: methodLabel, status: status), default: 0] += 1
             var h = s.latency[route] ?? Histogram()
             for (i, b) in Metrics.buckets.enumerated() where seconds <= b { h.counts[i] += 1 }
             h.sum += seconds
