@@ -83,6 +83,26 @@ final class SubscriptionTests: XCTestCase {
         let h = s.household(t)
         let r = s.call("GET", "/v1/households/\(h)/entitlement", token: t)
         XCTAssertEqual(r.status, 503); XCTAssertEqual(r.code, "subscriptions_not_configured")
+        for (method, path) in [("GET", "subscription"), ("DELETE", "subscription"), ("GET", "entitlement")] {
+            XCTAssertEqual(s.call(method, "/v1/households/\(h)/\(path)", token: t).status, 503, path)
+        }
+        XCTAssertEqual(s.call("PUT", "/v1/households/\(h)/subscription", token: t,
+                              json: .obj(["signedTransaction": "a.b.c"])).status, 503)
+
+        // Authentication and the access rules come first: the 503 tells outsiders nothing.
+        let (_, stranger) = s.signup("stranger")
+        for (method, path) in [("GET", "subscription"), ("DELETE", "subscription"), ("GET", "entitlement")] {
+            XCTAssertEqual(s.call(method, "/v1/households/\(h)/\(path)", token: stranger).status, 404, path)
+            XCTAssertEqual(s.call(method, "/v1/households/\(h)/\(path)").status, 401, path)
+        }
+        XCTAssertEqual(s.call("PUT", "/v1/households/\(h)/subscription", token: stranger,
+                              json: .obj(["signedTransaction": "a.b.c"])).status, 404)
+        s.call("POST", "/v1/households/\(h)/share", token: t)
+        let inv = s.call("POST", "/v1/households/\(h)/share/participants", token: t,
+                         json: .obj(["handle": "stranger", "permission": "readWrite"])).json["invitationId"]!.stringValue!
+        XCTAssertEqual(s.call("POST", "/v1/invitations/\(inv)/accept", token: stranger).status, 200)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/subscription", token: stranger).code, "owner_only")
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/entitlement", token: stranger).status, 503)
     }
 
     func testAppleMockTransactionIsRefusedAgainstTheDefaultRoot() throws {

@@ -26,11 +26,11 @@ struct Router: Sendable {
         let inline: Bool
         /// Whether the handler's own work is small and bounded, so it may run on the event
         /// loop: everything but the change feed and batch push, sync status, the readiness
-        /// probe and JWS verification. A write
+        /// probe and the subscription routes (which verify a JWS). A write
         /// handler only validates its body there and hands the work to the writer thread.
         var lightweight: Bool {
             inline || !(template.hasSuffix("/changes") || template.hasSuffix("/sync-status") || template == "/readyz"
-                        || (method == "PUT" && template.hasSuffix("/subscription")))
+                        || template.hasSuffix("/subscription") || template.hasSuffix("/entitlement"))
         }
 
         /// Whether every literal segment equals the path's (parameters must be non-empty).

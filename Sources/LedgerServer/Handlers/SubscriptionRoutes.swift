@@ -11,6 +11,8 @@ enum SubscriptionRoutes {
         r.add("GET", "/v1/households/{id}/entitlement", entitlement)
     }
 
+    /// The configured verifier; 503 without a bundle id. Asked only after the caller has
+    /// passed authentication and the access check, so the 503 reveals nothing.
     static func service(_ ctx: RequestContext) throws -> SubscriptionService {
         guard let s = ctx.services.subscriptions else {
             throw APIError(503, "subscriptions_not_configured", "This server has no App Store bundle id configured.")
@@ -32,8 +34,8 @@ enum SubscriptionRoutes {
     static func put(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
-        let svc = try service(ctx)
         try ctx.services.reads.with { db in _ = try Access.check(db, household: household, account: c.accountId, need: .owner) }
+        let svc = try service(ctx)
         var b = try ctx.body()
         b.allowOnly(["signedTransaction"])
         let jws = b.string("signedTransaction", required: true)
@@ -65,9 +67,9 @@ enum SubscriptionRoutes {
     static func get(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
-        let svc = try service(ctx)
         return try ctx.services.reads.with { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .owner)
+            let svc = try service(ctx)
             guard let s = try stored(db, household) else {
                 throw APIError(404, "no_subscription", "No subscription is stored for this household.")
             }
@@ -79,9 +81,9 @@ enum SubscriptionRoutes {
     static func delete(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
-        _ = try service(ctx)
         return ctx.write(touching: [household]) { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .owner)
+            _ = try service(ctx)
             try db.run("DELETE FROM subscriptions WHERE household_id = ?", [.text(household)])
             if db.changes > 0 { _ = try LedgerStore.nextSeq(db, household) }
             return RequestContext.noContent()
@@ -92,9 +94,9 @@ enum SubscriptionRoutes {
     static func entitlement(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
-        let svc = try service(ctx)
         return try ctx.services.reads.with { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .read)
+            let svc = try service(ctx)
             guard let s = try stored(db, household) else {
                 return ctx.json(200, .object(["pro": false, "productId": .null, "expiresAt": .null,
                                               "grantedByAccountId": .null, "reason": "no_subscription"]))
