@@ -79,7 +79,7 @@ final class SyncFeedTests: XCTestCase {
     }
 
     /// A reversal stamps two records with one seq; a page never splits them.
-    func testReversalPairStaysOnOnePage() {
+    func testReversalPagesWithinTheLimit() {
         let (_, t) = s.signup("mum")
         let h = s.household(t)
         let kid = s.child(t, household: h)
@@ -89,11 +89,25 @@ final class SyncFeedTests: XCTestCase {
         let mid = s.pullAll(t, h, since: first.token)
         XCTAssertEqual(mid.transactions.count, 1)
         _ = s.pushResults(t, h, transactions: [SyncRecords.transaction(SyncRecords.reversalId(of: tx), child: kid, amount: -500, reverses: tx)])
-        let r = s.pull(t, h, since: mid.token, limit: 1)
-        XCTAssertEqual(r.json["transactions"]?.arrayValue?.count, 2)
-        XCTAssertEqual(r.json["moreComing"]?.boolValue, false)
-        let original = r.json["transactions"]!.arrayValue!.first { $0["id"]?.stringValue == tx }
-        XCTAssertEqual(original?["reversedById"]?.stringValue, SyncRecords.reversalId(of: tx))
+        // The target's new state comes first, then the reversal: one record per page at limit 1.
+        let p1 = s.pull(t, h, since: mid.token, limit: 1)
+        XCTAssertEqual(p1.json["transactions"]?.arrayValue?.count, 1)
+        XCTAssertEqual(p1.json["moreComing"]?.boolValue, true)
+        let original = p1.json["transactions"]!.arrayValue![0]
+        XCTAssertEqual(original["id"]?.stringValue, tx)
+        XCTAssertEqual(original["reversedById"]?.stringValue, SyncRecords.reversalId(of: tx))
+        let p2 = s.pull(t, h, since: p1.json["nextToken"]!.stringValue!, limit: 1)
+        XCTAssertEqual(p2.json["transactions"]?.arrayValue?.map { $0["id"]?.stringValue }, [SyncRecords.reversalId(of: tx)])
+        XCTAssertEqual(p2.json["moreComing"]?.boolValue, false)
+        // REST undo-last pages the same way.
+        let tx2 = s.call("POST", "/v1/households/\(h)/children/\(kid)/transactions", token: t, json: .obj(["amountCents": 7])).json["transaction"]!["id"]!.stringValue!
+        let before = s.pullAll(t, h, since: p2.json["nextToken"]!.stringValue!).token
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/children/\(kid)/undo-last", token: t).status, 201)
+        let u1 = s.pull(t, h, since: before, limit: 1)
+        XCTAssertEqual(u1.json["transactions"]?.arrayValue?.map { $0["id"]?.stringValue }, [tx2])
+        XCTAssertEqual(u1.json["moreComing"]?.boolValue, true)
+        let all = s.pullAll(t, h, since: before, limit: 1)
+        XCTAssertEqual(all.transactions.count, 2)
     }
 
     func testTokensThatExpire() throws {

@@ -148,7 +148,13 @@ enum LedgerStore {
         guard let newBalance = Cents.add(child.balanceCents, t.amountCents) else {
             throw InsertRefusal(status: 422, code: "balance_overflow", detail: "This would take the balance outside the 64-bit range.")
         }
-        let seq = try nextSeq(db, household)
+        var seq = try nextSeq(db, household)
+        if let rev = t.reversesId {
+            // The target's new state (`reversedById`) and the reversal are two changes, in
+            // that order, so the feed can page between them and honour any `limit`.
+            try db.run("UPDATE transactions SET reversed_by_id = ?, seq = ? WHERE id = ?", [.text(t.id), .integer(seq), .text(rev)])
+            seq = try nextSeq(db, household)
+        }
         let now = Timestamp.nowMs()
         try db.run("""
             INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, seq)
@@ -156,9 +162,6 @@ enum LedgerStore {
             """, [.text(t.id), .text(household), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source.rawValue),
                   .integer(t.createdAt ?? now), .integer(now), .text(author), .optionalText(t.reversesId), .integer(seq)])
         try db.run("UPDATE children SET balance_cents = ? WHERE id = ?", [.integer(newBalance), .text(t.childId)])
-        if let rev = t.reversesId {
-            try db.run("UPDATE transactions SET reversed_by_id = ?, seq = ? WHERE id = ?", [.text(t.id), .integer(seq), .text(rev)])
-        }
         let saved = LedgerTransaction(id: t.id, householdId: household, childId: t.childId, amountCents: t.amountCents,
                                       note: t.note, source: t.source, createdAt: t.createdAt ?? now, recordedAt: now,
                                       authorAccountId: author, reversesId: t.reversesId, reversedById: nil)
