@@ -31,8 +31,7 @@ final class ChangePull: @unchecked Sendable {
     /// Reads the first page on the calling (read pool) thread; answers now or parks.
     func start() throws -> Reply {
         let page = try read()
-        if page.hasNews || remaining() <= 0 { return .response(finish(page)) }
-        park(page)
+        if page.hasNews || remaining() <= 0 { finish(page) } else { park(page) }
         return .pending
     }
 
@@ -47,25 +46,26 @@ final class ChangePull: @unchecked Sendable {
         return end > now ? Double(end - now) / 1e9 : 0
     }
 
-    /// The answer for `page`; records the device's pull on the writer without waiting for it.
-    private func finish(_ page: ChangeFeed.Page) -> HTTPResponse {
-        DeviceSync.recordPull(ctx.services.writer, token: caller.tokenId, household: household, seq: page.nextToken.seq)
+    /// Answers with `page` once the device's pull is recorded (sync status then shows it).
+    private func finish(_ page: ChangeFeed.Page) {
         var h = HTTPHeaders()
         h.set("Content-Type", "application/json; charset=utf-8")
-        return HTTPResponse(status: 200, headers: h, body: page.body)
+        let response = HTTPResponse(status: 200, headers: h, body: page.body)
+        DeviceSync.recordPull(ctx.services.writer, token: caller.tokenId, household: household,
+                              seq: page.nextToken.seq) { [ctx] in ctx.respond(response) }
     }
 
     private func park(_ page: ChangeFeed.Page) {
         let notifier = ctx.services.notifier
         let id = notifier.register(household: household, seconds: remaining()) { [self] timedOut in
             if timedOut {
-                ctx.respond(finish(page))
+                finish(page)
             } else {
                 ctx.services.reads.queue.async { self.woken() }
             }
         }
         guard let id else {
-            ctx.respond(finish(page))
+            finish(page)
             return
         }
         // A commit may have landed between the read and the registration; its wake-up
@@ -80,7 +80,7 @@ final class ChangePull: @unchecked Sendable {
     private func woken() {
         do {
             let page = try read()
-            if page.hasNews || remaining() <= 0.001 { ctx.respond(finish(page)) } else { park(page) }
+            if page.hasNews || remaining() <= 0.001 { finish(page) } else { park(page) }
         } catch {
             ctx.respond(error)
         }

@@ -4,8 +4,10 @@ import SQLiteKit
 /// The `device_sync` table: per device token and household, when it last pulled and
 /// pushed and how far its last pull reached. Feeds `GET …/sync-status`.
 enum DeviceSync {
-    /// Records a pull as a separate writer job; the pull's answer never waits for it.
-    static func recordPull(_ writer: WriteQueue, token: String, household: String, seq: Int64) {
+    /// Records a pull as a writer job and calls `then` once it is committed (or failed:
+    /// the pull is answered either way), so `sync-status` read after a pull shows it.
+    static func recordPull(_ writer: WriteQueue, token: String, household: String, seq: Int64,
+                           then: @escaping @Sendable () -> Void) {
         let now = Timestamp.nowMs()
         writer.submit(WriteQueue.Job(work: { db in
             // Only while the household exists: a pull racing a delete must not leave a row.
@@ -16,7 +18,7 @@ enum DeviceSync {
                     last_pull_seq = excluded.last_pull_seq
                 """, [.text(token), .text(household), .integer(now), .integer(seq)])
             return WriteQueue.WriteOutcome(value: ())
-        }, completion: { _ in }))
+        }, completion: { _ in then() }))
     }
 
     /// Records a push inside the push's own transaction.
