@@ -23,7 +23,9 @@ public struct HTTPParser: Sendable {
     }
 
     private enum State: Sendable {
-        case head(scanned: Int)
+        /// `emptyLines`: blank lines skipped before this request; `scanned`: head bytes
+        /// examined so far (without those lines).
+        case head(scanned: Int, emptyLines: Int)
         case endPending
         case bodyLength(remaining: Int)
         case chunkSize
@@ -39,8 +41,10 @@ public struct HTTPParser: Sendable {
     public let maxBodyBytes: Int
     /// Longest chunk-size line (with extensions) accepted, in bytes.
     public static let maxChunkLineBytes = 1024
+    /// Most empty lines (CRLF) accepted before a request line; one more is 400. Default 8.
+    public static let maxLeadingEmptyLines = 8
 
-    private var state: State = .head(scanned: 0)
+    private var state: State = .head(scanned: 0, emptyLines: 0)
     private var body: [UInt8] = []
 
     /// - Parameters:
@@ -51,9 +55,10 @@ public struct HTTPParser: Sendable {
         self.maxBodyBytes = maxBodyBytes
     }
 
-    /// True while waiting for the first byte of a request head.
+    /// True while waiting for the first byte of a request (an empty line before the
+    /// request line counts as its first byte).
     public var isIdle: Bool {
-        if case .head(let scanned) = state { return scanned == 0 }
+        if case .head(let scanned, let emptyLines) = state { return scanned == 0 && emptyLines == 0 }
         return false
     }
 
@@ -86,8 +91,8 @@ public struct HTTPParser: Sendable {
         switch state {
         case .failed(let error):
             return (0, .error(error))
-        case .head(let scanned):
-            return parseHead(input, scanned: scanned)
+        case .head(let scanned, let emptyLines):
+            return parseHead(input, scanned: scanned, emptyLines: emptyLines)
         case .endPending:
             return (0, finish())
         case .bodyLength(let remaining):
@@ -122,13 +127,19 @@ public struct HTTPParser: Sendable {
 
     // MARK: - Head
 
-    private mutating func parseHead(_ input: UnsafeBufferPointer<UInt8>, scanned: Int) -> (Int, Result?) {
+    private mutating func parseHead(_ input: UnsafeBufferPointer<UInt8>, scanned: Int, emptyLines: Int) -> (Int, Result?) {
         let count = input.count
-        if scanned == 0 {
-            // Tolerate empty lines before a request line (RFC 9112 §2.2).
-            var start = 0
-            while start + 1 < count, input[start] == 13, input[start + 1] == 10 { start += 2 }
-            if start > 0 { return (start, nil) }
+        if scanned == 0 && count > 0 && input[0] == 13 {
+            // A few empty lines before a request line are tolerated (RFC 9112 §2.2). A lone
+            // CR waits for the next byte, so every split of the input parses alike.
+            if count == 1 { return (0, .needMore) }
+            if input[1] == 10 {
+                if emptyLines >= Self.maxLeadingEmptyLines {
+                    return fail(.badRequest("Too many empty lines before the request line."))
+                }
+                state = .head(scanned: 0, emptyLines: emptyLines + 1)
+                return (2, nil)
+            }
         }
         var i = scanned
         var end = -1
@@ -141,7 +152,7 @@ public struct HTTPParser: Sendable {
         }
         if end < 0 {
             if count > maxHeadBytes { return fail(.headTooLarge) }
-            state = .head(scanned: count)
+            state = .head(scanned: count, emptyLines: emptyLines)
             return (0, .needMore)
         }
         if end > maxHeadBytes { return fail(.headTooLarge) }
@@ -155,7 +166,7 @@ public struct HTTPParser: Sendable {
             case .length(let n):
                 body.reserveCapacity(min(n, 64 * 1024))
                 state = .bodyLength(remaining: n)
-                case .chunked: state = .chunkSize
+            case .chunked: state = .chunkSize
             }
             return (end, .head(head))
         }
@@ -255,6 +266,8 @@ public struct HTTPParser: Sendable {
                 break
             }
         }
+        // RFC 9112 §3.2: an HTTP/1.1 request must carry exactly one Host field.
+        if minor >= 1 && hostCount == 0 { return .failure(.badRequest("Missing Host field.")) }
         if sawContentLength && chunked {
             return .failure(.badRequest("Both Content-Length and Transfer-Encoding present."))
         }
@@ -268,9 +281,11 @@ public struct HTTPParser: Sendable {
             framing = .none
         }
         let keepAlive = connectionClose ? false : (minor >= 1 || connectionKeepAlive)
+        // RFC 9110 §10.1.1: a 100-continue expectation from an HTTP/1.0 client is ignored.
         return .success(HTTPRequestHead(method: method, target: target, minorVersion: minor, headers: headers,
                                         framing: framing, keepAlive: keepAlive,
-                                        expectContinue: expectContinue && framing != .none, headLength: count))
+                                        expectContinue: expectContinue && framing != .none && minor >= 1,
+                                        headLength: count))
     }
 
     // MARK: - Chunked bodies
@@ -341,7 +356,7 @@ public struct HTTPParser: Sendable {
     // MARK: - Helpers
 
     private mutating func finish() -> Result {
-        state = .head(scanned: 0)
+        state = .head(scanned: 0, emptyLines: 0)
         var done: [UInt8] = []
         swap(&done, &body)
         return .end(body: done)

@@ -18,7 +18,8 @@ public struct HTTPRequestHead: Sendable {
     /// Whether the connection may stay open after this request (HTTP/1.1 default, or
     /// HTTP/1.0 with `Connection: keep-alive`; false with `Connection: close`).
     public var keepAlive: Bool
-    /// `Expect: 100-continue` was sent.
+    /// `Expect: 100-continue` was sent by an HTTP/1.1 client with a body (HTTP/1.0 clients'
+    /// expectations are ignored, RFC 9110 §10.1.1).
     public var expectContinue: Bool
     /// Total bytes of the head including the final empty line.
     public var headLength: Int

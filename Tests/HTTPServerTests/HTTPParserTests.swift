@@ -53,7 +53,7 @@ final class HTTPParserTests: XCTestCase {
     }
 
     func testEveryByteBoundary() {
-        let text = Array("POST /p HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET /q HTTP/1.1\r\n\r\nPOST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nTrailer: x\r\n\r\n".utf8)
+        let text = Array("POST /p HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET /q HTTP/1.1\r\nHost: x\r\n\r\nPOST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nTrailer: x\r\n\r\n".utf8)
         for split in 0...text.count {
             let r = feed([Array(text[..<split]), Array(text[split...])])
             XCTAssertNil(r.error, "split \(split)")
@@ -65,8 +65,23 @@ final class HTTPParserTests: XCTestCase {
         XCTAssertEqual(r.bodies.count, 3)
     }
 
+    func testEveryByteBoundaryWithLeadingEmptyLines() {
+        let text = Array("\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n\r\nPOST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok\r\n\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+        for split in 0...text.count {
+            let r = feed([Array(text[..<split]), Array(text[split...])])
+            XCTAssertNil(r.error, "split \(split)")
+            XCTAssertEqual(r.heads.map(\.target), ["/a", "/b", "/c"], "split \(split)")
+            XCTAssertEqual(r.bodies, [[], Array("ok".utf8), []], "split \(split)")
+        }
+        XCTAssertEqual(feed(text.map { [$0] }).heads.map(\.target), ["/a", "/b", "/c"])
+        // The audit's case: a CR and its LF in separate reads.
+        let split = feed([Array("\r".utf8), Array("\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)])
+        XCTAssertNil(split.error)
+        XCTAssertEqual(split.heads.map(\.target), ["/healthz"])
+    }
+
     func testPipelinedRequests() {
-        let r = feed("GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\nGET /3 HTTP/1.1\r\nConnection: close\r\n\r\n")
+        let r = feed("GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\nGET /3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         XCTAssertEqual(r.heads.map(\.target), ["/1", "/2", "/3"])
         XCTAssertEqual(r.heads.map(\.keepAlive), [true, true, false])
     }
@@ -78,75 +93,112 @@ final class HTTPParserTests: XCTestCase {
     }
 
     func testExpectContinue() {
-        let r = feed("POST / HTTP/1.1\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
+        let r = feed("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
         XCTAssertTrue(r.heads[0].expectContinue)
         XCTAssertEqual(r.heads[0].framing, .length(3))
     }
 
     func testRejections() {
-        assertBad("GET / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc")
-        assertBad("GET / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc")
-        assertBad("GET / HTTP/1.1\r\nContent-Length: 3, 4\r\n\r\nabc")
-        assertBad("GET / HTTP/1.1\r\nContent-Length: abc\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nContent-Length: -1\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nContent-Length: \r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nTransfer-Encoding: identity\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nBad Name: x\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nBad(Name): x\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nName : x\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\n: x\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nNoColon\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nX: a\u{01}b\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nX: a\u{7f}b\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nX: a\0b\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nX: a\rb\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n")
-        assertBad("GET / HTTP/1.1\r\nX: a\r\n\tb\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabc")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 3, 4\r\n\r\nabc")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: identity\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nBad Name: x\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nBad(Name): x\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nName : x\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\n: x\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nX: a\u{01}b\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nX: a\u{7f}b\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nX: a\0b\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n\tb\r\n\r\n")
         assertBad("GET / HTTP/1.1\nHost: x\n\n")
         assertBad("GET / HTTP/1.1\r\nHost: x\n\r\n")
-        assertBad("GET  / HTTP/1.1\r\n\r\n")
+        assertBad("GET  / HTTP/1.1\r\nHost: x\r\n\r\n")
         assertBad("GET / HTTP/2.0\r\n\r\n")
         assertBad("GET / HTTP/1.1 \r\n\r\n")
         assertBad("GET /\r\n\r\n")
-        assertBad("G(T / HTTP/1.1\r\n\r\n")
-        assertBad("GET nopath HTTP/1.1\r\n\r\n")
-        assertBad("GET /a\u{7f} HTTP/1.1\r\n\r\n")
+        assertBad("G(T / HTTP/1.1\r\nHost: x\r\n\r\n")
+        assertBad("GET nopath HTTP/1.1\r\nHost: x\r\n\r\n")
+        assertBad("GET /a\u{7f} HTTP/1.1\r\nHost: x\r\n\r\n")
         assertBad("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")
         // chunked framing
-        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
-        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n")
-        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n\r\n")
-        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000000\r\n")
-        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n")
-        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n")
-        assertBad("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer\r\n\r\n")
+        assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+        assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n")
+        assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\r\n")
+        assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1000000000000000000\r\n")
+        assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n")
+        assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n")
+        assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer\r\n\r\n")
     }
 
     func testDuplicateEqualContentLengthAccepted() {
-        let r = feed("POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc")
+        let r = feed("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc")
         XCTAssertNil(r.error)
         XCTAssertEqual(r.bodies, [Array("abc".utf8)])
     }
 
     func testLimits() {
-        let big = "GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 200) + "\r\n\r\n"
+        let big = "GET / HTTP/1.1\r\nHost: x\r\nX: " + String(repeating: "a", count: 200) + "\r\n\r\n"
         XCTAssertEqual(feed(big, maxHead: 100).error, .headTooLarge)
-        XCTAssertEqual(feed("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 200), maxHead: 100).error, .headTooLarge)
-        XCTAssertEqual(feed("POST / HTTP/1.1\r\nContent-Length: 11\r\n\r\n", maxBody: 10).error, .bodyTooLarge)
-        XCTAssertEqual(feed("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", maxBody: 10).error, .bodyTooLarge)
-        XCTAssertEqual(feed("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nabcdef\r\n", maxBody: 10).error, .bodyTooLarge)
+        XCTAssertEqual(feed("GET / HTTP/1.1\r\nHost: x\r\nX: " + String(repeating: "a", count: 200), maxHead: 100).error, .headTooLarge)
+        XCTAssertEqual(feed("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n", maxBody: 10).error, .bodyTooLarge)
+        XCTAssertEqual(feed("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", maxBody: 10).error, .bodyTooLarge)
+        XCTAssertEqual(feed("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nabcdef\r\n6\r\nabcdef\r\n", maxBody: 10).error, .bodyTooLarge)
     }
 
     func testLeadingEmptyLinesTolerated() {
-        let r = feed("\r\n\r\nGET / HTTP/1.1\r\n\r\n")
+        let r = feed("\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertNil(r.error)
         XCTAssertEqual(r.heads.count, 1)
     }
 
+    func testTooManyLeadingEmptyLinesRefused() {
+        let request = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+        let most = String(repeating: "\r\n", count: HTTPParser.maxLeadingEmptyLines)
+        XCTAssertEqual(feed(most + request).heads.count, 1)
+        XCTAssertEqual(feed(most + request + most + request).heads.count, 2, "the count restarts with each request")
+        assertBad(most + "\r\n" + request)
+        // Also when every empty line arrives in its own read.
+        let trickled = feed(Array(repeating: Array("\r\n".utf8), count: HTTPParser.maxLeadingEmptyLines + 1))
+        guard case .badRequest? = trickled.error else { return XCTFail("expected 400, got \(String(describing: trickled.error))") }
+    }
+
+    func testEmptyLineStartsARequest() {
+        var parser = HTTPParser()
+        XCTAssertTrue(parser.isIdle)
+        let (n, result) = Array("\r\n".utf8).withUnsafeBufferPointer { parser.parse($0) }
+        XCTAssertEqual(n, 2)
+        guard case .needMore = result else { return XCTFail("expected needMore") }
+        XCTAssertFalse(parser.isIdle, "the header timeout runs from the first empty line")
+        XCTAssertTrue(parser.isReadingHead)
+    }
+
+    func testHostRequiredForHTTP11() {
+        assertBad("GET / HTTP/1.1\r\n\r\n")
+        assertBad("GET http://x/ HTTP/1.1\r\nAccept: */*\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n")
+        let r = feed("GET / HTTP/1.0\r\n\r\n")
+        XCTAssertNil(r.error)
+        XCTAssertEqual(r.heads.count, 1)
+    }
+
+    func testExpectContinueIgnoredForHTTP10() {
+        let r = feed("POST / HTTP/1.0\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\nabc")
+        XCTAssertNil(r.error)
+        XCTAssertEqual(r.heads.first?.expectContinue, false)
+        XCTAssertEqual(r.bodies, [Array("abc".utf8)])
+    }
+
     func testManyTinyChunksDoNotRecurse() {
-        var text = "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+        var text = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
         text += String(repeating: "1\r\na\r\n", count: 100_000)
         text += "0\r\n\r\n"
         let r = feed(text)

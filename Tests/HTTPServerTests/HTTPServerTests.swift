@@ -60,7 +60,7 @@ final class HTTPServerTests: XCTestCase {
             }
         })
         let client = try RawClient(port: server.port)
-        client.send("GET /slow HTTP/1.1\r\n\r\nGET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n")
+        client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(client.readResponse()?.text, "slow")
         XCTAssertEqual(client.readResponse()?.text, "fast/a")
         XCTAssertEqual(client.readResponse()?.text, "fast/b")
@@ -70,7 +70,7 @@ final class HTTPServerTests: XCTestCase {
         let server = try start { $0.headerTimeout = 0.3 }
         let client = try RawClient(port: server.port)
         let started = Date()
-        client.send("GET / HTTP/1.1\r\n")
+        client.send("GET / HTTP/1.1\r\nHost: x\r\n")
         for _ in 0..<3 {
             usleep(100_000)
             client.send("X: y\r\n")
@@ -87,7 +87,7 @@ final class HTTPServerTests: XCTestCase {
     func testIdleConnectionClosedSilently() throws {
         let server = try start { $0.idleTimeout = 0.2 }
         let client = try RawClient(port: server.port)
-        client.send("GET / HTTP/1.1\r\n\r\n")
+        client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(client.readResponse()?.status, 200)
         XCTAssertTrue(client.isClosedByPeer())
         usleep(50_000)
@@ -97,7 +97,7 @@ final class HTTPServerTests: XCTestCase {
     func testHeadTooLarge431() throws {
         let server = try start { $0.maxHeadBytes = 1024 }
         let client = try RawClient(port: server.port)
-        client.send("GET / HTTP/1.1\r\nX: " + String(repeating: "a", count: 2000) + "\r\n\r\n")
+        client.send("GET / HTTP/1.1\r\nHost: x\r\nX: " + String(repeating: "a", count: 2000) + "\r\n\r\n")
         let r = try XCTUnwrap(client.readResponse())
         XCTAssertEqual(r.status, 431)
         XCTAssertTrue(r.text.contains("header_too_large"))
@@ -107,7 +107,7 @@ final class HTTPServerTests: XCTestCase {
     func testBodyTooLargeByContentLengthAnsweredAtOnce() throws {
         let server = try start { $0.maxBodyBytes = 100 }
         let client = try RawClient(port: server.port)
-        client.send("POST / HTTP/1.1\r\nContent-Length: 1000\r\n\r\n")
+        client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
         let r = try XCTUnwrap(client.readResponse())
         XCTAssertEqual(r.status, 413)
         XCTAssertTrue(r.text.contains("\"code\":\"payload_too_large\""))
@@ -116,7 +116,7 @@ final class HTTPServerTests: XCTestCase {
     func testBodyTooLargeChunked() throws {
         let server = try start { $0.maxBodyBytes = 100 }
         let client = try RawClient(port: server.port)
-        client.send("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        client.send("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         for _ in 0..<3 { client.send("40\r\n" + String(repeating: "x", count: 64) + "\r\n") }
         XCTAssertEqual(client.readResponse()?.status, 413)
     }
@@ -124,14 +124,14 @@ final class HTTPServerTests: XCTestCase {
     func testChunkedBodyWithTrailers() throws {
         let server = try start()
         let client = try RawClient(port: server.port)
-        client.send("POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1;x=y\r\n!\r\n0\r\nT: v\r\n\r\n")
+        client.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n1;x=y\r\n!\r\n0\r\nT: v\r\n\r\n")
         XCTAssertEqual(client.readResponse()?.text, "/c:hello!")
     }
 
     func testBadRequestIsProblemJSONAndCloses() throws {
         let server = try start()
         let client = try RawClient(port: server.port)
-        client.send("GET / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
+        client.send("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
         let r = try XCTUnwrap(client.readResponse())
         XCTAssertEqual(r.status, 400)
         XCTAssertTrue(r.text.hasPrefix("{\"type\":\"urn:kidledger:bad_request\",\"title\":\"Bad Request\",\"status\":400,"))
@@ -145,22 +145,22 @@ final class HTTPServerTests: XCTestCase {
             responder.respond(HTTPResponse(status: 200, contentType: "application/json", body: payload))
         })
         let client = try RawClient(port: server.port)
-        client.send("GET / HTTP/1.1\r\nAccept-Encoding: br, gzip;q=0.8\r\n\r\n")
+        client.send("GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: br, gzip;q=0.8\r\n\r\n")
         let r = try XCTUnwrap(client.readResponse())
         XCTAssertEqual(r.header("Content-Encoding"), "gzip")
         XCTAssertEqual(r.header("Vary"), "Accept-Encoding")
         XCTAssertLessThan(r.body.count, payload.utf8.count)
         XCTAssertEqual(try Gzip.decompress(r.body, limit: 1 << 20), Array(payload.utf8))
 
-        client.send("GET / HTTP/1.1\r\nAccept-Encoding: gzip;q=0, *\r\n\r\n")
+        client.send("GET / HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip;q=0, *\r\n\r\n")
         let plain = try XCTUnwrap(client.readResponse())
         XCTAssertNil(plain.header("Content-Encoding"))
         XCTAssertEqual(plain.text, payload)
 
-        client.send("HEAD / HTTP/1.1\r\n\r\n")
+        client.send("HEAD / HTTP/1.1\r\nHost: x\r\n\r\n")
         let head = try XCTUnwrap(client.readResponse(isHead: true))
         XCTAssertEqual(head.header("Content-Length"), String(payload.utf8.count))
-        client.send("GET / HTTP/1.1\r\n\r\n")
+        client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(client.readResponse()?.text, payload)
     }
 
@@ -168,16 +168,16 @@ final class HTTPServerTests: XCTestCase {
         let server = try start()
         let client = try RawClient(port: server.port)
         let body = try Gzip.compress(Array("hello gzip".utf8))
-        client.send("POST /g HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n")
+        client.send("POST /g HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n")
         client.send(body)
         XCTAssertEqual(client.readResponse()?.text, "/g:hello gzip")
 
-        client.send("POST /g HTTP/1.1\r\nContent-Encoding: br\r\nContent-Length: 1\r\n\r\nx")
+        client.send("POST /g HTTP/1.1\r\nHost: x\r\nContent-Encoding: br\r\nContent-Length: 1\r\n\r\nx")
         let r = try XCTUnwrap(client.readResponse())
         XCTAssertEqual(r.status, 415)
         XCTAssertTrue(r.text.contains("unsupported_media_type"))
 
-        client.send("POST /g HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nnope")
+        client.send("POST /g HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nnope")
         XCTAssertEqual(client.readResponse()?.status, 400)
     }
 
@@ -186,7 +186,7 @@ final class HTTPServerTests: XCTestCase {
         let client = try RawClient(port: server.port)
         let bomb = try Gzip.compress([UInt8](repeating: 0, count: 4 << 20))
         XCTAssertLessThan(bomb.count, 64 * 1024)
-        client.send("POST / HTTP/1.1\r\nContent-Encoding: gzip\r\nContent-Length: \(bomb.count)\r\n\r\n")
+        client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: \(bomb.count)\r\n\r\n")
         client.send(bomb)
         XCTAssertEqual(client.readResponse()?.status, 413)
     }
@@ -194,14 +194,14 @@ final class HTTPServerTests: XCTestCase {
     func testExpectContinue() throws {
         let server = try start { $0.maxBodyBytes = 100 }
         let client = try RawClient(port: server.port)
-        client.send("POST /e HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+        client.send("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
         let interim = try XCTUnwrap(client.readResponse())
         XCTAssertEqual(interim.status, 100)
         client.send("hello")
         XCTAssertEqual(client.readResponse()?.text, "/e:hello")
 
         let other = try RawClient(port: server.port)
-        other.send("POST /e HTTP/1.1\r\nContent-Length: 500\r\nExpect: 100-continue\r\n\r\n")
+        other.send("POST /e HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\nExpect: 100-continue\r\n\r\n")
         XCTAssertEqual(other.readResponse()?.status, 413)
     }
 
@@ -224,7 +224,7 @@ final class HTTPServerTests: XCTestCase {
         })
         let idle = try RawClient(port: server.port)
         let client = try RawClient(port: server.port)
-        client.send("GET /slow HTTP/1.1\r\n\r\n")
+        client.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         usleep(50_000)
         let finished = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
@@ -245,7 +245,7 @@ final class HTTPServerTests: XCTestCase {
         let server = try start(handler: { _, responder in parked.withLock { $0 = responder } })
         do {
             let client = try RawClient(port: server.port)
-            client.send("GET / HTTP/1.1\r\n\r\n")
+            client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
             usleep(100_000)
         }
         usleep(100_000)
@@ -258,7 +258,7 @@ final class HTTPServerTests: XCTestCase {
     func testTooManyConnectionsGet503() throws {
         let server = try start { $0.maxConnections = 1 }
         let first = try RawClient(port: server.port)
-        first.send("GET / HTTP/1.1\r\n\r\n")
+        first.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(first.readResponse()?.status, 200)
         let second = try RawClient(port: server.port)
         XCTAssertEqual(second.readResponse()?.status, 503)
@@ -270,7 +270,7 @@ final class HTTPServerTests: XCTestCase {
             config.accessLog = { entry in entries.withLock { $0.append(entry) } }
         }
         let client = try RawClient(port: server.port)
-        client.send("GET /v1/x?token=secret HTTP/1.1\r\n\r\n")
+        client.send("GET /v1/x?token=secret HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(client.readResponse()?.status, 200)
         usleep(20_000)
         let logged = entries.withLock { $0 }
@@ -282,7 +282,7 @@ final class HTTPServerTests: XCTestCase {
     func testBodyTimeoutSends408() throws {
         let server = try start { $0.bodyTimeout = 0.2 }
         let client = try RawClient(port: server.port)
-        client.send("POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc")
+        client.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
         let r = try XCTUnwrap(client.readResponse())
         XCTAssertEqual(r.status, 408)
         XCTAssertTrue(client.isClosedByPeer())
@@ -294,7 +294,7 @@ final class HTTPServerTests: XCTestCase {
             responder.respond(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/octet-stream")]), body: big))
         })
         let client = try RawClient(port: server.port)
-        client.send("GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n")
+        client.send("GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n")
         usleep(100_000)
         XCTAssertEqual(client.readResponse()?.body.count, big.count)
         XCTAssertEqual(client.readResponse()?.body.count, big.count)
