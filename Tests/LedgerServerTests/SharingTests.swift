@@ -295,6 +295,27 @@ final class SharingTests: XCTestCase {
         XCTAssertEqual(s.call("GET", "/v1/invitations", token: dad).json["items"]?.arrayValue?.count, 0)
         XCTAssertEqual(s.call("DELETE", "/v1/households/\(h2)/share/participants/\(UUID().lowercased)", token: aunt).status, 404)
         XCTAssertEqual(s.call("DELETE", "/v1/households/\(h2)/share/participants/not-an-id", token: aunt).status, 404)
+        // Neither made dad a member, so neither household reveals itself to him: 404, not 403.
+        for h in [h1, h2] {
+            let r = s.call("GET", "/v1/households/\(h)/children", token: dad)
+            XCTAssertEqual(r.status, 404); XCTAssertEqual(r.code, "not_found")
+        }
+        // Stopping a share withdraws pending invitations the same way, while a participant
+        // who had accepted loses access (403).
+        let (_, gran) = s.signup("gran")
+        let (_, uncle) = s.signup("uncle")
+        XCTAssertEqual(invite(h1, owner: mum, handle: "gran").status, 201)
+        let accepted = invite(h1, owner: mum, handle: "uncle").json["invitationId"]!.stringValue!
+        XCTAssertEqual(s.call("POST", "/v1/invitations/\(accepted)/accept", token: uncle).status, 200)
+        XCTAssertEqual(s.call("DELETE", "/v1/households/\(h1)/share", token: mum).status, 204)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h1)", token: gran).status, 404)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h1)", token: uncle).code, "access_revoked")
+        // Invited again after access was revoked: not a member until accepting again.
+        s.call("POST", "/v1/households/\(h1)/share", token: mum)
+        let again = invite(h1, owner: mum, handle: "uncle").json["invitationId"]!.stringValue!
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h1)", token: uncle).status, 404)
+        XCTAssertEqual(s.call("POST", "/v1/invitations/\(again)/accept", token: uncle).status, 200)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h1)", token: uncle).status, 200)
     }
 
     func testAuthenticationFailuresAreThrottled() throws {

@@ -19,7 +19,8 @@ struct Membership: Sendable {
 /// The access rules of API.md, applied to every route under `/v1/households/{id}`:
 /// non-members get 404 (existence is not revealed), revoked or departed participants 403
 /// `access_revoked`, read-only participants 403 `read_only` on writes, owner-only
-/// operations 403 `owner_only`. Invitees who have not accepted are not members.
+/// operations 403 `owner_only`. Invitees who have not accepted are not members, also
+/// after their invitation was withdrawn or they left before accepting (404).
 enum Access {
     enum Need { case read, write, owner }
 
@@ -31,7 +32,7 @@ enum Access {
         if owner == account {
             return Membership(householdId: household, role: .owner, permission: .readWrite, ownerAccountId: owner)
         }
-        guard let p = try db.queryOne("SELECT status, permission FROM participants WHERE household_id = ? AND account_id = ?",
+        guard let p = try db.queryOne("SELECT status, permission, accepted_at FROM participants WHERE household_id = ? AND account_id = ?",
                                       [.text(household), .text(account)]) else {
             throw APIError.notFound("No such household.")
         }
@@ -45,6 +46,9 @@ enum Access {
             case .owner: throw APIError.ownerOnly
             }
         case "revoked", "left":
+            // Only someone who was a member lost access; an invitation withdrawn or
+            // abandoned before it was accepted never made the caller one.
+            if p.isNull(2) { throw APIError.notFound("No such household.") }
             throw APIError.accessRevoked
         default:
             // invited or declined: not a member.

@@ -94,15 +94,17 @@ enum ShareStore {
                        permission: Membership.Permission? = nil, newInvitation: Bool = false) throws {
         let now = Timestamp.nowMs()
         if newInvitation {
+            // A new invitation has not been accepted yet.
             try db.run("""
                 UPDATE participants SET status = ?, permission = COALESCE(?, permission), invitation_id = ?,
-                    invited_at = ?, updated_at = ? WHERE household_id = ? AND account_id = ?
+                    invited_at = ?, updated_at = ?, accepted_at = NULL WHERE household_id = ? AND account_id = ?
                 """, [.text(status.rawValue), .optionalText(permission?.rawValue), .text(UUID().lowercased),
                       .integer(now), .integer(now), .text(household), .text(account)])
         } else {
             try db.run("""
-                UPDATE participants SET status = ?, permission = COALESCE(?, permission), updated_at = ?
-                WHERE household_id = ? AND account_id = ?
+                UPDATE participants SET status = ?1, permission = COALESCE(?2, permission), updated_at = ?3,
+                    accepted_at = CASE WHEN ?1 = 'accepted' THEN COALESCE(accepted_at, ?3) ELSE accepted_at END
+                WHERE household_id = ?4 AND account_id = ?5
                 """, [.text(status.rawValue), .optionalText(permission?.rawValue), .integer(now),
                       .text(household), .text(account)])
         }

@@ -97,5 +97,12 @@ enum Schema {
             PRIMARY KEY (token_id, household_id)
         );
         """),
+        // When a participant last accepted an invitation: revoked or departed participants
+        // who never accepted were never members (404, not 403). Rows from before this
+        // version that were revoked or left are taken to have accepted.
+        Migration(version: 2, sql: """
+        ALTER TABLE participants ADD COLUMN accepted_at INTEGER;
+        UPDATE participants SET accepted_at = updated_at WHERE status IN ('accepted', 'revoked', 'left');
+        """),
     ]
 }
