@@ -49,6 +49,8 @@ final class Connection {
     var stopReading = false
     /// Parsing stopped at the pipeline limit with input left in `inbound`.
     var backlogged = false
+    /// The peer shut its write side: requests already received are still answered, then
+    /// the connection closes.
     var peerClosed = false
     var closeAfterWrite = false
     /// True while the loop is parsing and dispatching this connection's input.

@@ -28,10 +28,9 @@ extension EventLoop {
                 }
                 if n < readBufferSize { break }
             } else if n == 0 {
-                // The peer is gone (a half-closed HTTP/1.1 client is not waited for):
-                // pending requests are abandoned and their responders report isClosed.
-                closeConnection(c)
-                return
+                peerShutWrite(c)
+                if c.handle.closed.load(ordering: .relaxed) { return }
+                break
             } else {
                 let e = errno
                 if e == EAGAIN || e == EINTR { break }
@@ -40,6 +39,17 @@ extension EventLoop {
             }
         }
         pump(c)
+    }
+
+    /// The peer sent its last byte (a half-close, or a full close the server cannot tell
+    /// apart): requests already received are still answered and written, in order, and
+    /// then the connection closes; an incomplete one is dropped. Nothing in flight: closes now.
+    private func peerShutWrite(_ c: Connection) {
+        c.peerClosed = true
+        c.stopReading = true
+        c.currentHead = nil
+        c.inbound = []
+        if c.slots.isEmpty && !c.hasUnsentOutput { closeConnection(c) }
     }
 
     func processInbound(_ c: Connection) {
@@ -113,6 +123,8 @@ extension EventLoop {
         let seq = c.nextSequence
         c.nextSequence += 1
         let acceptsGzip = head.headers["Accept-Encoding"].map(ContentCoding.acceptsGzip) ?? false
+        // A fresh reading: the request may complete late in an event that began much earlier.
+        now = Self.monotonicNow()
         var slot = Connection.Slot(sequence: seq, method: head.method, target: head.target,
                                    isHead: head.method == "HEAD", keepAlive: head.keepAlive,
                                    minorVersion: head.minorVersion, acceptsGzip: acceptsGzip,
@@ -250,7 +262,9 @@ extension EventLoop {
         }
         if progressed {
             c.writeDeadline = nil
-            if !c.logs.isEmpty, let log = core.configuration.accessLog {
+            if !c.logs.isEmpty, let log = core.configuration.accessLog, c.logs[0].endOffset <= c.bytesWritten {
+                // One fresh reading for every response this write completed.
+                now = Self.monotonicNow()
                 var done = 0
                 for item in c.logs where item.endOffset <= c.bytesWritten {
                     var entry = item.entry
@@ -285,7 +299,7 @@ extension EventLoop {
         shutdown(c.fd, Int32(SHUT_WR))
         c.phase = .lingering
         c.inbound = []
-        c.lingerDeadline = now + min(1, max(0.2, core.configuration.headerTimeout))
+        c.lingerDeadline = now + lingerTime
         updateInterest(c)
         updateDeadline(c)
     }

@@ -30,11 +30,22 @@ final class EventLoop: @unchecked Sendable {
     private var running = true
     private let accept4Fn: LinuxEpoll.Accept4Fn
     private var listening = true
+    /// While set, the listening socket is not watched (descriptors ran out) until this time.
+    private var acceptPausedUntil: Double?
+    /// A descriptor (`/dev/null`) given up when the process runs out of descriptors, so
+    /// waiting connections can still be accepted and refused; -1 while it is not held.
+    private var reserveFD: Int32 = -1
+    /// The refusal for connections the server does not serve, and the `Date` it carries.
+    private var busy: (date: [UInt8], bytes: [UInt8]) = ([], [])
     private var nextID: UInt64 = 0
     let readBufferSize = 64 * 1024
     let readBuffer: UnsafeMutablePointer<UInt8>
     let maxPipeline = 16
     let maxBufferedOutput = 1 << 20
+    /// How long accepting pauses after the process ran out of descriptors, in seconds.
+    let acceptPause = 0.1
+    /// Most connections accepted and refused with the reserve descriptor in one go.
+    let maxRefusedWithReserve = 64
 
     init(index: Int, core: ServerCore, listenFD: Int32) throws {
         guard let queue = EpollQueue(), let fns = LinuxEpoll.functions else {
@@ -49,6 +60,7 @@ final class EventLoop: @unchecked Sendable {
         self.wakeFD = wake
         self.readBuffer = .allocate(capacity: readBufferSize)
         self.accept4Fn = fns.accept4
+        self.reserveFD = Self.openReserve()
         _ = self.queue.add(wake, interest: [.read])
         _ = self.queue.add(listenFD, interest: [.read, .exclusive])
     }
@@ -56,7 +68,10 @@ final class EventLoop: @unchecked Sendable {
     deinit {
         readBuffer.deallocate()
         close(wakeFD)
+        if reserveFD >= 0 { close(reserveFD) }
     }
+
+    private static func openReserve() -> Int32 { open("/dev/null", O_RDONLY | O_CLOEXEC) }
 
     static func monotonicNow() -> Double {
         var ts = timespec()
@@ -96,8 +111,10 @@ final class EventLoop: @unchecked Sendable {
         date.refresh()
         while running {
             var timeout: Int32 = 1000
-            if let top = timers.first {
-                let ms = (top.deadline - now) * 1000
+            var next = timers.first?.deadline
+            if let resume = acceptPausedUntil { next = min(next ?? resume, resume) }
+            if let next {
+                let ms = (next - now) * 1000
                 timeout = ms <= 0 ? 0 : Int32(min(1000, ms.rounded(.up)))
             }
             queue.wait(timeoutMilliseconds: timeout) { event in
@@ -107,6 +124,7 @@ final class EventLoop: @unchecked Sendable {
             now = Self.monotonicNow()
             date.refresh()
             fireTimers()
+            resumeAccepting()
         }
         for case let c? in connections { closeConnection(c) }
         connections = []
@@ -122,6 +140,11 @@ final class EventLoop: @unchecked Sendable {
         } else if let c = connection(event.fd) {
             if event.writable { pump(c) }
             if c.handle.closed.load(ordering: .relaxed) || c.phase == .lingering && !event.readable { return }
+            if event.failed && c.peerClosed {
+                // Reset after a half-close: nothing can be delivered any more.
+                closeConnection(c)
+                return
+            }
             if event.readable || event.failed { readable(c) }
         }
     }
@@ -154,17 +177,21 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: - Accepting
 
-    private static let busyResponse: [UInt8] = {
-        var out: [UInt8] = []
-        let r = ProblemResponse.serviceUnavailable()
-        _ = ResponseEncoder.encode(r, options: .init(isHead: false, close: true, announceKeepAlive: false,
-                                                    acceptsGzip: false, compressionThreshold: .max),
-                                   date: Array("Thu, 01 Jan 1970 00:00:00 GMT".utf8), serverName: [], into: &out)
-        return out
-    }()
+    /// The 503 for connections the server does not serve, with the current `Date`.
+    private func busyResponse() -> [UInt8] {
+        if busy.date != date.bytes {
+            var out: [UInt8] = []
+            _ = ResponseEncoder.encode(ProblemResponse.serviceUnavailable(),
+                                       options: .init(isHead: false, close: true, announceKeepAlive: false,
+                                                      acceptsGzip: false, compressionThreshold: .max),
+                                       date: date.bytes, serverName: core.serverName, into: &out)
+            busy = (date.bytes, out)
+        }
+        return busy.bytes
+    }
 
     private func acceptBurst() {
-        guard listening else { return }
+        guard listening, acceptPausedUntil == nil else { return }
         for _ in 0..<1024 {
             var storage = sockaddr_storage()
             var len = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -176,16 +203,22 @@ final class EventLoop: @unchecked Sendable {
             if fd < 0 {
                 let e = errno
                 if e == EINTR || e == ECONNABORTED { continue }
-                if e == EINVAL || e == EBADF {
+                if e == EMFILE || e == ENFILE {
+                    refuseWithReserve()
+                    pauseAccepting()
+                } else if e == EINVAL || e == EBADF {
                     // The listening socket was shut down.
                     queue.remove(listenFD)
                     listening = false
                 }
                 return
             }
-            if core.isShuttingDown || core.openConnections.load(ordering: .relaxed) >= core.configuration.maxConnections {
-                Self.busyResponse.withUnsafeBytes { p in _ = send(fd, p.baseAddress, p.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-                close(fd)
+            if core.isShuttingDown {
+                refuse(fd, linger: false)
+                continue
+            }
+            if core.openConnections.load(ordering: .relaxed) >= core.configuration.maxConnections {
+                refuse(fd, linger: true)
                 continue
             }
             core.openConnections.add(1, ordering: .relaxed)
@@ -200,6 +233,57 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Out of descriptors: gives up the reserve to accept waiting connections and refuse
+    /// them with 503, then takes the reserve back.
+    private func refuseWithReserve() {
+        guard reserveFD >= 0 else { return }
+        close(reserveFD)
+        for _ in 0..<maxRefusedWithReserve {
+            let fd = accept4Fn(listenFD, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+            if fd < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                break
+            }
+            refuse(fd, linger: false)
+        }
+        reserveFD = Self.openReserve()
+    }
+
+    /// Stops watching the listening socket for `acceptPause` seconds, so a listener that
+    /// stays readable cannot spin the loop.
+    private func pauseAccepting() {
+        queue.remove(listenFD)
+        acceptPausedUntil = now + acceptPause
+    }
+
+    private func resumeAccepting() {
+        guard let until = acceptPausedUntil, until <= now else { return }
+        acceptPausedUntil = nil
+        if reserveFD < 0 { reserveFD = Self.openReserve() }
+        if listening { _ = queue.add(listenFD, interest: [.read, .exclusive]) }
+    }
+
+    /// Answers a connection the server does not serve with 503 and shuts its write side.
+    /// With `linger` it stays a moment, discarding input, so the client reads the answer
+    /// instead of a reset; without, input already received is drained (at most 64 KiB)
+    /// and the socket is closed at once.
+    private func refuse(_ fd: Int32, linger: Bool) {
+        busyResponse().withUnsafeBytes { p in _ = send(fd, p.baseAddress, p.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        shutdown(fd, Int32(SHUT_WR))
+        if linger {
+            nextID &+= 1
+            let handle = ConnectionHandle(id: UInt64(index) << 56 | nextID, fd: fd)
+            let c = Connection(handle: handle, remoteAddress: "", parser: HTTPParser(maxHeadBytes: 0, maxBodyBytes: 0))
+            c.phase = .lingering
+            c.lingerDeadline = now + lingerTime
+            core.openConnections.add(1, ordering: .relaxed)
+            if register(c) { return }
+            core.openConnections.subtract(1, ordering: .relaxed)
+        }
+        _ = recv(fd, readBuffer, readBufferSize, Int32(MSG_DONTWAIT))
+        close(fd)
+    }
+
     private func adopt(fd: Int32, address: String) {
         if core.isShuttingDown && !running {
             close(fd)
@@ -210,19 +294,31 @@ final class EventLoop: @unchecked Sendable {
         let handle = ConnectionHandle(id: UInt64(index) << 56 | nextID, fd: fd)
         let parser = HTTPParser(maxHeadBytes: core.configuration.maxHeadBytes, maxBodyBytes: core.configuration.maxBodyBytes)
         let c = Connection(handle: handle, remoteAddress: address, parser: parser)
-        let i = Int(fd)
+        if !register(c) {
+            close(fd)
+            core.openConnections.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// Adds an accepted connection to the table and the event queue (read interest) and
+    /// arms its deadline; false when epoll refused it.
+    private func register(_ c: Connection) -> Bool {
+        let i = Int(c.fd)
         if i >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: max(i + 1 - connections.count, connections.count)))
         }
         connections[i] = c
-        guard queue.add(fd, interest: [.read]) else {
+        guard queue.add(c.fd, interest: [.read]) else {
             connections[i] = nil
-            close(fd)
-            core.openConnections.subtract(1, ordering: .relaxed)
-            return
+            return false
         }
         updateDeadline(c)
+        return true
     }
+
+    /// How long a connection lingers after its last response: the header timeout, kept
+    /// within 0.2…1 s.
+    var lingerTime: Double { min(1, max(0.2, core.configuration.headerTimeout)) }
 
     // MARK: - Interest and closing
 
@@ -263,6 +359,7 @@ final class EventLoop: @unchecked Sendable {
             queue.remove(listenFD)
             listening = false
         }
+        acceptPausedUntil = nil
         for case let c? in connections {
             if c.currentHead == nil && c.slots.isEmpty && !c.hasUnsentOutput {
                 closeConnection(c)

@@ -29,7 +29,8 @@ public struct AccessLogEntry: Sendable {
     public var status: Int
     /// Body bytes written on the wire (after compression).
     public var bytes: Int
-    /// Seconds from the complete request head to the written response.
+    /// Seconds from the complete request (handed to the handler) to its response fully
+    /// handed to the socket.
     public var duration: Double
     public var remoteAddress: String
 }

@@ -10,10 +10,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxHeadBytes: Int = 16 * 1024
     /// Largest request body after decompression; larger gets 413. Default 4 MiB.
     public var maxBodyBytes: Int = 4 * 1024 * 1024
-    /// Most open connections; more are accepted and closed at once. Default 20,000.
+    /// Most open connections; more are answered 503 and closed. Default 20,000.
     public var maxConnections: Int = 20_000
-    /// Time allowed to receive a complete request head once its first byte arrived,
-    /// then 408 and close. Default 10.
+    /// Time allowed to receive a complete request head once its first byte arrived (an
+    /// empty line before the request line counts), then 408 and close. Default 10.
     public var headerTimeout: Double = 10
     /// Time allowed to receive the whole body once the head is complete. Default 30.
     public var bodyTimeout: Double = 30

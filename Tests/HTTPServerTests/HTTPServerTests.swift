@@ -243,11 +243,10 @@ final class HTTPServerTests: XCTestCase {
     func testRespondAfterCloseIsDroppedAndIsClosedReports() throws {
         let parked = Mutex<(any HTTPResponder)?>(nil)
         let server = try start(handler: { _, responder in parked.withLock { $0 = responder } })
-        do {
-            let client = try RawClient(port: server.port)
-            client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-            usleep(100_000)
-        }
+        let client = try RawClient(port: server.port)
+        client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        usleep(100_000)
+        client.abort()
         usleep(100_000)
         let responder = try XCTUnwrap(parked.withLock { $0 })
         XCTAssertTrue(responder.isClosed)
@@ -256,12 +255,215 @@ final class HTTPServerTests: XCTestCase {
     }
 
     func testTooManyConnectionsGet503() throws {
-        let server = try start { $0.maxConnections = 1 }
+        let server = try start {
+            $0.maxConnections = 1
+            $0.serverName = "kidledger-test"
+        }
         let first = try RawClient(port: server.port)
         first.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         XCTAssertEqual(first.readResponse()?.status, 200)
-        let second = try RawClient(port: server.port)
-        XCTAssertEqual(second.readResponse()?.status, 503)
+        do {
+            let second = try RawClient(port: server.port)
+            let r = try XCTUnwrap(second.readResponse())
+            XCTAssertEqual(r.status, 503)
+            assertServerFields(r, serverName: "kidledger-test")
+            XCTAssertTrue(r.text.contains("\"code\":\"service_unavailable\""))
+        }
+        // A refused client that sends its request at once still reads the 503, not a reset.
+        for i in 0..<20 {
+            let client = try RawClient(port: server.port)
+            client.send("POST /v1/accounts HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+            XCTAssertEqual(client.readResponse()?.status, 503, "client \(i)")
+            XCTAssertTrue(client.isClosedByPeer())
+        }
+        usleep(500_000)
+        XCTAssertEqual(server.openConnections, 1, "refused connections linger briefly, then close")
+    }
+
+    /// A real `Date` (within a minute of now) and the configured `Server`.
+    private func assertServerFields(_ r: RawClient.Response, serverName: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(r.header("Server"), serverName, file: file, line: line)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let date = r.header("Date").flatMap { formatter.date(from: $0) }
+        XCTAssertLessThan(abs(date?.timeIntervalSinceNow ?? .infinity), 60, "Date: \(r.header("Date") ?? "none")", file: file, line: line)
+    }
+
+    func testOutOfDescriptorsAnswered503WithoutSpinning() throws {
+        let server = try start { $0.serverName = "kidledger-test" }
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let saved = limit
+        let highest = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { Int32($0) }.max() ?? 0
+        limit.rlim_cur = rlim_t(highest + 16)
+        XCTAssertEqual(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit), 0)
+        var fillers: [Int32] = []
+        defer {
+            for fd in fillers { close(fd) }
+            var restored = saved
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &restored)
+        }
+        while true {
+            let fd = open("/dev/null", O_RDONLY)
+            if fd < 0 { break }
+            fillers.append(fd)
+        }
+        XCTAssertEqual(errno, EMFILE)
+        var usage = rusage()
+        getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+        let cpuBefore = Self.seconds(usage.ru_utime) + Self.seconds(usage.ru_stime)
+        let started = EventLoop.monotonicNow()
+        var responses: [RawClient.Response?] = []
+        var clients: [RawClient] = []
+        for _ in 0..<3 {
+            // One descriptor for the client's socket; the server has none left to accept it.
+            close(fillers.removeLast())
+            let client = try RawClient(port: server.port)
+            clients.append(client)
+            client.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            responses.append(client.readResponse())
+            usleep(150_000)
+        }
+        getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+        let cpu = Self.seconds(usage.ru_utime) + Self.seconds(usage.ru_stime) - cpuBefore
+        let elapsed = EventLoop.monotonicNow() - started
+        // Checked with descriptors to spare again (XCTest and Foundation open files).
+        for fd in fillers { close(fd) }
+        fillers = []
+        XCTAssertLessThan(cpu, 0.5 * elapsed, "the event loops must not spin")
+        for (i, r) in responses.enumerated() {
+            XCTAssertEqual(r?.status, 503, "client \(i)")
+            if let r { assertServerFields(r, serverName: "kidledger-test") }
+        }
+        let client = try RawClient(port: server.port)
+        client.send("GET /again HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(client.readResponse()?.text, "/again:")
+    }
+
+    private static func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+
+    func testBlankLineTricklerGets408AtHeaderTimeout() throws {
+        let server = try start {
+            $0.headerTimeout = 0.3
+            $0.idleTimeout = 5
+        }
+        let client = try RawClient(port: server.port)
+        let started = Date()
+        for _ in 0..<3 {
+            client.send("\r\n")
+            usleep(100_000)
+        }
+        let r = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(r.status, 408)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1.0)
+        XCTAssertTrue(client.isClosedByPeer())
+    }
+
+    func testTooManyEmptyLinesAre400() throws {
+        let server = try start()
+        let client = try RawClient(port: server.port)
+        client.send(String(repeating: "\r\n", count: 9) + "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(client.readResponse()?.status, 400)
+        XCTAssertTrue(client.isClosedByPeer())
+        let ok = try RawClient(port: server.port)
+        ok.send(String(repeating: "\r\n", count: 8) + "GET /ok HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(ok.readResponse()?.text, "/ok:")
+    }
+
+    func testEmptyLineSplitAcrossReads() throws {
+        let server = try start()
+        let client = try RawClient(port: server.port)
+        client.send("\r")
+        usleep(50_000)
+        client.send("\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        let r = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.text, "/healthz:")
+    }
+
+    func testHalfClosedClientGetsEveryAnswerInOrder() throws {
+        let server = try start(handler: { request, responder in
+            let delay = request.path == "/v1/accounts" ? 0.3 : 0.1
+            DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
+                var response = HTTPResponse(status: 200, contentType: "text/plain", body: "late" + request.path + ":")
+                response.body += request.body
+                responder.respond(response)
+            }
+        })
+        let client = try RawClient(port: server.port)
+        client.send("POST /v1/accounts HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}GET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+        client.shutdownWrite()
+        let first = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(first.text, "late/v1/accounts:{}")
+        XCTAssertNil(first.header("Connection"))
+        let second = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(second.text, "late/b:")
+        XCTAssertEqual(second.header("Connection"), "close")
+        XCTAssertTrue(client.isClosedByPeer())
+        usleep(50_000)
+        XCTAssertEqual(server.openConnections, 0)
+    }
+
+    func testHalfCloseWithNothingInFlightClosesAtOnce() throws {
+        let server = try start { $0.idleTimeout = 5 }
+        let client = try RawClient(port: server.port)
+        client.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(client.readResponse()?.text, "/a:")
+        let started = Date()
+        client.shutdownWrite()
+        XCTAssertTrue(client.isClosedByPeer())
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1.0)
+
+        // An incomplete request cannot complete any more: closed without an answer.
+        let partial = try RawClient(port: server.port)
+        partial.send("POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+        partial.shutdownWrite()
+        XCTAssertNil(partial.readResponse())
+        usleep(50_000)
+        XCTAssertEqual(server.openConnections, 0)
+    }
+
+    func testHTTP10ExpectContinueGetsNoInterimResponse() throws {
+        let server = try start()
+        let client = try RawClient(port: server.port)
+        client.send("POST /e HTTP/1.0\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n")
+        usleep(50_000)
+        client.send("hello")
+        let r = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.text, "/e:hello")
+    }
+
+    func testHTTP11WithoutHostIs400() throws {
+        let server = try start()
+        let client = try RawClient(port: server.port)
+        client.send("GET / HTTP/1.1\r\n\r\n")
+        let r = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(r.status, 400)
+        XCTAssertTrue(r.text.contains("Host"))
+        let old = try RawClient(port: server.port)
+        old.send("GET /old HTTP/1.0\r\n\r\n")
+        XCTAssertEqual(old.readResponse()?.text, "/old:")
+    }
+
+    func testAccessLogDurationIsMeasured() throws {
+        let entries = Mutex<[AccessLogEntry]>([])
+        let server = try start({ config in
+            config.accessLog = { entry in entries.withLock { $0.append(entry) } }
+        }, handler: { request, responder in
+            // Answered within the event that read the request, after real work.
+            usleep(30_000)
+            responder.respond(HTTPResponse(status: 200, contentType: "text/plain", body: "ok"))
+        })
+        let client = try RawClient(port: server.port)
+        client.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(client.readResponse()?.status, 200)
+        usleep(20_000)
+        let duration = try XCTUnwrap(entries.withLock { $0.first?.duration })
+        XCTAssertGreaterThanOrEqual(duration, 0.03)
+        XCTAssertLessThan(duration, 1)
     }
 
     func testAccessLogOmitsQuery() throws {

@@ -13,7 +13,7 @@ final class RawClient {
         var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    let fd: Int32
+    private(set) var fd: Int32
     private var buffer: [UInt8] = []
 
     init(port: Int, timeout: Double = 2) throws {
@@ -29,7 +29,18 @@ final class RawClient {
         setTimeout(timeout)
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Half-closes: the server sees end of input, the client can still read.
+    func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+
+    /// Closes with a reset instead of an orderly close.
+    func abort() {
+        var off = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &off, socklen_t(MemoryLayout<linger>.size))
+        close(fd)
+        fd = -1
+    }
 
     func setTimeout(_ seconds: Double) {
         var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
