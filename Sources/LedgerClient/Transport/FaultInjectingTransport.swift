@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Wraps a transport and, driven by a seeded generator, drops requests before they are sent
 /// or responses after the server applied them — the two failures a phone sees on a bad network.
@@ -27,12 +26,12 @@ public final class FaultInjectingTransport: Transport {
     }
 
     private let inner: any Transport
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// `seed` makes the sequence of faults reproducible.
     public init(wrapping inner: any Transport, seed: UInt64, faults: Faults = Faults()) {
         self.inner = inner
-        self.state = Mutex(State(rng: SeededGenerator(seed: seed), faults: faults))
+        self.state = Locked(State(rng: SeededGenerator(seed: seed), faults: faults))
     }
 
     /// The current fault settings.

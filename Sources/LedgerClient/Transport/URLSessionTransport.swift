@@ -3,7 +3,6 @@ import Foundation
 import FoundationNetworking
 #endif
 import GzipKit
-import Synchronization
 
 /// The production transport: HTTP(S) through `URLSession`, gzip-aware.
 public final class URLSessionTransport: Transport {
@@ -41,7 +40,7 @@ public final class URLSessionTransport: Transport {
         }
         if !request.body.isEmpty { urlRequest.httpBody = Data(request.body) }
 
-        let outcome = Mutex<Result<TransportResponse, TransportError>?>(nil)
+        let outcome = Locked<Result<TransportResponse, TransportError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let limit = maxResponseBytes
         let task = session.dataTask(with: urlRequest) { data, response, error in
