@@ -49,7 +49,13 @@ extension CLI {
         case .joining: print("ledger: joining a household; run `kidledger sync` to finish")
         case .shared: print("ledger: \(household.name) (\(household.role ?? "member"), \(household.permission ?? "readWrite"))")
         }
-        if let handle = try store.string(.accountHandle) { print("account: @\(handle)") }
+        if let handle = try store.string(.accountHandle) {
+            if let other = try store.string(.signedInAccountHandle) {
+                print("account: @\(handle) (this ledger's); signed in as @\(other)")
+            } else {
+                print("account: @\(handle)")
+            }
+        }
         let rejected = try store.rejectedRecords()
         if !rejected.isEmpty { print("\(rejected.count) records were refused by the server and kept aside") }
     }

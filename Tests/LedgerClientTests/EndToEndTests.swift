@@ -322,4 +322,23 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(try mum.balances(), [ann.id: 790])
         XCTAssertEqual(try serverBalances(mum), [ann.id: 790])
     }
+
+    // MARK: (5) the copy a revoked parent keeps can become a household of its own
+
+    func testKeptCopyAfterRevocationSharesAsItsOwnHousehold() throws {
+        let (mum, dad, ann) = try sharedPair()
+        _ = try ShareFlow(engine: mum.engine).revoke(handle: "dad")
+        XCTAssertThrowsError(try dad.engine.sync()) { XCTAssertEqual($0 as? LedgerError, .frozen(.accessRevoked)) }
+        try JoinFlow(engine: dad.engine).leave()
+        XCTAssertEqual(try dad.store.phase(), .localOnly)
+        XCTAssertEqual(try dad.service.children().map(\.balanceCents), [750])
+
+        // The server's ids are global: the kept copy must not reuse mum's.
+        try ShareFlow(engine: dad.engine).enable(name: "Dad's")
+        XCTAssertEqual(try dad.service.status(), .synced)
+        XCTAssertTrue(try dad.store.rejectedRecords().isEmpty)
+        XCTAssertEqual(try serverBalances(dad), try dad.balances())
+        XCTAssertEqual(try serverTransactions(dad).count, 2)
+        XCTAssertEqual(try serverBalances(mum), [ann.id: 750], "mum's household is untouched")
+    }
 }

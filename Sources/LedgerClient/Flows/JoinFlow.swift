@@ -51,6 +51,12 @@ public struct JoinFlow {
             written = path
         }
         try store.transaction {
+            let previous = try store.phase()
+            if case .joining = previous {} else {
+                try store.set(.joinPreviousPhase, previous.storageValue)
+                try store.set(.joinPreviousAccountId, switched ? try store.string(.accountId) : nil)
+                try store.set(.joinPreviousAccountHandle, switched ? try store.string(.accountHandle) : nil)
+            }
             if switched {
                 // The user chose to move this device to the signed-in account.
                 try store.set(.accountId, try store.string(.signedInAccountId))
@@ -80,8 +86,36 @@ public struct JoinFlow {
             let pages = try fetchAll(householdId: householdId)
             try importPages(pages, householdId: householdId)
         } catch let error as APIError {
+            if !error.isTransient, error.status == 403 || error.status == 404 {
+                // Not a member and no invitation to accept: nothing was imported, so the device
+                // goes back to the ledger (and account) it had.
+                try rollBack()
+                throw LedgerError.invitationWithdrawn
+            }
             throw try engine.record(error)
         }
+    }
+
+    /// Returns from an interrupted join to the phase and pinned account it started from.
+    func rollBack() throws {
+        try store.transaction {
+            try store.setPhase(LedgerPhase(storageValue: try store.string(.joinPreviousPhase) ?? "localOnly"))
+            if let account = try store.string(.joinPreviousAccountId) {
+                try store.set(.signedInAccountId, try store.string(.accountId))
+                try store.set(.signedInAccountHandle, try store.string(.accountHandle))
+                try store.set(.accountId, account)
+                try store.set(.accountHandle, try store.string(.joinPreviousAccountHandle))
+                try store.setAttention(.accountChanged)
+            }
+            try clearJoinMarks()
+            try store.bumpGeneration()
+        }
+    }
+
+    private func clearJoinMarks() throws {
+        try store.set(.joinPreviousPhase, nil)
+        try store.set(.joinPreviousAccountId, nil)
+        try store.set(.joinPreviousAccountHandle, nil)
     }
 
     private func accept(invitationId: String, householdId: String) throws(APIError) {
@@ -127,6 +161,7 @@ public struct JoinFlow {
             for page in pages { try engine.merge(page, householdId: householdId, report: &report) }
             try store.set(.syncToken, pages.last?.nextToken)
             try store.setPhase(.shared)
+            try clearJoinMarks()
             if try store.household().permission != "readOnly" { try store.setAttention(nil) }
             try store.set(.lastOutcome, nil)
             try store.bumpGeneration()
@@ -140,7 +175,9 @@ public struct JoinFlow {
         let household = try store.household()
         guard let account = try store.string(.accountId) else { throw LedgerError.notSignedIn }
         if household.role == "owner" || household.ownerAccountId == account {
-            throw LedgerError.busy("you own this household; use `kidledger share stop` instead")
+            // An owner cannot leave a household that still exists; once it is gone, keep the copy.
+            if try store.attention() == .householdDeleted { return try detach() }
+            throw LedgerError.busy("you own this household; use `kidledger share stop` to stop sharing it")
         }
         let api = engine.api
         do {
@@ -155,11 +192,12 @@ public struct JoinFlow {
     /// Turns the replica into a local-only ledger under a new household id, keeping every record.
     func detach() throws {
         try store.transaction {
+            // The ids stay the old household's on the server; fresh ones let this copy be
+            // shared later as a household of its own.
+            try store.rekeyLedger(requeue: false)
             var h = try store.household()
-            h.id = UUID().lowercased
-            h.ownerAccountId = nil; h.changeTag = nil; h.role = nil; h.permission = nil; h.shared = false
+            h.role = nil; h.permission = nil; h.shared = false
             try store.saveHousehold(h, now: engine.now())
-            try store.db.execute("DELETE FROM pending; DELETE FROM deferred; UPDATE children SET change_tag = NULL;")
             try store.set(.syncToken, nil)
             try store.setAttention(nil)
             try store.setPhase(.localOnly)

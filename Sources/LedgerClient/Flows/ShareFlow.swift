@@ -24,7 +24,8 @@ public struct ShareFlow {
                        children: counts.children, transactions: counts.transactions)
     }
 
-    /// Stages every local record and runs the migration to the end (or resumes it).
+    /// Stages every local record and runs the migration to the end (or resumes it), then syncs
+    /// once (best effort: the ledger is shared even if that last pull fails).
     public func enable(name: String? = nil) throws {
         try engine.prepare()
         switch try store.phase() {
@@ -33,9 +34,10 @@ public struct ShareFlow {
         case .sharing: break
         case .localOnly: try stage(name: name)
         }
-        do { try resume() } catch let error as APIError { throw try engine.record(error) }
         var report = SyncEngine.Report()
-        do { try engine.pull(wait: 0, into: &report) } catch { _ = try engine.record(error) }
+        do { try resume(into: &report) } catch let error as APIError { throw try engine.record(error) }
+        try store.set(.lastOutcome, nil)
+        _ = try? engine.sync()
     }
 
     /// Queues every local record with its deterministic id, in one transaction.
@@ -50,12 +52,7 @@ public struct ShareFlow {
             try store.saveHousehold(household, now: engine.now())
             try store.db.run("UPDATE children SET modified_by = ? WHERE modified_by = ? OR modified_by = ''",
                              [.text(account), .text(deviceId)])
-            for row in try store.db.query("SELECT id FROM children ORDER BY sort_order, created_at") {
-                try store.enqueue(.child, id: row.string(0))
-            }
-            for row in try store.db.query("SELECT id FROM transactions ORDER BY reverses_id IS NOT NULL, created_at, rowid") {
-                try store.enqueue(.transaction, id: row.string(0))
-            }
+            try store.enqueueEverything()
             try store.set(.syncToken, nil)
             try store.setPhase(.sharing(.staged))
             try store.bumpGeneration()
@@ -63,14 +60,24 @@ public struct ShareFlow {
     }
 
     /// Runs the remaining migration steps from the persisted phase.
-    func resume() throws {
+    func resume(into report: inout SyncEngine.Report) throws {
+        var rekeyed = false
         while case .sharing(let phase) = try store.phase() {
             switch phase {
             case .staged:
                 let household = try store.household()
-                let api = engine.api
-                let answer = try engine.retry.run { () throws(APIError) in
-                    try api.putHousehold(id: household.id, name: household.name, currency: household.currency)
+                guard let answer = try createHousehold(household) else {
+                    // The id is another account's household (a ledger kept after leaving it, or an
+                    // import of someone else's export): nothing was uploaded yet, so give the
+                    // ledger fresh ids and create a household of its own.
+                    guard !rekeyed else { throw APIError.problem(status: 409, code: "id_conflict", detail: nil, retryAfterSeconds: nil) }
+                    rekeyed = true
+                    try store.transaction {
+                        try store.rekeyLedger(requeue: true)
+                        try store.set(.syncToken, nil)
+                        try store.bumpGeneration()
+                    }
+                    continue
                 }
                 try store.transaction {
                     var h = household
@@ -82,7 +89,6 @@ public struct ShareFlow {
                     try store.setPhase(.sharing(.householdCreated))
                 }
             case .householdCreated:
-                var report = SyncEngine.Report()
                 try engine.push(into: &report)
                 try store.setPhase(.sharing(.uploaded))
             case .uploaded:
@@ -96,6 +102,19 @@ public struct ShareFlow {
                     try store.setPhase(.shared)
                 }
             }
+        }
+    }
+
+    /// `PUT /v1/households/{id}` with the device's id; nil when the id is another account's.
+    private func createHousehold(_ household: HouseholdRecord) throws(APIError) -> APIClient.Answer<Wire.Household>? {
+        let api = engine.api
+        do {
+            return try engine.retry.run { () throws(APIError) in
+                try api.putHousehold(id: household.id, name: household.name, currency: household.currency)
+            }
+        } catch {
+            if error.status == 409 && error.code == "id_conflict" { return nil }
+            throw error
         }
     }
 

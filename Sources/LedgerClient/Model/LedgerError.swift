@@ -18,6 +18,8 @@ public enum LedgerError: Error, Equatable, Sendable, CustomStringConvertible {
     case busy(String)
     case keepLocalLedger(children: Int, transactions: Int)
     case invitationNotFound(String)
+    /// The invitation was withdrawn or declined while the join ran; the device is as before.
+    case invitationWithdrawn
     case importNeedsEmptyStore
     case invalidExport(String)
     case confirmationRequired
@@ -31,7 +33,7 @@ public enum LedgerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .ambiguousChild(let c): return "more than one child is named '\(c)'; use the child's id"
         case .transactionNotFound(let t): return "no transaction with id '\(t)'"
         case .invalid(let field, let message): return "\(field) \(message)"
-        case .frozen(let reason): return "shared editing is frozen: \(reason.explanation)"
+        case .frozen(let reason): return "shared editing is frozen: \(reason.explanation); \(reason.remedy)"
         case .nothingToUndo(let name): return "\(name) has nothing to undo"
         case .notReversible: return "a reversal cannot be undone"
         case .balanceOverflow: return "that would take the balance beyond what can be stored"
@@ -43,8 +45,9 @@ public enum LedgerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .ownerOnly: return "only the household's owner can do that"
         case .busy(let what): return what
         case .keepLocalLedger(let c, let t):
-            return "this device holds a different ledger (\(c) children, \(t) transactions); keeping it. Use --replace-local to export it and join anyway"
-        case .invitationNotFound(let id): return "no pending invitation '\(id)'"
+            return "this device holds a different ledger (\(LedgerError.count(c, "child", "children")), \(LedgerError.count(t, "transaction", "transactions"))); keeping it. Use --replace-local to export it and join anyway"
+        case .invitationNotFound(let id): return "no pending invitation '\(id)'; run `kidledger invitations` to list them"
+        case .invitationWithdrawn: return "the invitation is no longer valid (withdrawn, declined or access revoked); this device's ledger was left as it was"
         case .importNeedsEmptyStore: return "import needs an empty, local-only store"
         case .invalidExport(let why): return "not a kidledger export: \(why)"
         case .confirmationRequired: return "nothing was changed; pass --yes to confirm"
@@ -53,4 +56,6 @@ public enum LedgerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .storage(let why): return "storage error: \(why)"
         }
     }
+
+    static func count(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
 }

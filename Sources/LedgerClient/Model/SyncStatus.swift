@@ -18,6 +18,18 @@ public enum AttentionReason: String, Sendable, Equatable, CaseIterable {
         case .accountChanged: return "this device is signed in to a different account than the one this ledger belongs to"
         }
     }
+
+    /// What the user can do about it, as a sentence for people.
+    public var remedy: String {
+        switch self {
+        case .accessRevoked:
+            return "ask the owner to invite you again, or run `kidledger leave` to keep this copy as a local ledger"
+        case .readOnly: return "ask the owner for read-write access"
+        case .householdDeleted: return "run `kidledger leave` to keep this copy as a local ledger"
+        case .accountChanged:
+            return "log in again with this ledger's account (`kidledger login --token T`), or join another household with `kidledger join ID --replace-local`"
+        }
+    }
 }
 
 /// The sync status as a user sees it (DESIGN.md).

@@ -33,6 +33,11 @@ public final class LedgerStore {
         case lastOutcome = "last_outcome"
         case lastSyncAt = "last_sync_at"
         case newestSeenModifiedAt = "newest_seen_modified_at"
+        /// While a join runs: the phase (and, after an account switch, the pinned account) to
+        /// return to if the invitation turns out to be withdrawn.
+        case joinPreviousPhase = "join_previous_phase"
+        case joinPreviousAccountId = "join_previous_account_id"
+        case joinPreviousAccountHandle = "join_previous_account_handle"
     }
 
     /// Opens (creating when absent) the store at `path` and brings its schema up to date.

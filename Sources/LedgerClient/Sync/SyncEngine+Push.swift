@@ -62,8 +62,13 @@ extension SyncEngine {
             try store.dequeue(.child, id: id, ifVersion: version)
         case (.child, "conflict"):
             report.conflicts += 1
-            guard case .child(let wire)? = result.serverRecord, let server = wire.record(),
-                  let local = try store.child(id: id) else { return }
+            guard case .child(let wire)? = result.serverRecord else {
+                // No server copy: the id belongs to another household. Keep the record aside
+                // instead of retrying it forever.
+                report.rejected += 1
+                return try reject(kind: .child, id: id, code: "id_conflict")
+            }
+            guard let server = wire.record(), let local = try store.child(id: id) else { return }
             try store.noteSeen(modifiedAt: server.modifiedAt)
             if LWW.wins((local.modifiedAt, local.modifiedBy), over: (server.modifiedAt, server.modifiedBy)) {
                 // Ours is newer: push it again on top of the server's version.
@@ -77,9 +82,13 @@ extension SyncEngine {
         case (.transaction, "conflict"):
             // Same id, other content (two devices undid the same item): the server's copy wins.
             report.conflicts += 1
-            if case .transaction(let wire)? = result.serverRecord, let server = wire.record() {
-                try store.upsert(server)
+            guard case .transaction(let wire)? = result.serverRecord else {
+                // No server copy: the id belongs to another household. Dropping it from the
+                // queue would leave a balance the server never sees; keep it aside instead.
+                report.rejected += 1
+                return try reject(kind: .transaction, id: id, code: "id_conflict")
             }
+            if let server = wire.record() { try store.upsert(server) }
             try store.dequeue(.transaction, id: id)
         case (_, "rejected"):
             report.rejected += 1

@@ -48,7 +48,7 @@ public final class SyncEngine {
             case .localOnly:
                 return report
             case .sharing:
-                try ShareFlow(engine: self).resume()
+                try ShareFlow(engine: self).resume(into: &report)
             case .joining(let phase, let invitation, let household):
                 try JoinFlow(engine: self).resume(phase: phase, invitationId: invitation, householdId: household)
             case .shared:
@@ -62,7 +62,7 @@ public final class SyncEngine {
                 try store.set(.lastSyncAt, String(now()))
             }
         } catch let error as APIError {
-            throw try record(error)
+            throw try record(error, duringSync: true)
         }
         return report
     }
@@ -75,11 +75,14 @@ public final class SyncEngine {
     }
 
     /// Persists what a failed call means for the status and returns the error to show.
-    func record(_ error: APIError) throws -> LedgerError {
+    /// `duringSync`: the call was the household's feed or push, so a 404 `not_found` means the
+    /// household is gone; elsewhere a 404 (an unknown handle, no share) is only that call's answer.
+    func record(_ error: APIError, duringSync: Bool = false) throws -> LedgerError {
         if error.isTransient {
             try store.set(.lastOutcome, "offline")
             return .offline(error.description)
         }
+        let shared = try store.phase() == .shared
         switch (error.status, error.code) {
         case (401, _):
             try store.set(.lastOutcome, "unauthenticated")
@@ -92,7 +95,7 @@ public final class SyncEngine {
             try store.setAttention(.readOnly)
             try store.set(.lastOutcome, nil)
             return .frozen(.readOnly)
-        case (404, _) where try store.phase() == .shared:
+        case (404, "not_found") where duringSync && shared:
             try store.setAttention(.householdDeleted)
             try store.set(.lastOutcome, nil)
             return .frozen(.householdDeleted)

@@ -1,0 +1,57 @@
+import Foundation
+import LedgerModel
+
+extension LedgerStore {
+    /// Gives the local ledger fresh ids: a new household id, a new id for every child and
+    /// transaction (a reversal gets the deterministic id of its original's new id), with every
+    /// reference rewritten and server tags cleared. Used when the ids belong to a household this
+    /// account cannot write (a ledger kept after leaving, an export of someone else's household),
+    /// so uploading it makes a new household instead of colliding with the old one. Balances and
+    /// history are unchanged. Rebuilds the pending queue when `requeue` is true. Call inside a
+    /// store transaction.
+    func rekeyLedger(requeue: Bool) throws {
+        var household = try household()
+        household.id = UUID().lowercased
+        household.ownerAccountId = nil
+        household.changeTag = nil
+        try saveHousehold(household, now: Timestamp.nowMs())
+
+        var childIds: [String: String] = [:]
+        for child in try children() {
+            var fresh = child
+            fresh.id = UUID().lowercased
+            fresh.changeTag = nil
+            try upsert(fresh)
+            childIds[child.id] = fresh.id
+        }
+        let transactions = try allTransactions()
+        var transactionIds: [String: String] = [:]
+        for t in transactions where t.reversesId == nil { transactionIds[t.id] = UUID().lowercased }
+        for t in transactions {
+            guard let original = t.reversesId else { continue }
+            if let fresh = transactionIds[original], let uuid = LedgerIDs.parse(fresh) {
+                transactionIds[t.id] = LedgerIDs.reversalID(of: uuid).lowercased
+            } else {
+                transactionIds[t.id] = UUID().lowercased
+            }
+        }
+        for t in transactions {
+            try db.run("UPDATE transactions SET id = ?, child_id = ?, reverses_id = ?, recorded_at = NULL WHERE id = ?",
+                       [.text(transactionIds[t.id] ?? t.id), .text(childIds[t.childId] ?? t.childId),
+                        .optionalText(t.reversesId.map { transactionIds[$0] ?? $0 }), .text(t.id)])
+        }
+        for old in childIds.keys { try db.run("DELETE FROM children WHERE id = ?", [.text(old)]) }
+        try db.execute("DELETE FROM deferred; DELETE FROM pending;")
+        if requeue { try enqueueEverything() }
+    }
+
+    /// Queues every child and transaction for upload: children first, originals before reversals.
+    func enqueueEverything() throws {
+        for row in try db.query("SELECT id FROM children ORDER BY sort_order, created_at") {
+            try enqueue(.child, id: row.string(0))
+        }
+        for row in try db.query("SELECT id FROM transactions ORDER BY reverses_id IS NOT NULL, created_at, rowid") {
+            try enqueue(.transaction, id: row.string(0))
+        }
+    }
+}
