@@ -7,7 +7,9 @@ let usage = """
 usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registration open|closed]
                               [--bundle-id ID] [--product-id ID]... [--environment Production|Sandbox]...
                               [--trusted-root FILE]... [--public-dir DIR] [--openapi FILE]
-                              [--max-body-bytes N] [--event-loops N] [--log-level debug|info|warning|error]
+                              [--max-body-bytes N] [--max-head-bytes N] [--max-connections N]
+                              [--header-timeout S] [--body-timeout S] [--idle-timeout S] [--shutdown-timeout S]
+                              [--event-loops N] [--log-level debug|info|warning|error]
                               [--trusted-proxies ADDR[,ADDR|CIDR]...] [--auth-failures-per-minute N] [--quiet]
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]
@@ -15,8 +17,10 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registra
 Every flag can also be set as an environment variable: KIDLEDGER_HOST, KIDLEDGER_PORT,
 KIDLEDGER_DATA_DIR, KIDLEDGER_REGISTRATION, KIDLEDGER_BUNDLE_ID, KIDLEDGER_PRODUCT_ID (comma-separated),
 KIDLEDGER_ENVIRONMENT (comma-separated), KIDLEDGER_TRUSTED_ROOT (comma-separated), KIDLEDGER_PUBLIC_DIR,
-KIDLEDGER_OPENAPI, KIDLEDGER_MAX_BODY_BYTES, KIDLEDGER_EVENT_LOOPS, KIDLEDGER_LOG_LEVEL,
-KIDLEDGER_TRUSTED_PROXIES (comma-separated), KIDLEDGER_AUTH_FAILURES_PER_MINUTE. An empty variable counts as unset.
+KIDLEDGER_OPENAPI, KIDLEDGER_MAX_BODY_BYTES, KIDLEDGER_MAX_HEAD_BYTES, KIDLEDGER_MAX_CONNECTIONS,
+KIDLEDGER_HEADER_TIMEOUT, KIDLEDGER_BODY_TIMEOUT, KIDLEDGER_IDLE_TIMEOUT, KIDLEDGER_SHUTDOWN_TIMEOUT (seconds),
+KIDLEDGER_EVENT_LOOPS, KIDLEDGER_LOG_LEVEL, KIDLEDGER_TRUSTED_PROXIES (comma-separated),
+KIDLEDGER_AUTH_FAILURES_PER_MINUTE. An empty variable counts as unset.
 """
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
@@ -68,6 +72,19 @@ struct Options {
         guard let i = Int(v), i >= 0 else { fail("--\(name) must be a non-negative integer, got \(v)") }
         return i
     }
+
+    func positiveInt(_ name: String) -> Int? {
+        guard let v = value(name) else { return nil }
+        guard let i = Int(v), i >= 1 else { fail("--\(name) must be a positive integer, got \(v)") }
+        return i
+    }
+
+    /// A duration in seconds (fractions allowed), greater than zero.
+    func seconds(_ name: String) -> Double? {
+        guard let v = value(name) else { return nil }
+        guard let d = Double(v), d.isFinite, d > 0 else { fail("--\(name) must be a positive number of seconds, got \(v)") }
+        return d
+    }
 }
 
 func configuration(_ o: Options) -> LedgerAppConfiguration {
@@ -89,6 +106,12 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let p = o.value("public-dir") { c.publicDirectory = p }
     if let p = o.value("openapi") { c.openAPIPath = p }
     if let n = o.int("max-body-bytes") { c.http.maxBodyBytes = n }
+    if let n = o.positiveInt("max-head-bytes") { c.http.maxHeadBytes = n }
+    if let n = o.positiveInt("max-connections") { c.http.maxConnections = n }
+    if let t = o.seconds("header-timeout") { c.http.headerTimeout = t }
+    if let t = o.seconds("body-timeout") { c.http.bodyTimeout = t }
+    if let t = o.seconds("idle-timeout") { c.http.idleTimeout = t }
+    if let t = o.seconds("shutdown-timeout") { c.http.shutdownDeadline = t }
     if let n = o.int("event-loops") { c.http.eventLoops = n }
     if o.flags.contains("quiet") { c.logging = false }
     if let l = o.value("log-level") {
@@ -96,9 +119,6 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
         c.logLevel = l
     }
     c.trustedProxies = o.values("trusted-proxies")
-    if let bad = c.invalidTrustedProxies.first {
-        fail("--trusted-proxies takes IPv4 or IPv6 addresses or CIDR networks (such as 10.0.0.0/8 or fd00::/8), got \(bad)")
-    }
     if let n = o.int("auth-failures-per-minute") {
         guard n >= 1 else { fail("--auth-failures-per-minute must be at least 1") }
         c.authFailuresPerMinute = n
@@ -108,7 +128,8 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
 
 let serveOptions: Set<String> = ["host", "port", "data-dir", "registration", "bundle-id", "product-id", "environment",
                                  "trusted-root", "public-dir", "openapi", "max-body-bytes", "event-loops", "quiet", "log-level",
-                                 "trusted-proxies", "auth-failures-per-minute"]
+                                 "trusted-proxies", "auth-failures-per-minute", "max-head-bytes", "max-connections",
+                                 "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout"]
 let args = CommandLine.arguments.dropFirst()
 guard let command = args.first else { print(usage); exit(2) }
 
