@@ -63,6 +63,12 @@ extension CLI {
     func sync(_ rest: [String]) throws {
         try args.expectPositionals(1)
         try requireServer()
+        if try store.phase() == .localOnly, try store.string(.token) != nil {
+            if json { printReport(SyncEngine.Report()) } else {
+                print("this ledger is local only: nothing to sync (run `kidledger share enable` to share it)")
+            }
+            return
+        }
         guard args.flag("--watch") else {
             let report = try engine.sync()
             printReport(report)

@@ -43,7 +43,7 @@ enum Output {
     static func describe(_ s: SyncStatus) -> String {
         switch s {
         case .synced: return "synced"
-        case .changesPending(let n): return "changes pending (\(n))"
+        case .changesPending(let n): return n > 0 ? "changes pending (\(n))" : "changes pending"
         case .offline(let n): return "offline" + (n > 0 ? " (\(n) changes pending)" : "")
         case .accountUnavailable(let n): return "account unavailable" + (n > 0 ? " (\(n) changes pending)" : "")
         case .attentionRequired(let r, let n):

@@ -12,9 +12,9 @@ func fail(_ message: String, status: Int32) -> Never {
 
 do {
     let args = try Arguments(Array(CommandLine.arguments.dropFirst()))
-    if args.flag("--help") || args.positionals.isEmpty {
+    if args.flag("--help") || args.positionals.isEmpty || args.positionals.first == "help" {
         print(CLI.usage)
-        exit(args.positionals.isEmpty && !args.flag("--help") ? 2 : 0)
+        exit(args.positionals.isEmpty && !args.flag("--help") ? 2 : 0)  // `help` opens no store
     }
     try CLI(args: args, environment: ProcessInfo.processInfo.environment).run()
 } catch let error as Arguments.UsageError {
