@@ -217,8 +217,10 @@ final class EventLoop: @unchecked Sendable {
                 refuse(fd, linger: false)
                 continue
             }
-            if core.openConnections.load(ordering: .relaxed) >= core.configuration.maxConnections {
-                refuse(fd, linger: true)
+            let open = core.openConnections.load(ordering: .relaxed), limit = core.configuration.maxConnections
+            if open >= limit {
+                // Refusals linger too, but at most as many as the limit (64 or more).
+                refuse(fd, linger: open - limit < max(limit, 64))
                 continue
             }
             core.openConnections.add(1, ordering: .relaxed)

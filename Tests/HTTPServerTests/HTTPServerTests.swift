@@ -276,6 +276,15 @@ final class HTTPServerTests: XCTestCase {
             XCTAssertEqual(client.readResponse()?.status, 503, "client \(i)")
             XCTAssertTrue(client.isClosedByPeer())
         }
+        do {
+            // Also one whose request arrives after the refusal went out.
+            let late = try RawClient(port: server.port)
+            usleep(100_000)
+            late.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            usleep(50_000)
+            XCTAssertEqual(late.readResponse()?.status, 503)
+            XCTAssertTrue(late.isClosedByPeer())
+        }
         usleep(500_000)
         XCTAssertEqual(server.openConnections, 1, "refused connections linger briefly, then close")
     }
