@@ -98,6 +98,6 @@ extension CLI {
         try args.expectPositionals(2)
         let counts = try LedgerExporter(store: store).importFile(try args.positional(1, "FILE"), now: Timestamp.nowMs())
         if json { emit(.object(["children": .int(Int64(counts.children)), "transactions": .int(Int64(counts.transactions))])) }
-        else { print("imported \(counts.children) children and \(counts.transactions) transactions") }
+        else { print("imported \(Output.count(counts.children, "child", "children")) and \(Output.count(counts.transactions, "transaction", "transactions"))") }
     }
 }

@@ -98,7 +98,7 @@ extension CLI {
                           "rejected": .int(Int64(r.rejected)), "state": .string(status.state),
                           "pending": .int(Int64(status.pending))]))
         } else {
-            print("pushed \(r.pushed), pulled \(r.pulledChildren) children and \(r.pulledTransactions) transactions; \(Output.describe(status))")
+            print("pushed \(r.pushed), pulled \(Output.count(r.pulledChildren, "child", "children")) and \(Output.count(r.pulledTransactions, "transaction", "transactions")); \(Output.describe(status))")
         }
     }
 
@@ -112,7 +112,7 @@ extension CLI {
             let resuming: Bool
             if case .sharing = try store.phase() { resuming = true } else { resuming = false }
             if !args.flag("--yes") && !resuming {
-                let line = "will upload household '\(preview.householdName)' with \(preview.children) children and \(preview.transactions) transactions"
+                let line = "will upload household '\(preview.householdName)' with \(Output.count(preview.children, "child", "children")) and \(Output.count(preview.transactions, "transaction", "transactions"))"
                 guard isatty(0) == 1 else {
                     FileHandle.standardError.write(Data("kidledger: \(line); nothing was changed, pass --yes to confirm\n".utf8))
                     exit(1)
@@ -128,7 +128,7 @@ extension CLI {
                               "children": .int(Int64(preview.children)), "transactions": .int(Int64(preview.transactions)),
                               "shared": .bool(true)]))
             } else {
-                print("sharing enabled for '\(household.name)' (\(preview.children) children, \(preview.transactions) transactions uploaded)")
+                print("sharing enabled for '\(household.name)' (\(Output.count(preview.children, "child", "children")), \(Output.count(preview.transactions, "transaction", "transactions")) uploaded)")
             }
         case "invite":
             try args.expectPositionals(3)
@@ -178,7 +178,7 @@ extension CLI {
             emit(obj)
         } else {
             let counts = try store.counts()
-            print("joined '\(result.household.name)' (\(counts.children) children, \(counts.transactions) transactions)")
+            print("joined '\(result.household.name)' (\(Output.count(counts.children, "child", "children")), \(Output.count(counts.transactions, "transaction", "transactions")))")
         }
     }
 

@@ -44,10 +44,13 @@ enum Output {
         switch s {
         case .synced: return "synced"
         case .changesPending(let n): return n > 0 ? "changes pending (\(n))" : "changes pending"
-        case .offline(let n): return "offline" + (n > 0 ? " (\(n) changes pending)" : "")
-        case .accountUnavailable(let n): return "account unavailable" + (n > 0 ? " (\(n) changes pending)" : "")
+        case .offline(let n): return "offline" + (n > 0 ? " (\(count(n, "change", "changes")) pending)" : "")
+        case .accountUnavailable(let n): return "account unavailable" + (n > 0 ? " (\(count(n, "change", "changes")) pending)" : "")
         case .attentionRequired(let r, let n):
-            return "attention required: \(r.explanation)" + (n > 0 ? " (\(n) changes pending)" : "")
+            return "attention required: \(r.explanation)" + (n > 0 ? " (\(count(n, "change", "changes")) pending)" : "")
         }
     }
+
+    /// `1 child`, `2 children`.
+    static func count(_ n: Int, _ one: String, _ many: String) -> String { "\(n) \(n == 1 ? one : many)" }
 }

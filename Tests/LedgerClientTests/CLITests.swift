@@ -83,7 +83,7 @@ final class CLITests: XCTestCase {
         let localSync = try kl("mum", "sync")
         XCTAssertTrue(localSync.out.contains("local only"), localSync.out)
         let preview = try kl("mum", "share", "enable")
-        assertOneLineError(preview, contains: "1 children and 1 transactions")
+        assertOneLineError(preview, contains: "1 child and 1 transaction;")
         let synced = try json(try kl("mum", "--json", "status"))
         XCTAssertEqual(Set(synced.objectValue?.keys ?? []), ["state", "pending", "reason"])
         XCTAssertEqual(synced["state"], .string("synced"))
