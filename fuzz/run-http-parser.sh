@@ -17,9 +17,9 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
 # Seed corpus (first byte = read size - 1).
 seed() { printf "$2" > "$out/corpus-http-parser/$1"; }
 seed get '\x07GET /a?b=c HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n'
-seed post '\x03POST /p HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.0\r\n\r\n'
-seed chunked '\x02POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: v\r\n\r\n'
-seed expect '\xffPUT /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc'
+seed post '\x03POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET / HTTP/1.0\r\n\r\n'
+seed chunked '\x02POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n0\r\nT: v\r\n\r\n'
+seed expect '\xffPUT /x HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc'
 
 "$out/http-parser-fuzz" -max_total_time="$seconds" -max_len=8192 -timeout=10 \
     -artifact_prefix="$out/" "$out/corpus-http-parser"

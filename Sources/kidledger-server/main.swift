@@ -119,6 +119,9 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
         c.logLevel = l
     }
     c.trustedProxies = o.values("trusted-proxies")
+    if let bad = c.invalidTrustedProxies.first {
+        fail("--trusted-proxies takes IPv4 or IPv6 addresses or CIDR networks (such as 10.0.0.0/8 or fd00::/8), got \(bad)")
+    }
     if let n = o.int("auth-failures-per-minute") {
         guard n >= 1 else { fail("--auth-failures-per-minute must be at least 1") }
         c.authFailuresPerMinute = n
