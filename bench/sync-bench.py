@@ -5,6 +5,7 @@
 2. full first pull of a household of 100,000 transactions (gzip, pages of 1000)
 3. long-poll propagation: a write by one client to another client's waiting pull
 4. N concurrent long-polls held for 30 s: server RSS and thread count
+5. `kidledger-server check` over the seeded database (about 1.1 M transactions)
 
 Households are created over HTTP, then filled by SQL into the stopped server's database
 (the same rows the server writes: one seq per transaction, cached balance, household seq)."""
@@ -185,7 +186,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=200)
     ap.add_argument("--polls", type=int, default=5000)
     ap.add_argument("--hold", type=int, default=30)
-    ap.add_argument("--only", default="incremental,full,propagation,longpolls")
+    ap.add_argument("--only", default="check,incremental,full,propagation,longpolls")
     a = ap.parse_args()
     only = set(a.only.split(","))
     data = tempfile.mkdtemp(prefix="kidledger-sync-bench-")
@@ -206,9 +207,17 @@ def main():
         if name == "big" and "incremental" not in only: continue
         seed(os.path.join(data, "kidledger.sqlite"), made[name][0], made[name][1], account, n, tag)
     print(f"seeded {a.small:,} + {a.big:,} + {a.full:,} transactions in {time.monotonic() - t0:.1f} s", flush=True)
+    out = {}
+    if "check" in only:
+        # `kidledger-server check` over the whole seeded database (server stopped).
+        t0 = time.monotonic()
+        r = subprocess.run([a.server, "check", "--data-dir", data], capture_output=True, text=True)
+        report = json.loads(r.stdout)
+        out["check"] = {"seconds": round(time.monotonic() - t0, 2), "exit": r.returncode, "ok": report.get("ok"),
+                        "transactions": report.get("transactions")}
+        print("check:", json.dumps(out["check"]), flush=True)
     server.start()
     c = Client(a.port, token)
-    out = {}
     try:
         if "incremental" in only:
             for name in ("small", "big"):  # warm both, then measure

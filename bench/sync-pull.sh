@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sync feed benchmarks: incremental pull of 10 changes from households of 1,000,000 vs
 # 1,000 transactions, full first pull of 100,000 transactions (gzip), long-poll
-# propagation median, and 5,000 concurrent long-polls held 30 s (RSS, threads).
+# propagation median, 5,000 concurrent long-polls held 30 s (RSS, threads), and
+# `kidledger-server check` on the seeded 1.1 M transactions.
 # Usage: bench/sync-pull.sh [extra sync-bench.py flags, e.g. --only full --rounds 50]
 # SERVER_BIN overrides the server executable (default: release build of kidledger-server).
 set -euo pipefail

@@ -19,7 +19,8 @@ public final class LedgerApp: Sendable {
         let notifier = ChangeNotifier()
         let metrics = Metrics()
         let readCache = ReadCache()
-        let writer = WriteQueue(connection: db, afterEveryCommit: { commit in
+        let checkpointer = try Checkpointer(path: configuration.databasePath)
+        let writer = WriteQueue(connection: db, checkpointer: checkpointer, afterEveryCommit: { commit in
             readCache.invalidate(tokens: commit.revokedTokens)
             metrics.recordCommit(jobs: commit.jobs)
         }) { touched in notifier.notify(touched) }
@@ -47,6 +48,7 @@ public final class LedgerApp: Sendable {
     static func openWriter(_ configuration: LedgerAppConfiguration) throws -> SQLiteConnection {
         let db = try SQLiteConnection(path: configuration.databasePath)
         try Migrator.migrate(db, Schema.migrations)
+        try db.execute("PRAGMA wal_autocheckpoint = 0")
         return db
     }
 

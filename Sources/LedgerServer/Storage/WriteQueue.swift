@@ -43,12 +43,16 @@ final class WriteQueue: Sendable {
     private let afterEveryCommit: @Sendable (CommitSummary) -> Void
     /// Largest number of jobs in one commit. Default 256.
     let maxBatch: Int
+    /// Moves the WAL into the database file off this thread; nil: SQLite's automatic
+    /// checkpoints inside COMMIT.
+    private let checkpointer: Checkpointer?
 
-    init(connection: SQLiteConnection, maxBatch: Int = 256,
+    init(connection: SQLiteConnection, maxBatch: Int = 256, checkpointer: Checkpointer? = nil,
          afterEveryCommit: @escaping @Sendable (CommitSummary) -> Void = { _ in },
          onCommit: @escaping @Sendable (Set<String>) -> Void) {
         self.db = connection
         self.maxBatch = maxBatch
+        self.checkpointer = checkpointer
         self.afterEveryCommit = afterEveryCommit
         self.onCommit = onCommit
         let t = Thread { [self] in self.run() }
@@ -67,11 +71,13 @@ final class WriteQueue: Sendable {
         }
     }
 
-    /// Finishes queued jobs, then stops the thread.
+    /// Finishes queued jobs, then stops the thread (and the checkpointer, after a last
+    /// complete checkpoint).
     func stop() {
         state.withLock { $0.stopped = true }
         signal.signal()
         done.wait()
+        checkpointer?.stop()
     }
 
     /// Runs `work` on the writer's connection outside the batch machinery (admin tasks).
@@ -133,6 +139,10 @@ final class WriteQueue: Sendable {
         afterEveryCommit(CommitSummary(jobs: batch.count, revokedTokens: revokedTokens))
         if !touched.isEmpty { onCommit(touched) }
         for (job, r) in zip(batch, results) { job.completion(r) }
+        if let checkpointer {
+            checkpointer.committed()
+            if checkpointer.restartRequested { try? db.execute("PRAGMA wal_checkpoint(RESTART)") }
+        }
     }
 }
 

@@ -1,0 +1,79 @@
+import Foundation
+import SQLiteKit
+import Synchronization
+
+/// Copies committed WAL frames into the database file on a thread and connection of its
+/// own, so the writer's COMMIT does not wait for a checkpoint (the random writes into the
+/// database file and its fsync). The writer runs with `wal_autocheckpoint = 0` and tells
+/// this object after each commit; this thread then runs a PASSIVE checkpoint, which blocks
+/// neither the writer nor readers, at most every `interval` seconds while commits keep
+/// coming. Under continuous writes the log never finds itself fully copied and so never
+/// starts over: once it holds more than `restartFrames` frames this object asks the writer
+/// (`restartRequested`) to run a RESTART checkpoint between two batches, which has little
+/// left to copy and lets the log be reused from its start.
+final class Checkpointer: Sendable {
+    /// Seconds between checkpoints while writes continue. Default 0.05.
+    let interval: Double
+    /// WAL frames after which the writer restarts the log. Default 4,096 (16 MiB of 4 KiB pages).
+    let restartFrames: Int
+
+    private struct State {
+        var dirty = false
+        var stopped = false
+    }
+    private let restart = Atomic<Bool>(false)
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private nonisolated(unsafe) let db: SQLiteConnection
+
+    init(path: String, interval: Double = 0.05, restartFrames: Int = 4_096) throws {
+        db = try SQLiteConnection(path: path)
+        self.interval = interval
+        self.restartFrames = restartFrames
+        let t = Thread { [self] in self.run() }
+        t.name = "kidledger-checkpoint"
+        t.start()
+    }
+
+    /// Called by the writer after a commit.
+    func committed() {
+        let first = state.withLock { s -> Bool in
+            defer { s.dirty = true }
+            return !s.dirty
+        }
+        if first { wake.signal() }
+    }
+
+    /// Whether the writer should run `PRAGMA wal_checkpoint(RESTART)` now (asked once).
+    var restartRequested: Bool {
+        restart.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// Runs a last full checkpoint (so the database file is complete) and stops the thread.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        wake.signal()
+        done.wait()
+    }
+
+    private func run() {
+        while true {
+            wake.wait()
+            let stopped = state.withLock { s -> Bool in s.dirty = false; return s.stopped }
+            if stopped {
+                _ = try? checkpoint("TRUNCATE")
+                done.signal()
+                return
+            }
+            if let frames = try? checkpoint("PASSIVE"), frames > restartFrames { restart.store(true, ordering: .releasing) }
+            Thread.sleep(forTimeInterval: interval)
+        }
+    }
+
+    /// Frames in the WAL after a checkpoint in `mode`.
+    private func checkpoint(_ mode: String) throws -> Int {
+        guard let row = try db.queryOne("PRAGMA wal_checkpoint(\(mode))") else { return 0 }
+        return Int(row.int(1))
+    }
+}
