@@ -142,6 +142,20 @@ final class RequestContext: @unchecked Sendable {
         return .pending
     }
 
+    /// Like `write`, but `work` returns how to build the answer, which runs after the
+    /// commit off the writer thread (for answers whose JSON costs more than their SQL).
+    func write(touching: Set<String> = [], deferredAnswer work: @escaping (SQLiteConnection) throws -> @Sendable () -> HTTPResponse) -> Reply {
+        services.writer.submit(WriteQueue.Job(work: { db in
+            WriteQueue.WriteOutcome(value: try work(db), touched: touching)
+        }, completion: { [self] result in
+            switch result {
+            case .success(let out): respond((out.value as! @Sendable () -> HTTPResponse)())
+            case .failure(let e): respond(e)
+            }
+        }))
+        return .pending
+    }
+
     /// A JSON response.
     func json(_ status: Int, _ value: JSONValue, etag: String? = nil, headers extra: [(String, String)] = []) -> Reply {
         .response(RequestContext.jsonResponse(status, value, etag: etag, headers: extra))

@@ -45,17 +45,19 @@ enum TransactionRoutes {
         if id == nil, let key { id = LedgerIDs.idempotencyID(accountId: LedgerIDs.parse(c.accountId)!, key: key).lowercased }
         let new = LedgerStore.NewTransaction(id: id ?? UUID().lowercased, childId: childId, amountCents: amount!,
                                              note: note, source: source, createdAt: createdAt, reversesId: nil)
-        return ctx.write(touching: [household]) { db in
+        return ctx.write(touching: [household], deferredAnswer: { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
             return try insert(db, household: household, author: c.accountId, new)
-        }
+        })
     }
 
-    static func insert(_ db: SQLiteConnection, household: String, author: String, _ new: LedgerStore.NewTransaction) throws -> HTTPResponse {
+    /// Inserts `new`; the answer is built later, off the writer thread.
+    static func insert(_ db: SQLiteConnection, household: String, author: String,
+                       _ new: LedgerStore.NewTransaction) throws -> @Sendable () -> HTTPResponse {
         do {
             switch try LedgerStore.insertTransaction(db, household: household, author: author, new) {
-            case .saved(let tx, let bal): return result(201, tx, bal)
-            case .unchanged(let tx, let bal): return result(200, tx, bal)
+            case .saved(let tx, let bal): return { result(201, tx, bal) }
+            case .unchanged(let tx, let bal): return { result(200, tx, bal) }
             }
         } catch let r as LedgerStore.InsertRefusal {
             if r.code == "unknown_child" { throw APIError.notFound("No such child.") }
@@ -113,17 +115,18 @@ enum TransactionRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let txId = try ctx.id("txId")
-        return ctx.write(touching: [household]) { db in
+        return ctx.write(touching: [household], deferredAnswer: { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
             guard let target = try LedgerStore.findTransaction(db, id: txId), target.householdId == household else {
                 throw APIError.notFound("No such transaction.")
             }
             if target.reversesId != nil { throw APIError(422, "not_reversible", "A reversal cannot be reversed.") }
             if let by = target.reversedById, let existing = try LedgerStore.findTransaction(db, id: by) {
-                return result(200, existing, try LedgerStore.balance(db, child: existing.childId))
+                let balance = try LedgerStore.balance(db, child: existing.childId)
+                return { result(200, existing, balance) }
             }
             return try insert(db, household: household, author: c.accountId, LedgerStore.reversal(of: target))
-        }
+        })
     }
 
     static func undoLast(_ ctx: RequestContext) throws -> Reply {
@@ -134,7 +137,7 @@ enum TransactionRoutes {
         b.allowOnly(["expectedTransactionId"])
         let expected = b.uuid("expectedTransactionId")
         try b.check()
-        return ctx.write(touching: [household]) { db in
+        return ctx.write(touching: [household], deferredAnswer: { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
             guard try LedgerStore.findChild(db, household: household, id: childId) != nil else { throw APIError.notFound("No such child.") }
             guard let row = try db.queryOne("SELECT \(LedgerStore.txColumns) FROM transactions WHERE child_id = ? AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1", [.text(childId)]) else {
@@ -147,6 +150,6 @@ enum TransactionRoutes {
                 throw e
             }
             return try insert(db, household: household, author: c.accountId, LedgerStore.reversal(of: target))
-        }
+        })
     }
 }

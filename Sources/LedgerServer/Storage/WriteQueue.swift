@@ -5,7 +5,8 @@ import Synchronization
 /// One writer thread over one read-write connection. Jobs submitted from any thread are
 /// drained in batches and committed together in one SQLite transaction (group commit);
 /// each job runs in its own savepoint, so a failing job rolls back alone. Completions run
-/// only after the batch's COMMIT returned, i.e. after the data is durable.
+/// only after the batch's COMMIT returned, i.e. after the data is durable, on a queue of
+/// their own, so building the answers overlaps the writer's next batch.
 final class WriteQueue: Sendable {
     struct Job: @unchecked Sendable {
         let work: (SQLiteConnection) throws -> WriteOutcome
@@ -46,6 +47,8 @@ final class WriteQueue: Sendable {
     /// Moves the WAL into the database file off this thread; nil: SQLite's automatic
     /// checkpoints inside COMMIT.
     private let checkpointer: Checkpointer?
+    /// Where completions run, in commit order.
+    private let completions = DispatchQueue(label: "kidledger.write-completions", qos: .userInitiated)
 
     init(connection: SQLiteConnection, maxBatch: Int = 256, checkpointer: Checkpointer? = nil,
          afterEveryCommit: @escaping @Sendable (CommitSummary) -> Void = { _ in },
@@ -77,6 +80,7 @@ final class WriteQueue: Sendable {
         state.withLock { $0.stopped = true }
         signal.signal()
         done.wait()
+        completions.sync {}
         checkpointer?.stop()
     }
 
@@ -138,7 +142,8 @@ final class WriteQueue: Sendable {
         }
         afterEveryCommit(CommitSummary(jobs: batch.count, revokedTokens: revokedTokens))
         if !touched.isEmpty { onCommit(touched) }
-        for (job, r) in zip(batch, results) { job.completion(r) }
+        let answered = Array(zip(batch, results))
+        completions.async { for (job, r) in answered { job.completion(r) } }
         if let checkpointer {
             checkpointer.committed()
             if checkpointer.restartRequested { try? db.execute("PRAGMA wal_checkpoint(RESTART)") }
