@@ -131,22 +131,18 @@ final class RequestContext: @unchecked Sendable {
     /// `revokesTokens` marks work that can make a known token invalid.
     func write(touching: Set<String> = [], revokesTokens: Bool = false,
                _ work: @escaping (SQLiteConnection) throws -> HTTPResponse) -> Reply {
-        services.writer.submit(WriteQueue.Job(work: { db in
-            WriteQueue.WriteOutcome(value: try work(db), touched: touching, revokesTokens: revokesTokens)
-        }, completion: { [self] result in
-            switch result {
-            case .success(let out): respond(out.value as! HTTPResponse)
-            case .failure(let e): respond(e)
-            }
-        }))
-        return .pending
+        write(touching: touching, revokesTokens: revokesTokens, deferredAnswer: { db in
+            let response = try work(db)
+            return { response }
+        })
     }
 
     /// Like `write`, but `work` returns how to build the answer, which runs after the
     /// commit off the writer thread (for answers whose JSON costs more than their SQL).
-    func write(touching: Set<String> = [], deferredAnswer work: @escaping (SQLiteConnection) throws -> @Sendable () -> HTTPResponse) -> Reply {
+    func write(touching: Set<String> = [], revokesTokens: Bool = false,
+               deferredAnswer work: @escaping (SQLiteConnection) throws -> @Sendable () -> HTTPResponse) -> Reply {
         services.writer.submit(WriteQueue.Job(work: { db in
-            WriteQueue.WriteOutcome(value: try work(db), touched: touching)
+            WriteQueue.WriteOutcome(value: try work(db), touched: touching, revokesTokens: revokesTokens)
         }, completion: { [self] result in
             switch result {
             case .success(let out): respond((out.value as! @Sendable () -> HTTPResponse)())
