@@ -3,7 +3,7 @@ struct Arguments {
     static let valued: Set<String> = ["--store", "--server", "--note", "--source", "--name", "--handle",
                                       "--device-name", "--token", "--out"]
     static let flags: Set<String> = ["--json", "--yes", "--watch", "--read-only", "--replace-local", "--no-sync",
-                                     "--help"]
+                                     "--help", "--pinned"]
 
     var positionals: [String] = []
     var options: [String: String] = [:]

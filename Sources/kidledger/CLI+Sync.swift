@@ -18,8 +18,12 @@ extension CLI {
 
     func login() throws {
         try args.expectPositionals(1)
+        if args.flag("--pinned") {
+            report(try AccountFlow(engine: engine).restorePinned())
+            return
+        }
         try requireServer()
-        guard let token = args.option("--token") else { throw Arguments.UsageError(description: "usage: kidledger login --token T") }
+        guard let token = args.option("--token") else { throw Arguments.UsageError(description: "usage: kidledger login --token T | --pinned") }
         report(try AccountFlow(engine: engine).login(token: token))
     }
 
@@ -32,7 +36,7 @@ extension CLI {
             if json {
                 emit(.object(["accountId": .string(signedIn), "pinnedAccountId": .string(pinned), "accountChanged": .bool(true)]))
             } else {
-                print("signed in as another account than this ledger's; shared editing is frozen until you log in as the ledger's account or join with --replace-local")
+                print("signed in as another account than this ledger's; shared editing is frozen until you go back with `kidledger login --pinned` or join with --replace-local")
             }
         }
     }

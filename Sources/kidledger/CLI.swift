@@ -87,7 +87,7 @@ final class CLI {
 
     static let usage = """
         usage: kidledger [--store PATH] [--server URL] [--json] COMMAND
-          signup --handle H --name N [--device-name D]   login --token T
+          signup --handle H --name N [--device-name D]   login --token T | --pinned
           child add NAME   children   add CHILD AMOUNT [--note T] [--source S]   take CHILD AMOUNT [--note T]
           undo CHILD   history CHILD   rename CHILD NAME   archive CHILD   unarchive CHILD
           status   sync [--watch]

@@ -45,7 +45,7 @@ final class RecoveryTests: XCTestCase {
 
     func testFrozenMessageSaysWhatToDo() {
         XCTAssertTrue(LedgerError.frozen(.accessRevoked).description.contains("kidledger leave"))
-        XCTAssertTrue(LedgerError.frozen(.accountChanged).description.contains("kidledger login --token"))
+        XCTAssertTrue(LedgerError.frozen(.accountChanged).description.contains("kidledger login --pinned"))
         XCTAssertEqual(LedgerError.keepLocalLedger(children: 1, transactions: 2).description.prefix(58),
                        "this device holds a different ledger (1 child, 2 transacti")
     }

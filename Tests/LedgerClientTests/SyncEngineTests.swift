@@ -108,7 +108,7 @@ final class SyncEngineTests: XCTestCase {
     }
 
     func testAccountSwitchIsNeverSilent() throws {
-        let (server, mom, dad, _) = try makePair()
+        let (server, mom, dad, ann) = try makePair()
         let other = try Device(server: server)
         try other.signup("eve")
         let eveToken = try other.store.string(.token)!
@@ -116,7 +116,19 @@ final class SyncEngineTests: XCTestCase {
         guard case .accountChanged = outcome else { return XCTFail("\(outcome)") }
         XCTAssertEqual(try dad.service.status().reason, .accountChanged)
         XCTAssertThrowsError(try dad.engine.sync())
-        _ = mom
+        XCTAssertThrowsError(try dad.service.addMoney(childId: ann.id, cents: 1))
+        // Signing in as a third account keeps the ledger's own token, not eve's.
+        let third = try Device(server: server)
+        try third.signup("zed")
+        _ = try AccountFlow(engine: dad.engine).login(token: try third.store.string(.token)!)
+        // Back to the ledger's account without its token at hand: editing and sync resume.
+        guard case .pinned = try AccountFlow(engine: dad.engine).restorePinned() else { return XCTFail("not restored") }
+        XCTAssertNotEqual(try dad.service.status().reason, .accountChanged)
+        try dad.service.addMoney(childId: ann.id, cents: 1)
+        try dad.engine.sync()
+        try mom.engine.sync()
+        XCTAssertEqual(try mom.balances(), try dad.balances())
+        XCTAssertThrowsError(try AccountFlow(engine: dad.engine).restorePinned(), "nothing left to restore")
     }
 
     func testTokenExpiredRefetchesAndKeepsPending() throws {

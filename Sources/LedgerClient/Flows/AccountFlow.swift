@@ -34,20 +34,48 @@ public struct AccountFlow {
         return try adopt(token: token, tokenId: me.token.id, account: me.account)
     }
 
-    private func adopt(token: String, tokenId: String, account: Wire.Account) throws -> Outcome {
-        let id = account.id.lowercased()
-        return try store.transaction {
+    /// Goes back to the token of the ledger's own account, kept when another account signed
+    /// in; shared editing resumes. Works offline (the next sync checks the token).
+    public func restorePinned() throws -> Outcome {
+        try store.transaction {
+            guard let token = try store.string(.pinnedToken), let tokenId = try store.string(.pinnedTokenId),
+                  let pinned = try store.string(.accountId) else {
+                throw LedgerError.invalid(field: "login --pinned", message: "needs a ledger signed in as another account than its own")
+            }
             try store.set(.token, token)
             try store.set(.tokenId, tokenId)
             try store.set(.lastOutcome, nil)
+            try clearSwitch()
+            return .pinned(accountId: pinned, handle: try store.string(.accountHandle) ?? "")
+        }
+    }
+
+    private func clearSwitch() throws {
+        try store.set(.signedInAccountId, nil)
+        try store.set(.signedInAccountHandle, nil)
+        try store.set(.pinnedToken, nil)
+        try store.set(.pinnedTokenId, nil)
+        if try store.attention() == .accountChanged { try store.setAttention(nil) }
+    }
+
+    private func adopt(token: String, tokenId: String, account: Wire.Account) throws -> Outcome {
+        let id = account.id.lowercased()
+        return try store.transaction {
             let pinned = try store.string(.accountId)
             let localOnly = try store.phase() == .localOnly
+            // Switching away from the ledger's account: keep its token to come back to.
+            if let pinned, pinned != id, !localOnly, try store.string(.signedInAccountId) == nil,
+               let current = try store.string(.token), let currentId = try store.string(.tokenId) {
+                try store.set(.pinnedToken, current)
+                try store.set(.pinnedTokenId, currentId)
+            }
+            try store.set(.token, token)
+            try store.set(.tokenId, tokenId)
+            try store.set(.lastOutcome, nil)
             if pinned == nil || pinned == id || localOnly {
                 try store.set(.accountId, id)
                 try store.set(.accountHandle, account.handle)
-                try store.set(.signedInAccountId, nil)
-                try store.set(.signedInAccountHandle, nil)
-                if try store.attention() == .accountChanged { try store.setAttention(nil) }
+                try clearSwitch()
                 return .pinned(accountId: id, handle: account.handle)
             }
             try store.set(.signedInAccountId, id)

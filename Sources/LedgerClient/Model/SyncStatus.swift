@@ -27,7 +27,7 @@ public enum AttentionReason: String, Sendable, Equatable, CaseIterable {
         case .readOnly: return "ask the owner for read-write access"
         case .householdDeleted: return "run `kidledger leave` to keep this copy as a local ledger"
         case .accountChanged:
-            return "log in again with this ledger's account (`kidledger login --token T`), or join another household with `kidledger join ID --replace-local`"
+            return "go back to this ledger's account (`kidledger login --pinned`), or join another household with `kidledger join ID --replace-local`"
         }
     }
 }

@@ -23,6 +23,10 @@ public final class LedgerStore {
         /// The account of the current token when it differs from `accountId`.
         case signedInAccountId = "signed_in_account_id"
         case signedInAccountHandle = "signed_in_account_handle"
+        /// The pinned account's token and its id, kept while another account is signed in
+        /// so that the device can go back to the ledger's account (`login --pinned`).
+        case pinnedToken = "pinned_token"
+        case pinnedTokenId = "pinned_token_id"
         case phase
         case syncToken = "sync_token"
         /// Bumped whenever the household or mode changes; a pull started under another
