@@ -15,13 +15,8 @@ final class CLITests: XCTestCase {
 
     override func setUpWithError() throws {
         try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: executable.path), "kidledger not built")
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-cli-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var c = LedgerAppConfiguration(dataDirectory: directory + "/server", host: "127.0.0.1", port: 0)
-        c.logging = false
-        c.http.eventLoops = 1
-        app = try LedgerApp(configuration: c)
-        try app.start()
+        directory = try LoopbackServer.makeDirectory("kidledger-cli")
+        app = try LoopbackServer.start(in: directory)
     }
 
     override func tearDown() {

@@ -12,13 +12,8 @@ final class EndToEndTests: XCTestCase {
     private var base: String { "http://127.0.0.1:\(app.port)" }
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-e2e-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var c = LedgerAppConfiguration(dataDirectory: directory + "/server", host: "127.0.0.1", port: 0)
-        c.logging = false
-        c.http.eventLoops = 1
-        app = try LedgerApp(configuration: c)
-        try app.start()
+        directory = try LoopbackServer.makeDirectory("kidledger-e2e")
+        app = try LoopbackServer.start(in: directory)
     }
 
     override func tearDown() {

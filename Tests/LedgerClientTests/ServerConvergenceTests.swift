@@ -14,8 +14,7 @@ final class ServerConvergenceTests: XCTestCase {
     private var port = 0
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-conv-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        directory = try LoopbackServer.makeDirectory("kidledger-conv")
         try startServer()
     }
 
@@ -27,11 +26,7 @@ final class ServerConvergenceTests: XCTestCase {
 
     /// Starts the server on the data directory; after the first start, on the same port.
     private func startServer() throws {
-        var c = LedgerAppConfiguration(dataDirectory: directory + "/server", host: "127.0.0.1", port: port)
-        c.logging = false
-        c.http.eventLoops = 1
-        let started = try LedgerApp(configuration: c)
-        try started.start()
+        let started = try LoopbackServer.start(in: directory, port: port)
         app = started
         port = started.port
     }
