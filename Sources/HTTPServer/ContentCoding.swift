@@ -26,20 +26,20 @@ enum ContentCoding {
     static func isCompressible(_ contentType: String?) -> Bool {
         guard let ct = contentType else { return false }
         let bytes = Array(ct.utf8)
-        if bytes.startsWithASCIICaseInsensitive("text/") { return true }
+        if bytes.startsWithASCIICaseInsensitive(textPrefix) { return true }
         for marker in compressibleMarkers where bytes.containsASCIICaseInsensitive(marker) { return true }
         return false
     }
 
+    private static let textPrefix: [UInt8] = Array("text/".utf8)
     private static let compressibleMarkers: [[UInt8]] = ["json", "yaml", "xml", "javascript", "svg"].map { Array($0.utf8) }
 }
 
 extension Array where Element == UInt8 {
     /// ASCII case-insensitive prefix test; `prefix` must be lowercase.
-    func startsWithASCIICaseInsensitive(_ prefix: String) -> Bool {
-        let p = Array(prefix.utf8)
-        guard count >= p.count else { return false }
-        for i in 0..<p.count where self[i].asciiLowercased != p[i] { return false }
+    func startsWithASCIICaseInsensitive(_ prefix: [UInt8]) -> Bool {
+        guard count >= prefix.count else { return false }
+        for i in 0..<prefix.count where self[i].asciiLowercased != prefix[i] { return false }
         return true
     }
 

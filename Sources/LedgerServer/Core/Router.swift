@@ -28,7 +28,10 @@ struct Router: Sendable {
         /// loop: everything but the change feed and batch push, sync status, the readiness
         /// probe and the subscription routes (which verify a JWS). A write
         /// handler only validates its body there and hands the work to the writer thread.
-        var lightweight: Bool {
+        /// Decided once, when the route is added.
+        let lightweight: Bool
+
+        static func isLightweight(_ template: String, inline: Bool) -> Bool {
             inline || !(template.hasSuffix("/changes") || template.hasSuffix("/sync-status") || template == "/readyz"
                         || template.hasSuffix("/subscription") || template.hasSuffix("/entitlement"))
         }
@@ -64,7 +67,8 @@ struct Router: Sendable {
         bySegmentCount[segments.count, default: []].append(routes.count)
         routes.append(Route(method: method, template: template,
                             literals: segments.map { Array($0.utf8) }, parameterNames: names,
-                            handler: handler, inline: inline))
+                            handler: handler, inline: inline,
+                            lightweight: Route.isLightweight(template, inline: inline)))
     }
 
     func match(method: String, path: String) -> Match {

@@ -137,7 +137,7 @@ final class WriteQueue: Sendable {
             try db.execute("COMMIT")
         } catch {
             if db.isInTransaction { try? db.execute("ROLLBACK") }
-            for job in batch { job.completion(.failure(error)) }
+            completions.async { for job in batch { job.completion(.failure(error)) } }
             return
         }
         afterEveryCommit(CommitSummary(jobs: batch.count, revokedTokens: revokedTokens))
