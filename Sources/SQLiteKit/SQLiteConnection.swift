@@ -23,6 +23,7 @@ public final class SQLiteConnection {
     ///   - synchronousFull: `PRAGMA synchronous=FULL` so a commit survives power loss (default true).
     public init(path: String, mode: Mode = .readWrite, busyTimeoutMs: Int32 = 5000,
                 walMode: Bool = true, synchronousFull: Bool = true) throws {
+        _ = SQLiteConnection.configured
         var db: OpaquePointer?
         let flags: Int32 = (mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
@@ -41,6 +42,12 @@ public final class SQLiteConnection {
         }
         try execute(synchronousFull ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
     }
+
+    /// Process-wide settings applied once, before SQLite initialises: no memory-usage
+    /// statistics (they take a global mutex on every allocation, and nothing reads them).
+    private static let configured: Bool = {
+        kidledger_sqlite3_config_memstatus(0) == SQLITE_OK
+    }()
 
     deinit {
         cache.removeAll()

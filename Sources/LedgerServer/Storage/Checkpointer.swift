@@ -14,7 +14,11 @@ import Synchronization
 final class Checkpointer: Sendable {
     /// Seconds between checkpoints while writes continue. Default 0.05.
     let interval: Double
-    /// WAL frames after which the writer restarts the log. Default 4,096 (16 MiB of 4 KiB pages).
+    /// WAL frames after which the writer restarts the log. Default 65,536 (256 MiB of 4 KiB
+    /// pages, about 1.5 s of sustained writes at full speed). A restart stalls the writer for
+    /// the database file's fsync (15–25 ms seen under load), so it should be rare; the log
+    /// file keeps its largest size until the server stops (TRUNCATE) — when writes pause,
+    /// the log is reused from its start without a restart.
     let restartFrames: Int
 
     private struct State {
@@ -27,7 +31,7 @@ final class Checkpointer: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private nonisolated(unsafe) let db: SQLiteConnection
 
-    init(path: String, interval: Double = 0.05, restartFrames: Int = 4_096) throws {
+    init(path: String, interval: Double = 0.05, restartFrames: Int = 65_536) throws {
         db = try SQLiteConnection(path: path)
         self.interval = interval
         self.restartFrames = restartFrames
