@@ -21,13 +21,24 @@ public final class SQLiteConnection {
     ///   - busyTimeoutMs: how long a locked database is retried, in milliseconds (default 5000).
     ///   - walMode: switch a read-write database to WAL (default true).
     ///   - synchronousFull: `PRAGMA synchronous=FULL` so a commit survives power loss (default true).
+    ///   - coalesceWALWrites: gather this connection's WAL writes into one write per commit
+    ///     (see `CoalescingWALVFS`); needs `walMode` and `synchronousFull` (default false).
     public init(path: String, mode: Mode = .readWrite, busyTimeoutMs: Int32 = 5000,
-                walMode: Bool = true, synchronousFull: Bool = true) throws {
+                walMode: Bool = true, synchronousFull: Bool = true, coalesceWALWrites: Bool = false) throws {
         _ = SQLiteConnection.configured
+        precondition(!coalesceWALWrites || (walMode && synchronousFull && mode == .readWrite),
+                     "coalescing WAL writes is safe only for a read-write WAL connection with synchronous=FULL")
         var db: OpaquePointer?
         let flags: Int32 = (mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var vfs: String?
+        if coalesceWALWrites {
+            guard let name = CoalescingWALVFS.registeredName else {
+                throw SQLiteError(code: SQLITE_ERROR, message: "cannot register the coalescing WAL VFS")
+            }
+            vfs = name
+        }
+        let rc = sqlite3_open_v2(path, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             if let db { sqlite3_close_v2(db) }
