@@ -112,6 +112,8 @@ public final class SQLiteConnection {
 
     /// Rows changed by the last INSERT/UPDATE/DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
+    /// Rows changed by every INSERT/UPDATE/DELETE completed on this connection so far.
+    public var totalChanges: Int64 { sqlite3_total_changes64(handle) }
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 

@@ -4,7 +4,7 @@ import Synchronization
 
 /// One writer thread over one read-write connection. Jobs submitted from any thread are
 /// drained in batches and committed together in one SQLite transaction (group commit);
-/// each job runs in its own savepoint, so a failing job rolls back alone. Completions run
+/// a failing job rolls back alone (see `run(_:savepoints:)`). Completions run
 /// only after the batch's COMMIT returned, i.e. after the data is durable, on a queue of
 /// their own, so building the answers overlaps the writer's next batch.
 final class WriteQueue: Sendable {
@@ -34,7 +34,7 @@ final class WriteQueue: Sendable {
     private let onCommit: @Sendable (Set<String>) -> Void
     /// What one durable commit held.
     struct CommitSummary: Sendable {
-        /// Jobs in the batch (failed ones included: they were rolled back to their savepoint).
+        /// Jobs in the batch (failed ones included: they left nothing behind).
         var jobs: Int
         /// Whether one of its jobs revoked a token.
         var revokedTokens: Bool
@@ -114,40 +114,77 @@ final class WriteQueue: Sendable {
         }
     }
 
-    private func commit(_ batch: [Job]) {
+    /// What one batch produced inside its transaction.
+    private struct BatchRun {
         var results: [Result<WriteOutcome, Error>] = []
-        results.reserveCapacity(batch.count)
         var touched = Set<String>()
         var revokedTokens = false
+    }
+
+    /// Thrown by `run(_:savepoints: false)` when a job failed after it had changed rows: the
+    /// transaction is rolled back and the batch runs again with a savepoint per job.
+    private struct NeedsSavepoints: Error {}
+
+    private func commit(_ batch: [Job]) {
+        let run: BatchRun
         do {
-            try db.execute("BEGIN IMMEDIATE")
-            for job in batch {
-                do {
-                    try db.run("SAVEPOINT job")
-                    let out = try job.work(db)
-                    try db.run("RELEASE job")
-                    touched.formUnion(out.touched)
-                    revokedTokens = revokedTokens || out.revokesTokens
-                    results.append(.success(out))
-                } catch {
-                    try? db.execute("ROLLBACK TO job; RELEASE job")
-                    results.append(.failure(error))
-                }
+            do {
+                run = try self.run(batch, savepoints: false)
+            } catch is NeedsSavepoints {
+                run = try self.run(batch, savepoints: true)
             }
-            try db.execute("COMMIT")
         } catch {
-            if db.isInTransaction { try? db.execute("ROLLBACK") }
             completions.async { for job in batch { job.completion(.failure(error)) } }
             return
         }
-        afterEveryCommit(CommitSummary(jobs: batch.count, revokedTokens: revokedTokens))
-        if !touched.isEmpty { onCommit(touched) }
-        let answered = Array(zip(batch, results))
+        afterEveryCommit(CommitSummary(jobs: batch.count, revokedTokens: run.revokedTokens))
+        if !run.touched.isEmpty { onCommit(run.touched) }
+        let answered = Array(zip(batch, run.results))
         completions.async { for (job, r) in answered { job.completion(r) } }
         if let checkpointer {
             checkpointer.committed()
             if checkpointer.restartRequested { try? db.execute("PRAGMA wal_checkpoint(RESTART)") }
         }
+    }
+
+    /// Runs the jobs in one transaction and commits it. A failing job must leave nothing
+    /// behind. Most jobs check everything before they write and fail with an `APIError`
+    /// having changed no row, so by default jobs run without savepoints (each costs a copy
+    /// of every page the job touches); a job that fails in any other way, or after it
+    /// changed rows, sends the whole batch round again with a savepoint per job. Nothing
+    /// of the first round was committed or answered.
+    private func run(_ batch: [Job], savepoints: Bool) throws -> BatchRun {
+        var out = BatchRun()
+        out.results.reserveCapacity(batch.count)
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+            for job in batch {
+                let before = db.totalChanges
+                do {
+                    if savepoints { try db.run("SAVEPOINT job") }
+                    let outcome = try job.work(db)
+                    if savepoints { try db.run("RELEASE job") }
+                    out.touched.formUnion(outcome.touched)
+                    out.revokedTokens = out.revokedTokens || outcome.revokesTokens
+                    out.results.append(.success(outcome))
+                } catch {
+                    // SQLite may have ended the transaction itself (I/O error, disk full):
+                    // then nothing of the batch may be committed or run on without it.
+                    guard db.isInTransaction else { throw error }
+                    if savepoints {
+                        try db.execute("ROLLBACK TO job; RELEASE job")
+                    } else if !(error is APIError) || db.totalChanges != before {
+                        throw NeedsSavepoints()
+                    }
+                    out.results.append(.failure(error))
+                }
+            }
+            try db.execute("COMMIT")
+        } catch {
+            if db.isInTransaction { try? db.execute("ROLLBACK") }
+            throw error
+        }
+        return out
     }
 }
 
