@@ -14,6 +14,7 @@ public final class SQLiteConnection {
     let handle: OpaquePointer
     public let path: String
     private var cache: [String: SQLiteStatement] = [:]
+    private var byAddress: [Int: SQLiteStatement] = [:]
     private var transactionDepth = 0
 
     /// Opens `path` (`:memory:` for a private in-memory database).
@@ -61,6 +62,7 @@ public final class SQLiteConnection {
     }()
 
     deinit {
+        byAddress.removeAll()
         cache.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -82,9 +84,23 @@ public final class SQLiteConnection {
 
     /// A cached prepared statement for `sql`.
     public func prepare(_ sql: String) throws -> SQLiteStatement {
-        if let s = cache[sql] { return s }
-        let s = try SQLiteStatement(connection: self, sql: sql)
-        cache[sql] = s
+        // Most SQL is a literal or a stored constant whose bytes never move: found by the
+        // address of its bytes (confirmed by an equality test that is a pointer comparison
+        // for the same string) without hashing a few hundred bytes per statement.
+        let address = sql.utf8.withContiguousStorageIfAvailable { Int(bitPattern: $0.baseAddress) } ?? 0
+        if address != 0, let s = byAddress[address], s.sql == sql { return s }
+        let s: SQLiteStatement
+        if let cached = cache[sql] {
+            s = cached
+        } else {
+            s = try SQLiteStatement(connection: self, sql: sql)
+            cache[sql] = s
+        }
+        if address != 0 {
+            // Strings built at run time come and go at ever new addresses.
+            if byAddress.count >= 1024 { byAddress.removeAll(keepingCapacity: true) }
+            byAddress[address] = s
+        }
         return s
     }
 

@@ -24,8 +24,8 @@ public final class SQLiteStatement {
 
     /// Binds `params` to ?1…?n after resetting the statement.
     public func bind(_ params: [SQLiteValue]) throws {
+        // Every parameter is bound below (the count must match), so no clear_bindings.
         sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard expected == params.count else {
             throw SQLiteError(code: SQLITE_RANGE, message: "statement takes \(expected) parameters, got \(params.count)", sql: sql)
@@ -37,7 +37,8 @@ public final class SQLiteStatement {
             case .null: rc = sqlite3_bind_null(handle, idx)
             case .integer(let v): rc = sqlite3_bind_int64(handle, idx, v)
             case .real(let d): rc = sqlite3_bind_double(handle, idx, d)
-            case .text(let s): rc = sqlite3_bind_text(handle, idx, s, -1, SQLITE_TRANSIENT)
+            case .text(let s):
+                rc = s.withCString { sqlite3_bind_text(handle, idx, $0, Int32(s.utf8.count), SQLITE_TRANSIENT) }
             case .blob(let b):
                 rc = b.withUnsafeBytes { sqlite3_bind_blob(handle, idx, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
             }

@@ -52,8 +52,15 @@ enum LedgerStore {
               createdAt: r.int(5), modifiedAt: r.int(6), modifiedBy: r.string(7), changeTag: r.string(8), balanceCents: r.int(9))
     }
 
+    private static let findChildSQL = "SELECT \(childColumns) FROM children WHERE id = ? AND household_id = ?"
     static func findChild(_ db: SQLiteConnection, household: String, id: String) throws -> Child? {
-        try db.queryOne("SELECT \(childColumns) FROM children WHERE id = ? AND household_id = ?", [.text(id), .text(household)]).map(child)
+        try db.queryOne(findChildSQL, [.text(id), .text(household)]).map(child)
+    }
+
+    private static let childBalanceSQL = "SELECT balance_cents FROM children WHERE id = ? AND household_id = ?"
+    /// The cached balance of a child of `household`, nil when there is no such child.
+    static func childBalance(_ db: SQLiteConnection, household: String, id: String) throws -> Int64? {
+        try db.queryOne(childBalanceSQL, [.text(id), .text(household)]).map { $0.int(0) }
     }
 
     // MARK: transactions
@@ -65,8 +72,9 @@ enum LedgerStore {
                           reversesId: r.optionalString(9), reversedById: r.optionalString(10))
     }
 
+    private static let findTransactionSQL = "SELECT \(txColumns) FROM transactions WHERE id = ?"
     static func findTransaction(_ db: SQLiteConnection, id: String) throws -> LedgerTransaction? {
-        try db.queryOne("SELECT \(txColumns) FROM transactions WHERE id = ?", [.text(id)]).map(transaction)
+        try db.queryOne(findTransactionSQL, [.text(id)]).map(transaction)
     }
 
     /// A transaction to insert, as a client described it.
@@ -123,7 +131,7 @@ enum LedgerStore {
                                 detail: "A different transaction with id \(t.id) already exists.",
                                 existing: existing.householdId == household ? existing : nil)
         }
-        guard let child = try findChild(db, household: household, id: t.childId) else {
+        guard let balance = try childBalance(db, household: household, id: t.childId) else {
             throw InsertRefusal(status: 404, code: "unknown_child", detail: "No child \(t.childId) in this household.")
         }
         if let rev = t.reversesId {
@@ -145,7 +153,7 @@ enum LedgerStore {
                 throw InsertRefusal(status: 422, code: "reversal_amount_mismatch", detail: "A reversal must take back exactly \(target.amountCents) from the same child.")
             }
         }
-        guard let newBalance = Cents.add(child.balanceCents, t.amountCents) else {
+        guard let newBalance = Cents.add(balance, t.amountCents) else {
             throw InsertRefusal(status: 422, code: "balance_overflow", detail: "This would take the balance outside the 64-bit range.")
         }
         var seq = try nextSeq(db, household)
