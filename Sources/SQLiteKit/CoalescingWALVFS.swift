@@ -93,6 +93,18 @@ enum CoalescingWALVFS {
         return rc
     }
 
+    /// Writes out what is gathered (when `needed`), then, unless that failed, calls the
+    /// default VFS's method through `forward`.
+    private static func afterFlush(_ file: UnsafeMutablePointer<sqlite3_file>?, if needed: Bool = true,
+                                   _ forward: (UnsafeMutablePointer<sqlite3_file>, sqlite3_io_methods) -> Int32) -> Int32 {
+        if needed {
+            let rc = flush(file)
+            if rc != SQLITE_OK { return rc }
+        }
+        let (f, methods) = inner(file)
+        return forward(f, methods)
+    }
+
     /// The contiguous bytes not yet written: `count` bytes for file offset `start`.
     private final class Buffer {
         let bytes = UnsafeMutableRawPointer.allocate(byteCount: CoalescingWALVFS.capacity, alignment: 4096)
@@ -118,12 +130,7 @@ enum CoalescingWALVFS {
             return rc != SQLITE_OK ? rc : closed
         }
         m.pointee.xRead = { file, out, amount, offset in
-            if buffer(file).overlaps(offset, Int(amount)) {
-                let rc = flush(file)
-                if rc != SQLITE_OK { return rc }
-            }
-            let (f, methods) = inner(file)
-            return methods.xRead(f, out, amount, offset)
+            afterFlush(file, if: buffer(file).overlaps(offset, Int(amount))) { $1.xRead($0, out, amount, offset) }
         }
         m.pointee.xWrite = { file, data, amount, offset in
             let b = buffer(file)
@@ -151,24 +158,9 @@ enum CoalescingWALVFS {
             let (f, methods) = inner(file)
             return methods.xWrite(f, data, amount, offset)
         }
-        m.pointee.xTruncate = { file, size in
-            let rc = flush(file)
-            if rc != SQLITE_OK { return rc }
-            let (f, methods) = inner(file)
-            return methods.xTruncate(f, size)
-        }
-        m.pointee.xSync = { file, flags in
-            let rc = flush(file)
-            if rc != SQLITE_OK { return rc }
-            let (f, methods) = inner(file)
-            return methods.xSync(f, flags)
-        }
-        m.pointee.xFileSize = { file, size in
-            let rc = flush(file)
-            if rc != SQLITE_OK { return rc }
-            let (f, methods) = inner(file)
-            return methods.xFileSize(f, size)
-        }
+        m.pointee.xTruncate = { file, size in afterFlush(file) { $1.xTruncate($0, size) } }
+        m.pointee.xSync = { file, flags in afterFlush(file) { $1.xSync($0, flags) } }
+        m.pointee.xFileSize = { file, size in afterFlush(file) { $1.xFileSize($0, size) } }
         m.pointee.xLock = { file, level in
             let (f, methods) = inner(file)
             return methods.xLock(f, level)
@@ -181,12 +173,7 @@ enum CoalescingWALVFS {
             let (f, methods) = inner(file)
             return methods.xCheckReservedLock(f, out)
         }
-        m.pointee.xFileControl = { file, op, arg in
-            let rc = flush(file)
-            if rc != SQLITE_OK { return rc }
-            let (f, methods) = inner(file)
-            return methods.xFileControl(f, op, arg)
-        }
+        m.pointee.xFileControl = { file, op, arg in afterFlush(file) { $1.xFileControl($0, op, arg) } }
         m.pointee.xSectorSize = { file in
             let (f, methods) = inner(file)
             return methods.xSectorSize(f)
