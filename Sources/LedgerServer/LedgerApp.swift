@@ -50,9 +50,10 @@ public final class LedgerApp: Sendable {
         let db = try SQLiteConnection(path: configuration.databasePath, coalesceWALWrites: true)
         try Migrator.migrate(db, Schema.migrations)
         try db.execute("PRAGMA wal_autocheckpoint = 0")
-        // Each write job runs in a savepoint, and inserts into tables with foreign keys need a
-        // statement journal: keep both in memory. On disk they were a temporary file created,
-        // written and unlinked in every group commit once they outgrew 64 KiB.
+        // Inserts into tables with foreign keys need a statement journal, and a batch that
+        // runs again with a savepoint per job a savepoint journal: keep both in memory. On
+        // disk they were a temporary file created, written and unlinked in every group
+        // commit once they outgrew 64 KiB.
         try db.execute("PRAGMA temp_store = MEMORY")
         return db
     }

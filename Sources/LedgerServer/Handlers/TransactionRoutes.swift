@@ -122,7 +122,7 @@ enum TransactionRoutes {
             }
             if target.reversesId != nil { throw APIError(422, "not_reversible", "A reversal cannot be reversed.") }
             if let by = target.reversedById, let existing = try LedgerStore.findTransaction(db, id: by) {
-                let balance = try LedgerStore.balance(db, child: existing.childId)
+                let balance = try LedgerStore.childBalance(db, household: household, id: existing.childId) ?? 0
                 return { result(200, existing, balance) }
             }
             return try insert(db, household: household, author: c.accountId, LedgerStore.reversal(of: target))

@@ -106,10 +106,6 @@ enum LedgerStore {
         }
     }
 
-    static func balance(_ db: SQLiteConnection, child: String) throws -> Int64 {
-        try db.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(child)])?.int(0) ?? 0
-    }
-
     /// Insert-if-absent with every ledger rule: idempotent replay, id conflicts, reversal
     /// consistency, balance overflow. Updates the cached balance and the change feed.
     static func insertTransaction(_ db: SQLiteConnection, household: String, author: String,
@@ -126,7 +122,7 @@ enum LedgerStore {
                     && existing.note == t.note && existing.source == t.source
                     && (t.createdAt == nil || t.createdAt == existing.createdAt)
             }
-            if same { return .unchanged(existing, balance: try balance(db, child: existing.childId)) }
+            if same { return .unchanged(existing, balance: try childBalance(db, household: household, id: existing.childId) ?? 0) }
             throw InsertRefusal(status: 409, code: "id_conflict",
                                 detail: "A different transaction with id \(t.id) already exists.",
                                 existing: existing.householdId == household ? existing : nil)
