@@ -34,6 +34,17 @@ final class HTTPParserTests: XCTestCase {
         feed([Array(text.utf8)], maxHead: maxHead, maxBody: maxBody)
     }
 
+    /// `text` cut into two reads at every position parses to the same requests.
+    func assertParsesAtEverySplit(_ text: [UInt8], targets: [String], bodies: [[UInt8]],
+                                  file: StaticString = #filePath, line: UInt = #line) {
+        for split in 0...text.count {
+            let r = feed([Array(text[..<split]), Array(text[split...])])
+            XCTAssertNil(r.error, "split \(split)", file: file, line: line)
+            XCTAssertEqual(r.heads.map(\.target), targets, "split \(split)", file: file, line: line)
+            XCTAssertEqual(r.bodies, bodies, "split \(split)", file: file, line: line)
+        }
+    }
+
     func assertBad(_ text: String, file: StaticString = #filePath, line: UInt = #line) {
         let r = feed(text)
         guard case .badRequest? = r.error else {
@@ -54,12 +65,7 @@ final class HTTPParserTests: XCTestCase {
 
     func testEveryByteBoundary() {
         let text = Array("POST /p HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhelloGET /q HTTP/1.1\r\nHost: x\r\n\r\nPOST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\nTrailer: x\r\n\r\n".utf8)
-        for split in 0...text.count {
-            let r = feed([Array(text[..<split]), Array(text[split...])])
-            XCTAssertNil(r.error, "split \(split)")
-            XCTAssertEqual(r.heads.map(\.target), ["/p", "/q", "/c"], "split \(split)")
-            XCTAssertEqual(r.bodies, [Array("hello".utf8), [], Array("abcde".utf8)], "split \(split)")
-        }
+        assertParsesAtEverySplit(text, targets: ["/p", "/q", "/c"], bodies: [Array("hello".utf8), [], Array("abcde".utf8)])
         // And one byte at a time.
         let r = feed(text.map { [$0] })
         XCTAssertEqual(r.bodies.count, 3)
@@ -67,12 +73,7 @@ final class HTTPParserTests: XCTestCase {
 
     func testEveryByteBoundaryWithLeadingEmptyLines() {
         let text = Array("\r\n\r\nGET /a HTTP/1.1\r\nHost: x\r\n\r\n\r\nPOST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok\r\n\r\n\r\nGET /c HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
-        for split in 0...text.count {
-            let r = feed([Array(text[..<split]), Array(text[split...])])
-            XCTAssertNil(r.error, "split \(split)")
-            XCTAssertEqual(r.heads.map(\.target), ["/a", "/b", "/c"], "split \(split)")
-            XCTAssertEqual(r.bodies, [[], Array("ok".utf8), []], "split \(split)")
-        }
+        assertParsesAtEverySplit(text, targets: ["/a", "/b", "/c"], bodies: [[], Array("ok".utf8), []])
         XCTAssertEqual(feed(text.map { [$0] }).heads.map(\.target), ["/a", "/b", "/c"])
         // The audit's case: a CR and its LF in separate reads.
         let split = feed([Array("\r".utf8), Array("\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".utf8)])

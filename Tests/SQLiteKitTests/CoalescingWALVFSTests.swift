@@ -6,11 +6,7 @@ import XCTest
 /// for every other connection the moment COMMIT returns, rollbacks and cache spills inside
 /// a transaction behave as with the default VFS, and the file is a valid database after.
 final class CoalescingWALVFSTests: XCTestCase {
-    func tempPath() -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("coalescing-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir.appendingPathComponent("db.sqlite").path
-    }
+    func tempPath() -> String { temporaryDatabasePath("coalescing") }
 
     func testCommitsAreVisibleToOtherConnectionsAtOnce() throws {
         let path = tempPath()

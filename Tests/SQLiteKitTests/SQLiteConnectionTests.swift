@@ -3,11 +3,7 @@ import XCTest
 @testable import SQLiteKit
 
 final class SQLiteConnectionTests: XCTestCase {
-    func tempPath() -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sqlitekit-\(UUID().uuidString)")
-        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir.appendingPathComponent("db.sqlite").path
-    }
+    func tempPath() -> String { temporaryDatabasePath("sqlitekit") }
 
     func testBindAndReadTypedValues() throws {
         let db = try SQLiteConnection(path: tempPath())
