@@ -158,7 +158,7 @@ extension EventLoop {
         var target = head.target
         if target.hasPrefix("http://") || target.hasPrefix("https://") {
             let afterScheme = target.utf8.firstRange(of: "://".utf8)!.upperBound
-            if let slash = target[afterScheme...].firstIndex(of: "/") {
+            if let slash = target.utf8[afterScheme...].firstIndex(of: UInt8(ascii: "/")) {
                 target = String(target[slash...])
             } else {
                 target = "/"
@@ -227,7 +227,8 @@ extension EventLoop {
                                                    serverName: core.serverName, into: &c.outbound)
             c.bytesQueued += c.outbound.count - before
             if core.configuration.accessLog != nil {
-                let path = first.target.firstIndex(of: "?").map { String(first.target[..<$0]) } ?? first.target
+                // Searched as bytes: a Character search walks grapheme clusters (about 1 µs here).
+                let path = first.target.utf8.firstIndex(of: UInt8(ascii: "?")).map { String(first.target[..<$0]) } ?? first.target
                 c.logs.append(.init(endOffset: c.bytesQueued, entry: AccessLogEntry(
                     method: first.method, path: path, routeLabel: response.routeLabel, status: response.status,
                     bytes: bodyBytes, duration: first.startedAt, remoteAddress: response.clientAddress ?? c.remoteAddress)))

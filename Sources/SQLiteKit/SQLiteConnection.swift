@@ -133,6 +133,18 @@ public final class SQLiteConnection {
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    /// fsyncs the main database file through this connection's own file handle (the VFS's
+    /// sync, so other connections' locks and buffers are untouched).
+    public func syncDatabaseFile() throws {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        let rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file)
+        guard rc == SQLITE_OK, let file, let methods = file.pointee.pMethods, let sync = methods.pointee.xSync else {
+            throw SQLiteError(code: rc == SQLITE_OK ? SQLITE_ERROR : rc, message: "no database file to sync")
+        }
+        let src = sync(file, SQLITE_SYNC_NORMAL)
+        guard src == SQLITE_OK else { throw SQLiteError(code: src, message: "database file sync failed") }
+    }
+
     /// Runs `body` in `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
     /// Nested calls become savepoints.
     @discardableResult

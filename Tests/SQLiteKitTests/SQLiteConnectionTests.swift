@@ -66,6 +66,16 @@ final class SQLiteConnectionTests: XCTestCase {
         try db.backup(to: copy)
         XCTAssertEqual(try SQLiteConnection(path: copy, mode: .readOnly).queryOne("SELECT COUNT(*) FROM t")?.int(0), 100)
     }
+
+    func testSyncDatabaseFileNeedsAFile() throws {
+        let path = tempPath()
+        let db = try SQLiteConnection(path: path)
+        try db.execute("CREATE TABLE t (i INTEGER)")
+        // A second connection syncs the file the first one wrote, under its own handle.
+        try SQLiteConnection(path: path).syncDatabaseFile()
+        try db.syncDatabaseFile()
+        XCTAssertThrowsError(try SQLiteConnection(path: ":memory:").syncDatabaseFile())
+    }
 }
 
 final class SQLiteRowTests: XCTestCase {

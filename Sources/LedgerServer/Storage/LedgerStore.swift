@@ -11,7 +11,10 @@ enum LedgerStore {
 
     /// Advances the household's change sequence and returns the new value.
     static func nextSeq(_ db: SQLiteConnection, _ household: String) throws -> Int64 {
-        guard let row = try db.queryOne("UPDATE households SET seq = seq + 1 WHERE id = ? RETURNING seq", [.text(household)]) else {
+        // An UPDATE and a SELECT rather than UPDATE … RETURNING: RETURNING gathers its rows
+        // in an ephemeral table, opened and closed on every call (a few µs on the writer).
+        try db.run("UPDATE households SET seq = seq + 1 WHERE id = ?", [.text(household)])
+        guard db.changes == 1, let row = try db.queryOne("SELECT seq FROM households WHERE id = ?", [.text(household)]) else {
             throw APIError.notFound("No such household.")
         }
         return row.int(0)
