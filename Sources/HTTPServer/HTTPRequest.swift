@@ -20,13 +20,7 @@ public struct HTTPRequest: Sendable {
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], remoteAddress: String = "127.0.0.1") {
         self.method = method
         self.target = target
-        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
-            self.path = String(target[..<q])
-            self.query = String(target[target.index(after: q)...])
-        } else {
-            self.path = target
-            self.query = nil
-        }
+        (self.path, self.query) = HTTPRequest.split(target)
         self.minorVersion = minorVersion
         self.headers = headers
         self.body = body
@@ -48,6 +42,18 @@ public struct HTTPRequest: Sendable {
     /// The first value of query parameter `name`.
     public func queryValue(_ name: String) -> String? {
         queryItems.first { $0.name == name }?.value
+    }
+}
+
+extension HTTPRequest {
+    /// A request target split at its first `?` into path and query. The bytes are scanned
+    /// in one contiguous buffer: walking `utf8` indices costs tens of instructions a byte.
+    static func split(_ target: String) -> (path: String, query: String?) {
+        var t = target
+        guard let q = t.withUTF8({ $0.firstIndex(of: UInt8(ascii: "?")) }) else { return (target, nil) }
+        let u = target.utf8
+        let mark = u.index(u.startIndex, offsetBy: q)
+        return (String(target[..<mark]), String(target[u.index(after: mark)...]))
     }
 }
 

@@ -88,9 +88,15 @@ public enum JSONValue: Sendable, Equatable {
     /// Appends `s` as a JSON string literal.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(34)
-        // Most strings (ids, names, timestamps) need no escape: copy them whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
-            out.append(contentsOf: s.utf8)
+        // Most strings (ids, names, timestamps) need no escape: scan the contiguous bytes
+        // and copy them whole.
+        var s = s
+        let plain = s.withUTF8 { bytes -> Bool in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if plain {
             out.append(34)
             return
         }

@@ -23,6 +23,15 @@ final class UUIDv5Tests: XCTestCase {
                        UUIDv5.make(namespace: LedgerIDs.namespace, name: "idempotency:00000000-0000-4000-8000-000000000001:k1"))
     }
 
+    func testMessagesAtThePaddingEdgesAndLongerThanOneBlock() {
+        // 16 namespace bytes + the name: 55, 56, 64 and 216 bytes hashed (Python's uuid5).
+        let dns = UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8")!
+        for (n, expected) in [(39, "5824f981-4282-59d4-9716-acb6d741350e"), (40, "39f39c20-db47-5131-8879-62f8f67f9014"),
+                              (48, "7280cc42-274a-5c4a-91fc-ae23f853eeb7"), (200, "fe30bfa6-ef90-59b3-b108-118411d0f0ab")] {
+            XCTAssertEqual(UUIDv5.make(namespace: dns, name: String(repeating: "a", count: n)).lowercased, expected, "name of \(n) bytes")
+        }
+    }
+
     func testSHA1KnownAnswers() {
         XCTAssertEqual(SHA1.digest(Array("abc".utf8)).map { String(format: "%02x", $0) }.joined(),
                        "a9993e364706816aba3e25717850c26c9cd0d89d")

@@ -256,3 +256,18 @@ final class LedgerCoreTests: XCTestCase {
         XCTAssertThrowsError(try AdminCommands.backup(s.app.configuration, to: to), "never overwrites")
     }
 }
+
+/// The header fast path for bearer tokens answers exactly as the general parse does.
+final class BearerHeaderTests: XCTestCase {
+    func testFastPathAgreesWithTheGeneralParse() {
+        let secret = TokenSecret.generate()
+        for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+            XCTAssertEqual(TokenSecret.bearerHash("\(scheme) \(secret)"), TokenSecret.sha256(secret), scheme)
+        }
+        // Anything else goes the general way (which accepts some of these and refuses others).
+        for header in ["Bearer  \(secret)", "Basic \(secret)", "Bearer \(secret)x", "Bearer \(secret.dropLast())!",
+                       "Bearer kx_\(secret.dropFirst(3))", "Bearer\t\(secret)", "Bearea \(secret)", "Bearer " + String(repeating: "é", count: 23)] {
+            XCTAssertNil(TokenSecret.bearerHash(header), header)
+        }
+    }
+}

@@ -74,6 +74,7 @@ struct Router: Sendable {
     func match(method: String, path: String) -> Match {
         let bytes = Array(path.utf8)
         var parts: [Range<Int>] = []
+        parts.reserveCapacity(8)
         var start = 0
         for i in 0..<bytes.count where bytes[i] == UInt8(ascii: "/") {
             parts.append(start..<i)
@@ -82,23 +83,25 @@ struct Router: Sendable {
         parts.append(start..<bytes.count)
         guard let candidates = bySegmentCount[parts.count] else { return .notFound }
         var allowed: [String] = []
-        var found: Route?
+        var found: Int?
         for index in candidates {
-            let route = routes[index]
-            guard route.fits(bytes, parts) else { continue }
-            if route.method == method || (method == "HEAD" && route.method == "GET") {
-                if found == nil || route.method == method { found = route }
+            // By index: copying a Route retains every array and string in it.
+            guard routes[index].fits(bytes, parts) else { continue }
+            let routeMethod = routes[index].method
+            if routeMethod == method || (method == "HEAD" && routeMethod == "GET") {
+                if found == nil || routeMethod == method { found = index }
             }
-            if !allowed.contains(route.method) { allowed.append(route.method) }
+            if !allowed.contains(routeMethod) { allowed.append(routeMethod) }
         }
         if let found {
-            var params: [String: String] = [:]
-            for (name, range) in zip(found.parameterNames, parts) {
+            let route = routes[found]
+            var params: [String: String] = Dictionary(minimumCapacity: route.parameterNames.count)
+            for (name, range) in zip(route.parameterNames, parts) {
                 guard let name else { continue }
                 let raw = String(decoding: bytes[range], as: UTF8.self)
-                params[name] = PercentDecoding.decode(raw) ?? raw
+                params[name] = bytes[range].contains(UInt8(ascii: "%")) ? (PercentDecoding.decode(raw) ?? raw) : raw
             }
-            return .found(found, params)
+            return .found(route, params)
         }
         if !allowed.isEmpty {
             if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }

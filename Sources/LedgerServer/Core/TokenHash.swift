@@ -19,7 +19,27 @@ enum TokenSecret {
     /// True when `s` has the shape of a token secret.
     static func isWellFormed(_ s: Substring) -> Bool {
         guard s.utf8.count == 46, s.hasPrefix(prefix) else { return false }
-        return s.utf8.dropFirst(3).allSatisfy { ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 || $0 == 95 }
+        return s.utf8.dropFirst(3).allSatisfy(isBase64URL)
+    }
+
+    /// The SHA-256 of the secret in the usual header, `Bearer kl_…` exactly (any case of
+    /// "Bearer", one space), read straight from the header's bytes; nil for anything else,
+    /// which the caller then takes apart the general way.
+    static func bearerHash(_ header: String) -> [UInt8]? {
+        var header = header
+        return header.withUTF8 { b -> [UInt8]? in
+            guard b.count == 7 + 46 else { return nil }
+            for (i, c) in "bearer ".utf8.enumerated() where b[i] | (i < 6 ? 0x20 : 0) != c { return nil }
+            guard b[7] == UInt8(ascii: "k"), b[8] == UInt8(ascii: "l"), b[9] == UInt8(ascii: "_") else { return nil }
+            for i in 10..<b.count where !isBase64URL(b[i]) { return nil }
+            var out = [UInt8](repeating: 0, count: 32)
+            _ = SHA256(b.baseAddress! + 7, 46, &out)
+            return out
+        }
+    }
+
+    private static func isBase64URL(_ c: UInt8) -> Bool {
+        (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95
     }
 
     static func sha256(_ s: some StringProtocol) -> [UInt8] {
