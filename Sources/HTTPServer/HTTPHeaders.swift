@@ -44,6 +44,9 @@ extension String {
     /// ASCII case-insensitive equality, as HTTP field names need.
     @inlinable
     public func caseInsensitiveEquals(_ other: String) -> Bool {
+        // Most names differ in length: no byte is read then (utf8.count is O(1) for
+        // native strings).
+        guard self.utf8.count == other.utf8.count else { return false }
         var a = self.utf8.makeIterator()
         var b = other.utf8.makeIterator()
         while true {

@@ -92,7 +92,7 @@ public enum JSONValue: Sendable, Equatable {
         // and copy them whole.
         var s = s
         let plain = s.withUTF8 { bytes -> Bool in
-            guard !bytes.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) else { return false }
+            for c in bytes where c < 0x20 || c == 34 || c == 92 { return false }
             out.append(contentsOf: bytes)
             return true
         }
