@@ -16,66 +16,64 @@ final class WriteQueueTests: XCTestCase {
     }
 
     func testFailingJobsRollBackAloneInEveryMix() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-wq-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let path = dir.appendingPathComponent("db.sqlite").path
-        let db = try SQLiteConnection(path: path, coalesceWALWrites: true)
-        try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL UNIQUE); CREATE TABLE c (n INTEGER NOT NULL)")
-        try db.execute("INSERT INTO c VALUES (0)")
-        let writer = WriteQueue(connection: db, maxBatch: 64) { _ in }
-        defer { writer.stop() }
+        try withTemporaryDatabase("wq") { path in
+            let db = try SQLiteConnection(path: path, coalesceWALWrites: true)
+            try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL UNIQUE); CREATE TABLE c (n INTEGER NOT NULL)")
+            try db.execute("INSERT INTO c VALUES (0)")
+            let writer = WriteQueue(connection: db, maxBatch: 64) { _ in }
+            defer { writer.stop() }
 
-        var rng = SystemRandomNumberGenerator()
-        var expectedRows = Set<Int>()
-        var next = 0
-        for _ in 0..<30 {
-            // Jobs are submitted together so that they share batches in every mix.
-            let group = DispatchGroup()
-            let answers = Answers()
-            var kinds: [Int: Kind] = [:]
-            for _ in 0..<40 {
-                let id = next; next += 1
-                let kind = Kind.allCases.randomElement(using: &rng)!
-                kinds[id] = kind
-                group.enter()
-                writer.submit(WriteQueue.Job(work: { db in
-                    switch kind {
-                    case .ok:
-                        try db.run("INSERT INTO t VALUES (?, ?)", [.int(id), .text("v\(id)")])
-                        try db.run("UPDATE c SET n = n + 1")
-                    case .refusesBeforeWriting:
-                        _ = try db.queryOne("SELECT COUNT(*) FROM t")
-                        throw APIError(409, "conflict", "refused")
-                    case .refusesAfterWriting:
-                        try db.run("INSERT INTO t VALUES (?, ?)", [.int(id), .text("v\(id)")])
-                        try db.run("UPDATE c SET n = n + 1")
-                        throw APIError(422, "late", "refused after writing")
-                    case .otherErrorAfterWriting:
-                        try db.run("UPDATE c SET n = n + 1000")
-                        throw Odd()
-                    case .constraint:
-                        // Fails inside SQLite (v0 exists once the first job committed, or
-                        // this very job's second insert clashes).
-                        try db.run("INSERT INTO t VALUES (?, ?)", [.int(id), .text("dup\(id)")])
-                        try db.run("INSERT INTO t VALUES (?, ?)", [.int(id + 1_000_000), .text("dup\(id)")])
-                    }
-                    return WriteQueue.WriteOutcome(value: ())
-                }, completion: { result in
-                    if case .success = result { answers.set(id, true) } else { answers.set(id, false) }
-                    group.leave()
-                }))
+            var rng = SystemRandomNumberGenerator()
+            var expectedRows = Set<Int>()
+            var next = 0
+            for _ in 0..<30 {
+                // Jobs are submitted together so that they share batches in every mix.
+                let group = DispatchGroup()
+                let answers = Answers()
+                var kinds: [Int: Kind] = [:]
+                for _ in 0..<40 {
+                    let id = next; next += 1
+                    let kind = Kind.allCases.randomElement(using: &rng)!
+                    kinds[id] = kind
+                    group.enter()
+                    writer.submit(WriteQueue.Job(work: { db in
+                        switch kind {
+                        case .ok:
+                            try db.run("INSERT INTO t VALUES (?, ?)", [.int(id), .text("v\(id)")])
+                            try db.run("UPDATE c SET n = n + 1")
+                        case .refusesBeforeWriting:
+                            _ = try db.queryOne("SELECT COUNT(*) FROM t")
+                            throw APIError(409, "conflict", "refused")
+                        case .refusesAfterWriting:
+                            try db.run("INSERT INTO t VALUES (?, ?)", [.int(id), .text("v\(id)")])
+                            try db.run("UPDATE c SET n = n + 1")
+                            throw APIError(422, "late", "refused after writing")
+                        case .otherErrorAfterWriting:
+                            try db.run("UPDATE c SET n = n + 1000")
+                            throw Odd()
+                        case .constraint:
+                            // Fails inside SQLite (v0 exists once the first job committed, or
+                            // this very job's second insert clashes).
+                            try db.run("INSERT INTO t VALUES (?, ?)", [.int(id), .text("dup\(id)")])
+                            try db.run("INSERT INTO t VALUES (?, ?)", [.int(id + 1_000_000), .text("dup\(id)")])
+                        }
+                        return WriteQueue.WriteOutcome(value: ())
+                    }, completion: { result in
+                        if case .success = result { answers.set(id, true) } else { answers.set(id, false) }
+                        group.leave()
+                    }))
+                }
+                group.wait()
+                let got = answers.all
+                for (id, kind) in kinds {
+                    XCTAssertEqual(got[id], kind == .ok, "job \(id) (\(kind))")
+                    if kind == .ok { expectedRows.insert(id) }
+                }
             }
-            group.wait()
-            let got = answers.all
-            for (id, kind) in kinds {
-                XCTAssertEqual(got[id], kind == .ok, "job \(id) (\(kind))")
-                if kind == .ok { expectedRows.insert(id) }
-            }
+            let reader = try SQLiteConnection(path: path, mode: .readOnly)
+            let ids = Set(try reader.query("SELECT id FROM t").map { Int($0.int(0)) })
+            XCTAssertEqual(ids.symmetricDifference(expectedRows).sorted(), [], "rows that should or should not be there")
+            XCTAssertEqual(try reader.queryOne("SELECT n FROM c")?.int(0), Int64(expectedRows.count))
         }
-        let reader = try SQLiteConnection(path: path, mode: .readOnly)
-        let ids = Set(try reader.query("SELECT id FROM t").map { Int($0.int(0)) })
-        XCTAssertEqual(ids.symmetricDifference(expectedRows).sorted(), [], "rows that should or should not be there")
-        XCTAssertEqual(try reader.queryOne("SELECT n FROM c")?.int(0), Int64(expectedRows.count))
     }
 }
