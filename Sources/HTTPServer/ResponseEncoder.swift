@@ -32,7 +32,9 @@ enum ResponseEncoder {
             && !response.headers.contains("Content-Encoding")
             && ContentCoding.isCompressible(response.headers["Content-Type"]) {
             considered = true
-            if options.acceptsGzip, let compressed = try? Gzip.compress(body) {
+            // Level 1, as nginx compresses by default: a 390 KB feed page takes 2.5 ms
+            // instead of 6.5 ms at level 6 (on the event loop) for about 10% more bytes.
+            if options.acceptsGzip, let compressed = try? Gzip.compress(body, level: 1) {
                 body = compressed
                 gzipped = true
             }
