@@ -43,3 +43,32 @@ final class SchemaMigrationTests: XCTestCase {
         }
     }
 }
+
+/// The household change sequence follows the row, whatever the remembered last value says.
+final class ChangeSequenceTests: XCTestCase {
+    func testNextSeqFollowsTheRowAfterRollbacksAndRecreation() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(db, Schema.migrations)
+        let h = UUID().uuidString.lowercased()
+        func create(seq: Int64) throws {
+            try db.run("""
+                INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq)
+                VALUES (?, 'Home', 'EUR', 'a1', 1, 1, 'v1', 1, ?)
+                """, [.text(h), .integer(seq)])
+        }
+        try db.execute("PRAGMA foreign_keys = OFF")
+        try create(seq: 0)
+        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 1)
+        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 2)
+        try db.run("UPDATE households SET seq = 10 WHERE id = ?", [.text(h)])
+        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 11, "changed behind its back")
+        try db.execute("BEGIN")
+        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 12)
+        try db.execute("ROLLBACK")
+        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 12, "a rolled-back value is handed out again")
+        try db.run("DELETE FROM households WHERE id = ?", [.text(h)])
+        XCTAssertThrowsError(try LedgerStore.nextSeq(db, h))
+        try create(seq: 0)
+        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 1, "a household created again starts over")
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import LedgerModel
 import SQLiteKit
+import Synchronization
 
 /// The ledger's SQL, shared by the REST handlers and the sync push.
 enum LedgerStore {
@@ -9,15 +10,32 @@ enum LedgerStore {
 
     static func tag(_ seq: Int64) -> String { "v" + String(seq, radix: 36) }
 
+    /// The last sequence value handed out per household: a guess, never trusted. nextSeq
+    /// advances the row only `WHERE seq = guess`, so a stale guess (a rolled-back batch,
+    /// a household deleted and created again) changes nothing and falls back to reading.
+    private static let lastSeq = Mutex<[String: Int64]>([:])
+
     /// Advances the household's change sequence and returns the new value.
     static func nextSeq(_ db: SQLiteConnection, _ household: String) throws -> Int64 {
+        if let guess = lastSeq.withLock({ $0[household] }) {
+            try db.run("UPDATE households SET seq = ?2 WHERE id = ?1 AND seq = ?3", [.text(household), .integer(guess + 1), .integer(guess)])
+            if db.changes == 1 {
+                lastSeq.withLock { $0[household] = guess + 1 }
+                return guess + 1
+            }
+        }
         // An UPDATE and a SELECT rather than UPDATE … RETURNING: RETURNING gathers its rows
         // in an ephemeral table, opened and closed on every call (a few µs on the writer).
         try db.run("UPDATE households SET seq = seq + 1 WHERE id = ?", [.text(household)])
         guard db.changes == 1, let row = try db.queryOne("SELECT seq FROM households WHERE id = ?", [.text(household)]) else {
             throw APIError.notFound("No such household.")
         }
-        return row.int(0)
+        let seq = row.int(0)
+        lastSeq.withLock { known in
+            if known.count >= 4096 { known.removeAll(keepingCapacity: true) }
+            known[household] = seq
+        }
+        return seq
     }
 
     // MARK: households
