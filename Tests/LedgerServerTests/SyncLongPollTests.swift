@@ -77,7 +77,7 @@ final class SyncLongPollTests: XCTestCase {
         XCTAssertLessThan(elapsed, 1.8)
 
         // Something new already: answered at once despite wait.
-        s.child(t, household: h)
+        _ = s.child(t, household: h)
         let quick = Date()
         XCTAssertEqual(s.pull(t, h, since: token, wait: 30).json["children"]?.arrayValue?.count, 1)
         XCTAssertLessThan(Date().timeIntervalSince(quick), 0.5)
