@@ -34,7 +34,8 @@ final class WriteQueue: Sendable {
     private let onCommit: @Sendable (Set<String>) -> Void
     /// What one durable commit held.
     struct CommitSummary: Sendable {
-        /// Jobs in the batch (failed ones included: they left nothing behind).
+        /// Jobs of the batch that succeeded (what the commit made durable; failed jobs left
+        /// nothing behind and are not counted).
         var jobs: Int
         /// Whether one of its jobs revoked a token.
         var revokedTokens: Bool
@@ -137,7 +138,8 @@ final class WriteQueue: Sendable {
             completions.async { for job in batch { job.completion(.failure(error)) } }
             return
         }
-        afterEveryCommit(CommitSummary(jobs: batch.count, revokedTokens: run.revokedTokens))
+        let succeeded = run.results.reduce(0) { n, r in if case .success = r { n + 1 } else { n } }
+        afterEveryCommit(CommitSummary(jobs: succeeded, revokedTokens: run.revokedTokens))
         if !run.touched.isEmpty { onCommit(run.touched) }
         let answered = Array(zip(batch, run.results))
         completions.async { for (job, r) in answered { job.completion(r) } }
