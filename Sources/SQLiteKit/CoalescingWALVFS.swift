@@ -93,16 +93,16 @@ enum CoalescingWALVFS {
         return rc
     }
 
-    /// Writes out what is gathered (when `needed`), then, unless that failed, calls the
-    /// default VFS's method through `forward`.
-    private static func afterFlush(_ file: UnsafeMutablePointer<sqlite3_file>?, if needed: Bool = true,
-                                   _ forward: (UnsafeMutablePointer<sqlite3_file>, sqlite3_io_methods) -> Int32) -> Int32 {
-        if needed {
+    /// Calls the default VFS's method through `call`, after writing out what is gathered
+    /// when `flushFirst` (and not when that failed).
+    private static func forward(_ file: UnsafeMutablePointer<sqlite3_file>?, flushFirst: Bool,
+                                _ call: (UnsafeMutablePointer<sqlite3_file>, sqlite3_io_methods) -> Int32) -> Int32 {
+        if flushFirst {
             let rc = flush(file)
             if rc != SQLITE_OK { return rc }
         }
         let (f, methods) = inner(file)
-        return forward(f, methods)
+        return call(f, methods)
     }
 
     /// The contiguous bytes not yet written: `count` bytes for file offset `start`.
@@ -130,7 +130,7 @@ enum CoalescingWALVFS {
             return rc != SQLITE_OK ? rc : closed
         }
         m.pointee.xRead = { file, out, amount, offset in
-            afterFlush(file, if: buffer(file).overlaps(offset, Int(amount))) { $1.xRead($0, out, amount, offset) }
+            forward(file, flushFirst: buffer(file).overlaps(offset, Int(amount))) { $1.xRead($0, out, amount, offset) }
         }
         m.pointee.xWrite = { file, data, amount, offset in
             let b = buffer(file)
@@ -158,30 +158,15 @@ enum CoalescingWALVFS {
             let (f, methods) = inner(file)
             return methods.xWrite(f, data, amount, offset)
         }
-        m.pointee.xTruncate = { file, size in afterFlush(file) { $1.xTruncate($0, size) } }
-        m.pointee.xSync = { file, flags in afterFlush(file) { $1.xSync($0, flags) } }
-        m.pointee.xFileSize = { file, size in afterFlush(file) { $1.xFileSize($0, size) } }
-        m.pointee.xLock = { file, level in
-            let (f, methods) = inner(file)
-            return methods.xLock(f, level)
-        }
-        m.pointee.xUnlock = { file, level in
-            let (f, methods) = inner(file)
-            return methods.xUnlock(f, level)
-        }
-        m.pointee.xCheckReservedLock = { file, out in
-            let (f, methods) = inner(file)
-            return methods.xCheckReservedLock(f, out)
-        }
-        m.pointee.xFileControl = { file, op, arg in afterFlush(file) { $1.xFileControl($0, op, arg) } }
-        m.pointee.xSectorSize = { file in
-            let (f, methods) = inner(file)
-            return methods.xSectorSize(f)
-        }
-        m.pointee.xDeviceCharacteristics = { file in
-            let (f, methods) = inner(file)
-            return methods.xDeviceCharacteristics(f)
-        }
+        m.pointee.xTruncate = { file, size in forward(file, flushFirst: true) { $1.xTruncate($0, size) } }
+        m.pointee.xSync = { file, flags in forward(file, flushFirst: true) { $1.xSync($0, flags) } }
+        m.pointee.xFileSize = { file, size in forward(file, flushFirst: true) { $1.xFileSize($0, size) } }
+        m.pointee.xLock = { file, level in forward(file, flushFirst: false) { $1.xLock($0, level) } }
+        m.pointee.xUnlock = { file, level in forward(file, flushFirst: false) { $1.xUnlock($0, level) } }
+        m.pointee.xCheckReservedLock = { file, out in forward(file, flushFirst: false) { $1.xCheckReservedLock($0, out) } }
+        m.pointee.xFileControl = { file, op, arg in forward(file, flushFirst: true) { $1.xFileControl($0, op, arg) } }
+        m.pointee.xSectorSize = { file in forward(file, flushFirst: false) { $1.xSectorSize($0) } }
+        m.pointee.xDeviceCharacteristics = { file in forward(file, flushFirst: false) { $1.xDeviceCharacteristics($0) } }
         return m
     }()
 }

@@ -6,6 +6,8 @@ import StoreKitJWS
 /// Only their SHA-256 is stored; comparisons are constant-time.
 enum TokenSecret {
     static let prefix = "kl_"
+    /// `kl_` and 43 base64url characters.
+    static let length = 46
 
     static func generate() -> String {
         var bytes = [UInt8](repeating: 0, count: 32)
@@ -18,7 +20,7 @@ enum TokenSecret {
 
     /// True when `s` has the shape of a token secret.
     static func isWellFormed(_ s: Substring) -> Bool {
-        guard s.utf8.count == 46, s.hasPrefix(prefix) else { return false }
+        guard s.utf8.count == length, s.hasPrefix(prefix) else { return false }
         return s.utf8.dropFirst(3).allSatisfy(isBase64URL)
     }
 
@@ -28,12 +30,13 @@ enum TokenSecret {
     static func bearerHash(_ header: String) -> [UInt8]? {
         var header = header
         return header.withUTF8 { b -> [UInt8]? in
-            guard b.count == 7 + 46 else { return nil }
+            let scheme = 7  // "bearer "
+            guard b.count == scheme + length else { return nil }
             for (i, c) in "bearer ".utf8.enumerated() where b[i] | (i < 6 ? 0x20 : 0) != c { return nil }
-            guard b[7] == UInt8(ascii: "k"), b[8] == UInt8(ascii: "l"), b[9] == UInt8(ascii: "_") else { return nil }
-            for i in 10..<b.count where !isBase64URL(b[i]) { return nil }
+            for (i, c) in prefix.utf8.enumerated() where b[scheme + i] != c { return nil }
+            for i in (scheme + prefix.utf8.count)..<b.count where !isBase64URL(b[i]) { return nil }
             var out = [UInt8](repeating: 0, count: 32)
-            _ = SHA256(b.baseAddress! + 7, 46, &out)
+            _ = SHA256(b.baseAddress! + scheme, length, &out)
             return out
         }
     }
