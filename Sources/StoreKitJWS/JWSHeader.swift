@@ -5,17 +5,20 @@ struct JWSHeader: Sendable {
     /// The DER certificates of `x5c`, leaf first (exactly three).
     let certificates: [[UInt8]]
 
-    /// Parses the header JSON: `alg` must be exactly `ES256`; `x5c` must hold exactly three
-    /// standard-base64 DER X.509 certificates; an unknown `crit` is refused.
-    init(json: [UInt8]) throws(JWSError) {
+    /// Parses the header JSON of `jws`: `alg` must be exactly `ES256` (judged before the
+    /// signature segment, so an unsecured JWS is `unsupportedAlgorithm`); the signature must
+    /// then be non-empty; `x5c` must hold exactly three standard-base64 DER X.509
+    /// certificates; an unknown `crit` is refused.
+    init(_ jws: CompactJWS) throws(JWSError) {
         let object: Any
         do {
-            object = try JSONSerialization.jsonObject(with: Data(json), options: [])
+            object = try JSONSerialization.jsonObject(with: Data(jws.header), options: [])
         } catch {
             throw .malformed("header is not JSON")
         }
         guard let fields = object as? [String: Any] else { throw .malformed("header is not a JSON object") }
         guard let alg = fields["alg"] as? String, alg == "ES256" else { throw .unsupportedAlgorithm }
+        guard !jws.signature.isEmpty else { throw .malformed("empty signature segment") }
         if fields["crit"] != nil { throw .malformed("critical header parameters are not supported") }
         guard let x5cValue = fields["x5c"] else { throw .invalidChain("x5c missing") }
         guard let list = x5cValue as? [Any] else { throw .invalidChain("x5c is not an array") }

@@ -4,8 +4,9 @@ import Foundation
 /// Verifies App Store signed transactions (compact JWS, ES256, `x5c` chain).
 ///
 /// Checks, in order, each failing with its own ``JWSError``:
-/// 1. three non-empty canonical base64url segments, JSON header → `malformed`;
-/// 2. header `alg` exactly `ES256` → `unsupportedAlgorithm`;
+/// 1. three canonical base64url segments, JSON header → `malformed`;
+/// 2. header `alg` exactly `ES256` → `unsupportedAlgorithm` (an unsecured `alg: none` JWS,
+///    empty signature segment and all, lands here); then an empty signature → `malformed`;
 /// 3. `x5c` of exactly three standard-base64 DER certificates → `invalidChain`;
 /// 4. payload JSON decodes (and has `signedDate` when validating at it) → `malformed`;
 /// 5. `x5c[0]` → `x5c[1]` → a configured trusted root, with Apple's OIDs (see
@@ -39,7 +40,7 @@ public struct JWSVerifier: Sendable {
 
     private func verify(_ compact: String, at explicitDate: Date?) throws(JWSError) -> JWSTransactionDecodedPayload {
         let jws = try CompactJWS(compact)
-        let header = try JWSHeader(json: jws.header)
+        let header = try JWSHeader(jws)
 
         let payload: JWSTransactionDecodedPayload
         do {

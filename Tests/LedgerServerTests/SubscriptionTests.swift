@@ -64,6 +64,9 @@ final class SubscriptionTests: XCTestCase {
             (try sign(owner: owner, environment: "Sandbox"), "wrong_environment"),
             (try sign(owner: owner, revoked: true), "revoked"),
             ("not.a.jws", "malformed"),
+            // An unsecured JWS is well-formed; its algorithm is what is refused.
+            (Base64Codec.encode(Array(#"{"alg":"none"}"#.utf8), alphabet: .url) + "."
+                + (try sign(owner: owner)).split(separator: ".")[1] + ".", "unsupported_algorithm"),
         ]
         for (jws, code) in cases {
             let r = s.call("PUT", sub, token: t, json: .obj(["signedTransaction": .string(jws)]))

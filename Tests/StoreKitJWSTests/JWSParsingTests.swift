@@ -88,10 +88,17 @@ final class JWSParsingTests: XCTestCase {
                        "unsupported_algorithm")
         XCTAssertEqual(code(try signer.sign(headerJSON: try header(["alg": 256, "x5c": chain]), payloadJSON: payloadJSON)),
                        "unsupported_algorithm")
-        // alg=none with an empty signature: the empty segment is already malformed.
-        let unsigned = Base64Codec.encode(try header(["alg": "none", "x5c": chain]), alphabet: .url) + "."
+        // An unsecured JWS (alg none, empty signature segment) is well-formed: its algorithm
+        // is what is refused, with or without x5c.
+        for object in [["alg": "none", "x5c": chain], ["alg": "none"]] as [[String: Any]] {
+            let unsigned = Base64Codec.encode(try header(object), alphabet: .url) + "."
+                + Base64Codec.encode(payloadJSON, alphabet: .url) + "."
+            XCTAssertEqual(code(unsigned), "unsupported_algorithm")
+        }
+        // ES256 with an empty signature segment stays malformed.
+        let emptySignature = Base64Codec.encode(try header(["alg": "ES256", "x5c": chain]), alphabet: .url) + "."
             + Base64Codec.encode(payloadJSON, alphabet: .url) + "."
-        XCTAssertEqual(code(unsigned), "malformed")
+        XCTAssertEqual(code(emptySignature), "malformed")
         let fakeMAC = Base64Codec.encode(try header(["alg": "HS256", "x5c": chain]), alphabet: .url) + "."
             + Base64Codec.encode(payloadJSON, alphabet: .url) + "." + Base64Codec.encode([UInt8](repeating: 7, count: 32), alphabet: .url)
         XCTAssertEqual(code(fakeMAC), "unsupported_algorithm")
