@@ -22,11 +22,14 @@ let package = Package(
         // Libraries.
         .target(name: "LedgerModel"),
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
+        // Server-only storage (the coalescing WAL VFS, database-file syncs): never in the
+        // device SDK's dependencies (scripts/check-portability.sh checks it).
+        .target(name: "SQLiteServerKit", dependencies: ["SQLiteKit", "CSQLite"]),
         .target(name: "GzipKit", dependencies: ["CZlib"]),
         .target(name: "HTTPServer", dependencies: ["GzipKit"]),
         .target(name: "StoreKitJWS", dependencies: ["COpenSSL"]),
         .target(name: "LedgerServer",
-                dependencies: ["LedgerModel", "SQLiteKit", "HTTPServer", "StoreKitJWS", "COpenSSL"]),
+                dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL"]),
         .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
 
         // Executables: argument parsing and wiring only.
@@ -35,10 +38,10 @@ let package = Package(
 
         // Tests.
         .testTarget(name: "LedgerModelTests", dependencies: ["LedgerModel"]),
-        .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit"]),
+        .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "SQLiteServerKit"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit"]),
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
-        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "HTTPServer"]),
+        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer"]),
         .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerServer", "LedgerModel", "HTTPServer"]),
     ],
     swiftLanguageModes: [.v6]

@@ -17,6 +17,9 @@ if ! command -v schemathesis >/dev/null 2>&1; then
   python3 -m pip install -q schemathesis || pip install -q schemathesis
 fi
 
+command -v jq >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq; }
+bash scripts/check-portability.sh
+
 swift build --build-tests
 swift test --skip-build
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import LedgerModel
 import SQLiteKit
+import SQLiteServerKit
 import StoreKitJWS
 
 /// The kidledger server: storage, routes and the HTTP listener, started and stopped as one.
@@ -47,7 +48,7 @@ public final class LedgerApp: Sendable {
     /// Opens the read-write connection and applies migrations.
     static func openWriter(_ configuration: LedgerAppConfiguration) throws -> SQLiteConnection {
         // A group commit's WAL frames reach the file in one write, then the usual fsync.
-        let db = try SQLiteConnection(path: configuration.databasePath, coalesceWALWrites: true)
+        let db = try SQLiteConnection.coalescingWALWriter(path: configuration.databasePath)
         try Migrator.migrate(db, Schema.migrations)
         try db.execute("PRAGMA wal_autocheckpoint = 0")
         // Inserts into tables with foreign keys need a statement journal, and a batch that

@@ -11,7 +11,7 @@ public final class SQLiteConnection {
         case readOnly
     }
 
-    let handle: OpaquePointer
+    package let handle: OpaquePointer
     public let path: String
     private var cache: [String: SQLiteStatement] = [:]
     private var byAddress: [Int: SQLiteStatement] = [:]
@@ -22,23 +22,13 @@ public final class SQLiteConnection {
     ///   - busyTimeoutMs: how long a locked database is retried, in milliseconds (default 5000).
     ///   - walMode: switch a read-write database to WAL (default true).
     ///   - synchronousFull: `PRAGMA synchronous=FULL` so a commit survives power loss (default true).
-    ///   - coalesceWALWrites: gather this connection's WAL writes into one write per commit
-    ///     (see `CoalescingWALVFS`); needs `walMode` and `synchronousFull` (default false).
-    public init(path: String, mode: Mode = .readWrite, busyTimeoutMs: Int32 = 5000,
-                walMode: Bool = true, synchronousFull: Bool = true, coalesceWALWrites: Bool = false) throws {
+    ///   - vfs: the name of a registered SQLite VFS to open the file through (default: SQLite's).
+    package init(path: String, mode: Mode = .readWrite, busyTimeoutMs: Int32 = 5000,
+                 walMode: Bool = true, synchronousFull: Bool = true, vfs: String?) throws {
         _ = SQLiteConnection.configured
-        precondition(!coalesceWALWrites || (walMode && synchronousFull && mode == .readWrite),
-                     "coalescing WAL writes is safe only for a read-write WAL connection with synchronous=FULL")
         var db: OpaquePointer?
         let flags: Int32 = (mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
-        var vfs: String?
-        if coalesceWALWrites {
-            guard let name = CoalescingWALVFS.registeredName else {
-                throw SQLiteError(code: SQLITE_ERROR, message: "cannot register the coalescing WAL VFS")
-            }
-            vfs = name
-        }
         let rc = sqlite3_open_v2(path, &db, flags, vfs)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
@@ -53,6 +43,17 @@ public final class SQLiteConnection {
             try execute("PRAGMA journal_mode = WAL")
         }
         try execute(synchronousFull ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+    }
+
+    /// Opens `path` (`:memory:` for a private in-memory database).
+    /// - Parameters:
+    ///   - busyTimeoutMs: how long a locked database is retried, in milliseconds (default 5000).
+    ///   - walMode: switch a read-write database to WAL (default true).
+    ///   - synchronousFull: `PRAGMA synchronous=FULL` so a commit survives power loss (default true).
+    public convenience init(path: String, mode: Mode = .readWrite, busyTimeoutMs: Int32 = 5000,
+                            walMode: Bool = true, synchronousFull: Bool = true) throws {
+        try self.init(path: path, mode: mode, busyTimeoutMs: busyTimeoutMs, walMode: walMode,
+                      synchronousFull: synchronousFull, vfs: nil)
     }
 
     /// Process-wide settings applied once, before SQLite initialises: no memory-usage
@@ -132,18 +133,6 @@ public final class SQLiteConnection {
     public var totalChanges: Int64 { sqlite3_total_changes64(handle) }
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
-
-    /// fsyncs the main database file through this connection's own file handle (the VFS's
-    /// sync, so other connections' locks and buffers are untouched).
-    public func syncDatabaseFile() throws {
-        var file: UnsafeMutablePointer<sqlite3_file>?
-        let rc = sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file)
-        guard rc == SQLITE_OK, let file, let methods = file.pointee.pMethods, let sync = methods.pointee.xSync else {
-            throw SQLiteError(code: rc == SQLITE_OK ? SQLITE_ERROR : rc, message: "no database file to sync")
-        }
-        let src = sync(file, SQLITE_SYNC_NORMAL)
-        guard src == SQLITE_OK else { throw SQLiteError(code: src, message: "database file sync failed") }
-    }
 
     /// Runs `body` in `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
     /// Nested calls become savepoints.

@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteKit
+import SQLiteServerKit
 @testable import LedgerServer
 import Synchronization
 import XCTest
@@ -18,7 +19,7 @@ final class WriteQueueTests: XCTestCase {
 
     func testFailingJobsRollBackAloneInEveryMix() throws {
         try withTemporaryDatabase("wq") { path in
-            let db = try SQLiteConnection(path: path, coalesceWALWrites: true)
+            let db = try SQLiteConnection.coalescingWALWriter(path: path)
             try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL UNIQUE); CREATE TABLE c (n INTEGER NOT NULL)")
             try db.execute("INSERT INTO c VALUES (0)")
             let counted = Mutex(0)

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
-@testable import SQLiteKit
+import SQLiteKit
+@testable import SQLiteServerKit
 
 /// The writer's coalescing WAL VFS must be invisible: what a commit wrote is in the file
 /// for every other connection the moment COMMIT returns, rollbacks and cache spills inside
@@ -10,7 +11,7 @@ final class CoalescingWALVFSTests: XCTestCase {
 
     func testCommitsAreVisibleToOtherConnectionsAtOnce() throws {
         let path = tempPath()
-        let writer = try SQLiteConnection(path: path, coalesceWALWrites: true)
+        let writer = try SQLiteConnection.coalescingWALWriter(path: path)
         try writer.execute("PRAGMA wal_autocheckpoint = 0")
         try writer.execute("CREATE TABLE t (id TEXT PRIMARY KEY, n INTEGER NOT NULL, pad BLOB NOT NULL)")
         let reader = try SQLiteConnection(path: path, mode: .readOnly)
@@ -37,7 +38,7 @@ final class CoalescingWALVFSTests: XCTestCase {
     func testSpillsRewritesAndRollbacksInsideOneTransaction() throws {
         let path = tempPath()
         do {
-            let db = try SQLiteConnection(path: path, coalesceWALWrites: true)
+            let db = try SQLiteConnection.coalescingWALWriter(path: path)
             // A tiny page cache makes SQLite write frames in the middle of the transaction,
             // read them back and rewrite them; 8 MB of rows outgrow the 4 MiB buffer.
             try db.execute("PRAGMA cache_size = 20")
@@ -77,7 +78,7 @@ final class CoalescingWALVFSTests: XCTestCase {
         // The writer is never closed: the rows must already be in the WAL file on disk,
         // not in the process's buffer. A copy of the files is opened as another database.
         let path = tempPath()
-        let writer = try SQLiteConnection(path: path, coalesceWALWrites: true)
+        let writer = try SQLiteConnection.coalescingWALWriter(path: path)
         try writer.execute("PRAGMA wal_autocheckpoint = 0")
         try writer.execute("CREATE TABLE t (i INTEGER PRIMARY KEY, s TEXT NOT NULL)")
         for i in 0..<500 { try writer.run("INSERT INTO t VALUES (?, ?)", [.int(i), .text(String(repeating: "x", count: i))]) }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import SQLiteKit
+import SQLiteServerKit
 
 final class SQLiteConnectionTests: XCTestCase {
     func tempPath() -> String { temporaryDatabasePath("sqlitekit") }

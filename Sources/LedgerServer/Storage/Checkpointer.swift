@@ -1,5 +1,6 @@
 import Foundation
 import SQLiteKit
+import SQLiteServerKit
 import Synchronization
 
 /// Copies committed WAL frames into the database file on a thread and connection of its

@@ -1,5 +1,9 @@
 import CSQLite
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A VFS that is the default one except for write-ahead logs: writes to a WAL that follow
 /// each other in the file are gathered in memory and reach the file as one `pwrite` just
