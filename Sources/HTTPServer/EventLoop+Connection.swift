@@ -145,8 +145,11 @@ extension EventLoop {
                     slot.forceClose = true
                 }
             } else if lower != "identity" {
-                slot.response = ProblemResponse.make(status: 415, code: "unsupported_media_type",
-                                                     detail: "Content-Encoding \(coding) is not supported.")
+                // RFC 9110 §15.5.16: 415, with Accept-Encoding naming the codings accepted.
+                var refusal = ProblemResponse.make(status: 415, code: "unsupported_media_type",
+                                                   detail: "Content-Encoding \(coding) is not supported; send gzip or identity.")
+                refusal.headers.set("Accept-Encoding", "gzip")
+                slot.response = refusal
             }
         }
         if slot.response != nil {
@@ -166,6 +169,11 @@ extension EventLoop {
         }
         let request = HTTPRequest(method: head.method, target: target, minorVersion: head.minorVersion,
                                   headers: headers, body: body, remoteAddress: c.remoteAddress)
+        guard request.hasDecodableQuery else {
+            c.slots[c.slots.count - 1].response = ProblemResponse.make(
+                status: 400, code: "bad_request", detail: "The query string does not percent-decode to UTF-8.")
+            return
+        }
         core.handler.handle(request, responder: ConnectionResponder(loop: self, handle: c.handle, sequence: seq))
     }
 

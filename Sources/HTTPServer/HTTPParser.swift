@@ -7,8 +7,9 @@
 /// chunked, with trailers) are accumulated up to `maxBodyBytes`.
 ///
 /// Framing is strict: ambiguous or malformed requests (both `Content-Length` and
-/// `Transfer-Encoding`, differing lengths, obs-fold, bare LF, control bytes, …) are
-/// refused with `HTTPParserError.badRequest`.
+/// `Transfer-Encoding`, differing lengths, `Transfer-Encoding` in HTTP/1.0, obs-fold, bare
+/// LF, control bytes, a `%` not followed by two hex digits in the target, more than one
+/// `Host` or `Authorization` field, …) are refused with `HTTPParserError.badRequest`.
 public struct HTTPParser: Sendable {
     /// What one call to `parse(_:)` produced.
     public enum Result: Sendable {
@@ -65,12 +66,6 @@ public struct HTTPParser: Sendable {
     /// True while a request head is being received.
     public var isReadingHead: Bool {
         if case .head = state { return true }
-        return false
-    }
-
-    /// True once the parser refused its input.
-    public var hasFailed: Bool {
-        if case .failed = state { return true }
         return false
     }
 
@@ -185,6 +180,9 @@ public struct HTTPParser: Sendable {
         while i < count, buf[i] > 32, buf[i] < 127 { i += 1 }
         if i == targetStart || i >= count || buf[i] != 32 { return .failure(.badRequest("Malformed request target.")) }
         let target = makeString(buf, targetStart, i)
+        if !hasValidPercentEscapes(buf, targetStart, i) {
+            return .failure(.badRequest("Malformed percent-encoding in the request target."))
+        }
         if buf[targetStart] != 47 /* / */ && !(i - targetStart == 1 && buf[targetStart] == 42 /* * */)
             && !hasPrefix(buf, targetStart, i, "http://") && !hasPrefix(buf, targetStart, i, "https://") {
             return .failure(.badRequest("Malformed request target."))
@@ -208,6 +206,7 @@ public struct HTTPParser: Sendable {
         var connectionKeepAlive = false
         var expectContinue = false
         var hostCount = 0
+        var authorizationCount = 0
 
         while i < count {
             if buf[i] == 13 { break } // the final empty line
@@ -262,12 +261,21 @@ public struct HTTPParser: Sendable {
             case 4 where equalsLower(buf, nameStart, nameEnd, "host"):
                 hostCount += 1
                 if hostCount > 1 { return .failure(.badRequest("More than one Host field.")) }
+            case 13 where equalsLower(buf, nameStart, nameEnd, "authorization"):
+                // RFC 9110 §11.6.2 allows one set of credentials: a second field would
+                // leave it to each hop which one counts.
+                authorizationCount += 1
+                if authorizationCount > 1 { return .failure(.badRequest("More than one Authorization field.")) }
             default:
                 break
             }
         }
         // RFC 9112 §3.2: an HTTP/1.1 request must carry exactly one Host field.
         if minor >= 1 && hostCount == 0 { return .failure(.badRequest("Missing Host field.")) }
+        // RFC 9112 §6.1: Transfer-Encoding in an HTTP/1.0 message means faulty framing.
+        if minor == 0 && transferEncodingCount > 0 {
+            return .failure(.badRequest("Transfer-Encoding is not defined for HTTP/1.0."))
+        }
         if sawContentLength && chunked {
             return .failure(.badRequest("Both Content-Length and Transfer-Encoding present."))
         }
@@ -300,7 +308,7 @@ public struct HTTPParser: Sendable {
         var i = 0
         var size = 0
         var digits = 0
-        while i < lineEnd, let v = hexValue(input[i]) {
+        while i < lineEnd, let v = PercentDecoding.hexValue(input[i]) {
             if digits > 0 || v != 0 { digits += 1 }
             if digits > 15 { return fail(.badRequest("Chunk size overflow.")) }
             size = size << 4 | Int(v)
@@ -391,13 +399,19 @@ public struct HTTPParser: Sendable {
 
     private func isTokenByte(_ c: UInt8) -> Bool { Self.isTokenByte(c) }
 
-    private func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 65...70: return c - 55
-        case 97...102: return c - 87
-        default: return nil
+    /// Whether every `%` in `buf[a..<b]` starts a `%XX` escape (RFC 3986 `pct-encoded`).
+    static func hasValidPercentEscapes(_ buf: UnsafeBufferPointer<UInt8>, _ a: Int, _ b: Int) -> Bool {
+        var i = a
+        while i < b {
+            if buf[i] == 37 /* % */ {
+                guard i + 2 < b, PercentDecoding.hexValue(buf[i + 1]) != nil,
+                      PercentDecoding.hexValue(buf[i + 2]) != nil else { return false }
+                i += 3
+            } else {
+                i += 1
+            }
         }
+        return true
     }
 
     @inline(__always)

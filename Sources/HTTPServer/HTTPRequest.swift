@@ -39,6 +39,17 @@ public struct HTTPRequest: Sendable {
         }
     }
 
+    /// Whether every query parameter name and value percent-decodes to UTF-8 (`queryItems`
+    /// would otherwise hand out the raw text). Malformed escapes never get this far: the
+    /// parser refuses them in the whole target.
+    public var hasDecodableQuery: Bool {
+        guard let query, query.utf8.contains(UInt8(ascii: "%")) else { return true }
+        return query.split(separator: "&").allSatisfy { pair in
+            pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .allSatisfy { PercentDecoding.decode($0, plusAsSpace: true) != nil }
+        }
+    }
+
     /// The first value of query parameter `name`.
     public func queryValue(_ name: String) -> String? {
         queryItems.first { $0.name == name }?.value

@@ -130,6 +130,13 @@ final class HTTPParserTests: XCTestCase {
         assertBad("GET nopath HTTP/1.1\r\nHost: x\r\n\r\n")
         assertBad("GET /a\u{7f} HTTP/1.1\r\nHost: x\r\n\r\n")
         assertBad("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer x\r\nAuthorization: Bearer x\r\n\r\n")
+        assertBad("GET / HTTP/1.1\r\nHost: a\r\nAUTHORIZATION: Bearer x\r\nauthorization: Basic y\r\n\r\n")
+        assertBad("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        assertBad("POST / HTTP/1.0\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc")
+        for target in ["/?x=%zz", "/?x=%", "/?x=%4", "/a%g0", "/?x=1%", "http://h/%zz"] {
+            assertBad("GET \(target) HTTP/1.1\r\nHost: a\r\n\r\n")
+        }
         // chunked framing
         assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
         assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n-1\r\n")
@@ -138,6 +145,14 @@ final class HTTPParserTests: XCTestCase {
         assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n")
         assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\nabc\r\n")
         assertBad("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer\r\n\r\n")
+    }
+
+    func testWellFormedEscapesAndOneAuthorizationAccepted() {
+        let r = feed("GET /a%2Fb?x=%41%c3%a9&y=%25 HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer x\r\n\r\n")
+        XCTAssertNil(r.error)
+        XCTAssertEqual(r.heads.first?.target, "/a%2Fb?x=%41%c3%a9&y=%25")
+        let chunked = feed("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        XCTAssertNil(chunked.error)
     }
 
     func testDuplicateEqualContentLengthAccepted() {

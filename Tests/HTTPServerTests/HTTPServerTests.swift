@@ -176,9 +176,42 @@ final class HTTPServerTests: XCTestCase {
         let r = try XCTUnwrap(client.readResponse())
         XCTAssertEqual(r.status, 415)
         XCTAssertTrue(r.text.contains("unsupported_media_type"))
+        XCTAssertEqual(r.header("Accept-Encoding"), "gzip", "RFC 9110 §15.5.16: name the codings accepted")
 
         client.send("POST /g HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: 4\r\n\r\nnope")
         XCTAssertEqual(client.readResponse()?.status, 400)
+    }
+
+    func testMalformedQueryEscapesAre400() throws {
+        let server = try start()
+        for target in ["/q?x=%zz", "/q?x=%4", "/q?%zz=1", "/q%zz", "/q?x=%ff", "/q?x=%C3%28"] {
+            let client = try RawClient(port: server.port)
+            client.send("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+            let r = try XCTUnwrap(client.readResponse(), target)
+            XCTAssertEqual(r.status, 400, target)
+            XCTAssertTrue(r.text.contains("bad_request"), target)
+        }
+        let client = try RawClient(port: server.port)
+        client.send("GET /q?x=%41+b&y=%C3%A9 HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(client.readResponse()?.status, 200)
+    }
+
+    func testTwoAuthorizationFieldsAre400() throws {
+        let server = try start()
+        let client = try RawClient(port: server.port)
+        client.send("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\nauthorization: Bearer b\r\n\r\n")
+        let r = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(r.status, 400)
+        XCTAssertEqual(r.header("Connection"), "close")
+    }
+
+    func testHTTP10ChunkedIs400() throws {
+        let server = try start()
+        let client = try RawClient(port: server.port)
+        client.send("POST /c HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+        let r = try XCTUnwrap(client.readResponse())
+        XCTAssertEqual(r.status, 400)
+        XCTAssertTrue(r.text.contains("HTTP/1.0"))
     }
 
     func testGzipBombIs413() throws {
