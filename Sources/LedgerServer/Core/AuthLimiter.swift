@@ -1,8 +1,9 @@
 import Foundation
 import Synchronization
 
-/// Counts failed authentications per client address in a sliding minute; past the limit
-/// the address is answered 429 until its window ends.
+/// Counts failed authentications per client address in a minute-long window that starts
+/// with the first failure; past the limit, requests from the address whose token fails are
+/// answered 429 until the window ends. Valid tokens are never limited.
 final class AuthLimiter: Sendable {
     private struct Window { var start: Double; var failures: Int }
     private let windows = Mutex<[String: Window]>([:])

@@ -76,16 +76,13 @@ final class RequestContext: @unchecked Sendable {
         return try body()
     }
 
-    /// Authenticates the bearer token, throttling addresses that keep failing.
+    /// Authenticates the bearer token. A valid token is always served; a token that fails
+    /// (malformed, unknown or revoked) counts against the client address, and once the
+    /// address is past the limit its failing requests are 429 instead of 401 until its
+    /// minute is over. No token at all is 401 and counts for nothing.
     @discardableResult
     func authenticate() throws -> Caller {
         if let caller { return caller }
-        let limiter = services.authLimiter
-        if let retry = limiter.retryAfter(clientAddress) {
-            var e = APIError(429, "rate_limited", "Too many failed authentications; retry later.")
-            e.headers.set("Retry-After", String(retry))
-            throw e
-        }
         guard let header = request.headers["Authorization"] else {
             throw APIError.unauthenticated("An Authorization: Bearer token is required.")
         }
@@ -95,8 +92,7 @@ final class RequestContext: @unchecked Sendable {
         } else {
             let parts = header.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "bearer", TokenSecret.isWellFormed(parts[1]) else {
-                limiter.fail(clientAddress)
-                throw APIError.unauthenticated("The Authorization header is not a kidledger bearer token.")
+                throw authenticationFailed("The Authorization header is not a kidledger bearer token.")
             }
             hash = TokenSecret.sha256(parts[1])
         }
@@ -110,13 +106,25 @@ final class RequestContext: @unchecked Sendable {
             try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = ? AND revoked_at IS NULL", [.blob(hash)])
         }
         guard let row, TokenSecret.constantTimeEqual(row.blob(2), hash) else {
-            limiter.fail(clientAddress)
-            throw APIError.unauthenticated("The token is unknown or was revoked.")
+            throw authenticationFailed("The token is unknown or was revoked.")
         }
         let c = Caller(accountId: row.string(1), tokenId: row.string(0))
         cache.store(c, hash: hash, readAt: generation)
         caller = c
         return c
+    }
+
+    /// The answer to a token that failed: 429 with `Retry-After` while the client address
+    /// is over its limit, else 401 (and the failure is counted).
+    private func authenticationFailed(_ detail: String) -> APIError {
+        let limiter = services.authLimiter
+        if let retry = limiter.retryAfter(clientAddress) {
+            var e = APIError(429, "rate_limited", "Too many failed authentications; retry later.")
+            e.headers.set("Retry-After", String(retry))
+            return e
+        }
+        limiter.fail(clientAddress)
+        return APIError.unauthenticated(detail)
     }
 
     /// A GET answer from the read cache while nothing has committed since it was read;
