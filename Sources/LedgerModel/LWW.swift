@@ -7,9 +7,10 @@ public enum LWW {
         return a.modifiedBy > b.modifiedBy
     }
 
-    /// The `modifiedAt` a device stamps on an edit: max(now, newest seen + 1 ms).
+    /// The `modifiedAt` a device stamps on an edit: max(now, newest seen + 1 ms), never
+    /// after 9999-12-31T23:59:59.999Z (`Timestamp.maxMs`, the last instant RFC 3339 writes).
     public static func stamp(now: Int64, newestSeen: Int64?) -> Int64 {
         guard let newestSeen else { return now }
-        return max(now, newestSeen + 1)
+        return min(max(now, newestSeen &+ 1), max(now, Timestamp.maxMs))
     }
 }

@@ -6,38 +6,52 @@ public enum Timestamp {
     /// Now, in milliseconds since the epoch.
     public static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
-    /// Formats milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+    /// The earliest instant RFC 3339 can write: 0000-01-01T00:00:00.000Z.
+    public static let minMs: Int64 = -62_167_219_200_000
+    /// The latest instant RFC 3339 can write: 9999-12-31T23:59:59.999Z.
+    public static let maxMs: Int64 = 253_402_300_799_999
+    /// How far ahead of the server's clock a client's `createdAt` or `modifiedAt` may be:
+    /// 24 hours, in milliseconds. Later stamps are refused (`clock_skew`): a device whose
+    /// clock runs years ahead would otherwise win every last-writer-wins comparison.
+    public static let maxAheadMs: Int64 = 86_400_000
+
+    /// Whether `ms` lies more than `maxAheadMs` after `now`.
+    public static func isTooFarAhead(_ ms: Int64, now: Int64 = nowMs()) -> Bool {
+        ms > now &+ maxAheadMs
+    }
+
+    /// Formats milliseconds since the epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ`. Instants outside
+    /// years 0000…9999 are written as the nearest one inside (RFC 3339 has four-digit years).
     public static func format(ms: Int64) -> String {
+        String(unsafeUninitializedCapacity: 24) { write(ms: ms, into: $0) }
+    }
+
+    /// Writes the 24 bytes of `format(ms:)` at the start of `out` and returns 24.
+    /// The one RFC 3339 writer: every record served goes through it, digit by digit.
+    @discardableResult
+    public static func write(ms raw: Int64, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        let ms = min(max(raw, minMs), maxMs)
         let (days, msOfDay) = floorDiv(ms, 86_400_000)
         let (y, m, d) = civil(fromDays: days)
-        let h = msOfDay / 3_600_000, mi = (msOfDay / 60_000) % 60, s = (msOfDay / 1000) % 60, f = msOfDay % 1000
-        if (0...9999).contains(y) {
-            // yyyy-mm-ddThh:mm:ss.fffZ, written digit by digit (this runs for every record served).
-            return String(unsafeUninitializedCapacity: 24) { out in
-                var o = 0
-                func put(_ v: Int64, _ digits: Int) {
-                    var v = v
-                    for i in stride(from: digits - 1, through: 0, by: -1) {
-                        out[o + i] = UInt8(48 + v % 10)
-                        v /= 10
-                    }
-                    o += digits
-                }
-                func sep(_ c: Unicode.Scalar) { out[o] = UInt8(ascii: c); o += 1 }
-                put(y, 4); sep("-"); put(m, 2); sep("-"); put(d, 2); sep("T")
-                put(h, 2); sep(":"); put(mi, 2); sep(":"); put(s, 2); sep("."); put(f, 3); sep("Z")
-                return o
+        var o = 0
+        func put(_ v: Int64, _ digits: Int) {
+            var v = v
+            for i in stride(from: digits - 1, through: 0, by: -1) {
+                out[o + i] = UInt8(truncatingIfNeeded: 48 + v % 10)
+                v /= 10
             }
+            o += digits
         }
-        func pad(_ v: Int64, _ n: Int) -> String {
-            let str = String(v)
-            return str.count >= n ? str : String(repeating: "0", count: n - str.count) + str
-        }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(h, 2)):\(pad(mi, 2)):\(pad(s, 2)).\(pad(f, 3))Z"
+        func sep(_ c: UInt8) { out[o] = c; o += 1 }
+        put(y, 4); sep(45); put(m, 2); sep(45); put(d, 2); sep(84)
+        put(msOfDay / 3_600_000, 2); sep(58); put((msOfDay / 60_000) % 60, 2); sep(58)
+        put((msOfDay / 1000) % 60, 2); sep(46); put(msOfDay % 1000, 3); sep(90)
+        return o
     }
 
     /// Parses RFC 3339 (`Z` or `±HH:MM` offset, 0–9 fraction digits, truncated to ms);
-    /// nil when malformed or out of range (years 1970…9999).
+    /// nil when malformed or out of range (years 1970…9999, also after applying the offset:
+    /// `9999-12-31T23:30:00-01:00` is in year 10000 and refused).
     public static func parse(_ text: String) -> Int64? {
         let b = Array(text.utf8)
         func num(_ from: Int, _ len: Int) -> Int64? {
@@ -74,7 +88,8 @@ public enum Timestamp {
         } else { return nil }
         guard i == b.count else { return nil }
         let days = daysFromCivil(y, mo, d)
-        return days * 86_400_000 + ((h * 60 + mi) * 60 + s) * 1000 + fracMs - offsetMs
+        let ms = days * 86_400_000 + ((h * 60 + mi) * 60 + s) * 1000 + fracMs - offsetMs
+        return ms <= maxMs ? ms : nil
     }
 
     private static func daysIn(month: Int64, year: Int64) -> Int64 {

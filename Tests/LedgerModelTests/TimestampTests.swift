@@ -37,4 +37,20 @@ final class TimestampTests: XCTestCase {
             XCTAssertNil(Timestamp.parse(bad), bad)
         }
     }
+
+    func testNothingOutsideYears0000To9999() {
+        XCTAssertNil(Timestamp.parse("9999-12-31T23:30:00-01:00"), "year 10000 once the offset is applied")
+        XCTAssertEqual(Timestamp.parse("9999-12-31T23:59:59.999Z"), Timestamp.maxMs)
+        XCTAssertEqual(Timestamp.format(ms: Timestamp.maxMs + 1), "9999-12-31T23:59:59.999Z")
+        XCTAssertEqual(Timestamp.format(ms: Int64.max), "9999-12-31T23:59:59.999Z")
+        XCTAssertEqual(Timestamp.format(ms: Int64.min), "0000-01-01T00:00:00.000Z")
+        XCTAssertEqual(Timestamp.format(ms: -1), "1969-12-31T23:59:59.999Z")
+        XCTAssertEqual(LWW.stamp(now: 1_000, newestSeen: Timestamp.maxMs), Timestamp.maxMs, "an edit after the last instant stays on it")
+    }
+
+    func testClockSkewAllowance() {
+        XCTAssertFalse(Timestamp.isTooFarAhead(1_000 + 86_400_000, now: 1_000))
+        XCTAssertTrue(Timestamp.isTooFarAhead(1_001 + 86_400_000, now: 1_000))
+        XCTAssertTrue(Timestamp.isTooFarAhead(Timestamp.maxMs, now: Timestamp.nowMs()))
+    }
 }

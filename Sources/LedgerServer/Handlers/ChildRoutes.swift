@@ -100,7 +100,7 @@ enum ChildRoutes {
             let seq = try LedgerStore.nextSeq(db, household)
             try db.run("UPDATE children SET name = ?, sort_order = ?, archived = ?, modified_at = ?, modified_by = ?, change_tag = ?, seq = ? WHERE id = ?",
                        [.text(newName), .integer(newOrder), .bool(newArchived),
-                        .integer(max(Timestamp.nowMs(), child.modifiedAt + 1)), .text(c.accountId),
+                        .integer(LWW.stamp(now: Timestamp.nowMs(), newestSeen: child.modifiedAt)), .text(c.accountId),
                         .text(LedgerStore.tag(seq)), .integer(seq), .text(childId)])
             let updated = try LedgerStore.findChild(db, household: household, id: childId)!
             return RequestContext.jsonResponse(200, updated.json, etag: updated.changeTag)

@@ -26,34 +26,28 @@ enum TransactionRoutes {
         var b = try ctx.body()
         b.allowOnly(["id", "amountCents", "note", "source", "createdAt"])
         var id = b.uuid("id")
-        let amount = b.int("amountCents", required: true)
-        if let a = amount, case .failure(let e) = Validation.amount(a) { b.fail("amountCents", e.message) }
-        let note = b.string("note") ?? ""
-        if case .failure(let e) = Validation.note(note) { b.fail("note", e.message) }
-        var source = TransactionSource.api
-        if let s = b.string("source") {
-            if let v = TransactionSource(rawValue: s) { source = v } else {
-                b.fail("source", "must be one of " + TransactionSource.allCases.map(\.rawValue).joined(separator: ", "))
-            }
-        }
-        let createdAt = b.timestamp("createdAt")
+        let fields = LedgerStore.NewTransaction.fields(&b, complete: false)
         let key = ctx.request.headers["Idempotency-Key"]
         if let key, key.isEmpty || key.utf8.count > 255 || key.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value > 0x7E }) {
             b.fail("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
         }
         try b.check()
-        if id == nil, let key { id = LedgerIDs.idempotencyID(accountId: LedgerIDs.parse(c.accountId)!, key: key).lowercased }
-        let new = LedgerStore.NewTransaction(id: id ?? UUID().lowercased, childId: childId, amountCents: amount!,
-                                             note: note, source: source, createdAt: createdAt, reversesId: nil)
+        guard let fields else { throw APIError.internal() }
+        if let skew = LedgerStore.clockSkew([("createdAt", fields.createdAt)], now: Timestamp.nowMs()) { throw skew }
+        let keyed = id == nil ? key : nil
+        if let keyed { id = LedgerIDs.idempotencyID(accountId: LedgerIDs.parse(c.accountId)!, key: keyed).lowercased }
+        let new = LedgerStore.NewTransaction(id: id ?? UUID().lowercased, childId: childId, amountCents: fields.amountCents,
+                                             note: fields.note, source: fields.source, createdAt: fields.createdAt, reversesId: nil)
         return ctx.write(touching: [household], deferredAnswer: { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
-            return try insert(db, household: household, author: c.accountId, new)
+            return try insert(db, household: household, author: c.accountId, new, idempotencyKey: keyed)
         })
     }
 
-    /// Inserts `new`; the answer is built later, off the writer thread.
+    /// Inserts `new`; the answer is built later, off the writer thread. `idempotencyKey`:
+    /// the key `new.id` was derived from, named when it was used before for other content.
     static func insert(_ db: SQLiteConnection, household: String, author: String,
-                       _ new: LedgerStore.NewTransaction) throws -> @Sendable () -> HTTPResponse {
+                       _ new: LedgerStore.NewTransaction, idempotencyKey: String? = nil) throws -> @Sendable () -> HTTPResponse {
         do {
             switch try LedgerStore.insertTransaction(db, household: household, author: author, new) {
             case .saved(let tx, let bal): return { result(201, tx, bal) }
@@ -62,7 +56,12 @@ enum TransactionRoutes {
         } catch let r as LedgerStore.InsertRefusal {
             if r.code == "unknown_child" { throw APIError.notFound("No such child.") }
             if r.code == "unknown_transaction" { throw APIError.notFound("No such transaction.") }
-            throw r.apiError
+            var e = r.apiError
+            if r.code == "id_conflict", let idempotencyKey {
+                e.detail = "Idempotency-Key \"\(idempotencyKey)\" was already used for a different transaction (\(new.id)); "
+                    + "use a new key for a new transaction."
+            }
+            throw e
         }
     }
 

@@ -65,32 +65,14 @@ struct FeedEncoder {
         if b { raw("true") } else { raw("false") }
     }
 
-    /// `"YYYY-MM-DDTHH:MM:SS.mmmZ"`, as `Timestamp.format`.
+    /// `"YYYY-MM-DDTHH:MM:SS.mmmZ"`, written by `Timestamp.write` (as `Timestamp.format`).
     mutating func timestamp(_ ms: Int64) {
-        guard ms >= 0 && ms < 253_402_300_800_000 else { string(Timestamp.format(ms: ms)); return }
-        let days = ms / 86_400_000, msOfDay = ms % 86_400_000
-        // Howard Hinnant's civil-from-days, for days ≥ 0.
-        let z = days + 719_468
-        let era = z / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp + (mp < 10 ? 3 : -9)
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
         bytes.append(34)
-        pad(y, 4); bytes.append(45); pad(m, 2); bytes.append(45); pad(d, 2); bytes.append(84)
-        pad(msOfDay / 3_600_000, 2); bytes.append(58); pad((msOfDay / 60_000) % 60, 2); bytes.append(58)
-        pad((msOfDay / 1000) % 60, 2); bytes.append(46); pad(msOfDay % 1000, 3)
-        bytes.append(90); bytes.append(34)
-    }
-
-    private mutating func pad(_ v: Int64, _ width: Int) {
-        var div: Int64 = 1
-        for _ in 1..<width { div *= 10 }
-        var v = v
-        while div > 0 { bytes.append(UInt8(48 + (v / div) % 10)); v %= div; div /= 10 }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buffer in
+            let n = Timestamp.write(ms: ms, into: buffer)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<n]))
+        }
+        bytes.append(34)
     }
 
     /// Appends a child from a row in `LedgerStore.childColumns` order.

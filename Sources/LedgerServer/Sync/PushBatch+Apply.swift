@@ -18,8 +18,11 @@ extension PushBatch {
         var changed = false
         for item in children {
             switch item {
-            case .invalid(let id, let fields):
-                results.append(PushBatch.rejected("child", id, "validation_failed", fields: fields))
+            case .invalid(let id, let code, let fields):
+                results.append(PushBatch.rejected("child", id, code, fields: fields))
+            case .valid(let record) where record.modifiedBy != author:
+                // Attribution is the caller's: nobody edits in another member's name.
+                results.append(PushBatch.rejected("child", record.id, "modified_by_mismatch"))
             case .valid(let record):
                 let (result, saved) = try PushBatch.applyChild(db, household: household, record)
                 results.append(result)
@@ -28,8 +31,8 @@ extension PushBatch {
         }
         for item in transactions {
             switch item {
-            case .invalid(let id, let fields):
-                results.append(PushBatch.rejected("transaction", id, "validation_failed", fields: fields))
+            case .invalid(let id, let code, let fields):
+                results.append(PushBatch.rejected("transaction", id, code, fields: fields))
             case .valid(let record):
                 let (result, saved) = try PushBatch.applyTransaction(db, household: household, author: author, record)
                 results.append(result)

@@ -18,10 +18,11 @@ struct PushBatch {
         var baseChangeTag: String?
     }
 
-    /// A record that parsed, or the field errors that reject it.
+    /// A record that parsed, or why it is rejected: a `code` (`validation_failed` with the
+    /// field errors, `clock_skew`).
     enum Item<Record> {
         case valid(Record)
-        case invalid(id: String, fields: [String: String])
+        case invalid(id: String, code: String, fields: [String: String])
     }
 
     var children: [Item<ChildRecord>] = []
@@ -32,7 +33,8 @@ struct PushBatch {
     // MARK: parsing
 
     /// Parses the body; 413 `batch_too_large` above `maxRecords`, 422 for a bad envelope.
-    static func parse(_ body: JSONBody, maxRecords: Int) throws -> PushBatch {
+    /// Stamps more than 24 hours after `now` reject their record (`clock_skew`).
+    static func parse(_ body: JSONBody, maxRecords: Int, now: Int64 = Timestamp.nowMs()) throws -> PushBatch {
         var envelope = body
         envelope.allowOnly(["children", "transactions"])
         let kids = array(&envelope, "children"), txs = array(&envelope, "transactions")
@@ -44,11 +46,11 @@ struct PushBatch {
         var batch = PushBatch()
         for (i, v) in kids.enumerated() {
             guard let (o, id) = identified(v, "children[\(i)]", &idErrors) else { continue }
-            batch.children.append(child(o, id: id))
+            batch.children.append(child(o, id: id, now: now))
         }
         for (i, v) in txs.enumerated() {
             guard let (o, id) = identified(v, "transactions[\(i)]", &idErrors) else { continue }
-            batch.transactions.append(transaction(o, id: id))
+            batch.transactions.append(transaction(o, id: id, now: now))
         }
         if !idErrors.isEmpty { throw APIError.validation(idErrors) }
         return batch
@@ -71,7 +73,7 @@ struct PushBatch {
         return (o, u.lowercased)
     }
 
-    private static func child(_ o: JSONObject, id: String) -> Item<ChildRecord> {
+    private static func child(_ o: JSONObject, id: String, now: Int64) -> Item<ChildRecord> {
         var b = JSONBody(o)
         b.allowOnly(["id", "name", "sortOrder", "archived", "createdAt", "modifiedAt", "modifiedBy", "baseChangeTag"])
         let name = b.name("name", required: true)
@@ -83,31 +85,28 @@ struct PushBatch {
         let modifiedBy = b.uuid("modifiedBy", required: true)
         let base = b.string("baseChangeTag")
         guard b.errors.isEmpty, let name, let sortOrder, let archived, let createdAt, let modifiedAt, let modifiedBy else {
-            return .invalid(id: id, fields: b.errors)
+            return .invalid(id: id, code: "validation_failed", fields: b.errors)
+        }
+        if LedgerStore.clockSkew([("createdAt", createdAt), ("modifiedAt", modifiedAt)], now: now) != nil {
+            return .invalid(id: id, code: "clock_skew", fields: [:])
         }
         return .valid(ChildRecord(id: id, name: name, sortOrder: sortOrder, archived: archived, createdAt: createdAt,
                                   modifiedAt: modifiedAt, modifiedBy: modifiedBy, baseChangeTag: base))
     }
 
-    private static func transaction(_ o: JSONObject, id: String) -> Item<LedgerStore.NewTransaction> {
+    private static func transaction(_ o: JSONObject, id: String, now: Int64) -> Item<LedgerStore.NewTransaction> {
         var b = JSONBody(o)
         b.allowOnly(["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId"])
         let childId = b.uuid("childId", required: true)
-        let amount = b.int("amountCents", required: true)
-        if let a = amount, case .failure(let e) = Validation.amount(a) { b.fail("amountCents", e.message) }
-        let note = b.string("note", required: true)
-        if let note, case .failure(let e) = Validation.note(note) { b.fail("note", e.message) }
-        var source: TransactionSource?
-        if let s = b.string("source", required: true) {
-            source = TransactionSource(rawValue: s)
-            if source == nil { b.fail("source", "must be one of " + TransactionSource.allCases.map(\.rawValue).joined(separator: ", ")) }
-        }
-        let createdAt = b.timestamp("createdAt", required: true)
+        let fields = LedgerStore.NewTransaction.fields(&b, complete: true)
         let reversesId = b.uuid("reversesId")
-        guard b.errors.isEmpty, let childId, let amount, let note, let source, let createdAt else {
-            return .invalid(id: id, fields: b.errors)
+        guard b.errors.isEmpty, let childId, let fields else {
+            return .invalid(id: id, code: "validation_failed", fields: b.errors)
         }
-        return .valid(LedgerStore.NewTransaction(id: id, childId: childId, amountCents: amount, note: note, source: source,
-                                                 createdAt: createdAt, reversesId: reversesId))
+        if LedgerStore.clockSkew([("createdAt", fields.createdAt)], now: now) != nil {
+            return .invalid(id: id, code: "clock_skew", fields: [:])
+        }
+        return .valid(LedgerStore.NewTransaction(id: id, childId: childId, amountCents: fields.amountCents, note: fields.note,
+                                                 source: fields.source, createdAt: fields.createdAt, reversesId: reversesId))
     }
 }
