@@ -44,14 +44,14 @@ public struct ShareFlow {
     func stage(name: String?) throws {
         let clean = try name.map(LedgerService.validName)
         guard let account = try store.string(.accountId) else { throw LedgerError.notSignedIn }
-        let deviceId = try store.string(.deviceId) ?? ""
         try store.transaction {
             guard try store.phase() == .localOnly else { return }
             var household = try store.household()
             if let clean { household.name = clean }
             try store.saveHousehold(household, now: engine.now())
-            try store.db.run("UPDATE children SET modified_by = ? WHERE modified_by = ? OR modified_by = ''",
-                             [.text(account), .text(deviceId)])
+            // The upload creates every child in this account's name (the server takes a
+            // child's `modifiedBy` only from its caller), a kept copy of another household too.
+            try store.db.run("UPDATE children SET modified_by = ?", [.text(account)])
             try store.enqueueEverything()
             try store.set(.syncToken, nil)
             try store.setPhase(.sharing(.staged))
