@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -10,6 +10,12 @@ let package = Package(
         .executable(name: "kidledger-server", targets: ["kidledger-server"]),
         .executable(name: "kidledger", targets: ["kidledger"]),
     ],
+    traits: [
+        // The PostgreSQL backend (libpq from libpq-dev). Off by default: the default build
+        // needs only sqlite3, OpenSSL and zlib.
+        .trait(name: "Postgres", description: "PostgreSQL storage backend through libpq"),
+        .default(enabledTraits: []),
+    ],
     targets: [
         // System libraries, found through pkg-config.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
@@ -18,6 +24,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib",
                        providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
 
         // Libraries.
         .target(name: "LedgerModel"),
@@ -26,10 +34,13 @@ let package = Package(
         // device SDK's dependencies (scripts/check-portability.sh checks it).
         .target(name: "SQLiteServerKit", dependencies: ["SQLiteKit", "CSQLite"]),
         .target(name: "GzipKit", dependencies: ["CZlib"]),
+        // Empty unless the Postgres trait is on (its sources are inside `#if Postgres`).
+        .target(name: "PostgresKit", dependencies: [.target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
         .target(name: "HTTPServer", dependencies: ["GzipKit"]),
         .target(name: "StoreKitJWS", dependencies: ["COpenSSL"]),
         .target(name: "LedgerServer",
-                dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL"]),
+                dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
+                               .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
 
         // Executables: argument parsing and wiring only.
@@ -39,6 +50,8 @@ let package = Package(
         // Tests.
         .testTarget(name: "LedgerModelTests", dependencies: ["LedgerModel"]),
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "SQLiteServerKit"]),
+        .testTarget(name: "PostgresKitTests",
+                    dependencies: [.target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit"]),
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer"]),

@@ -22,6 +22,8 @@ bash scripts/check-portability.sh
 
 swift build --build-tests
 swift test --skip-build
+# The PostgreSQL backend's tests, against a throwaway cluster.
+bash scripts/test-postgres.sh
 
 # Contract tests against the server binary built above. A run that ends only in an error
 # inside schemathesis itself (a "Runtime Error" with no failed check) is run once more with

@@ -1,0 +1,67 @@
+#if Postgres
+import Dispatch
+import Synchronization
+
+/// Up to `size` connections to one database, handed to one caller at a time. Connections
+/// open lazily; one that died or was left inside a transaction is dropped, not reused.
+public final class PGPool: Sendable {
+    private struct Slot: @unchecked Sendable { let connection: PGConnection }
+    private let idle = Mutex<[Slot]>([])
+    private let permits: DispatchSemaphore
+    public let url: String
+    public let size: Int
+    private let setup: [String]
+    private let connectTimeout: Int
+
+    public init(url: String, size: Int, setup: [String] = [], connectTimeout: Int = 5) {
+        precondition(size >= 1)
+        self.url = url
+        self.size = size
+        self.setup = setup
+        self.connectTimeout = connectTimeout
+        permits = DispatchSemaphore(value: size)
+    }
+
+    /// Runs `body` with a connection on the calling thread (blocking while all are busy).
+    ///
+    /// An idle connection may have died unnoticed (the server restarted): when `body` fails
+    /// with the database unavailable on a reused connection, and not while committing, it
+    /// runs once more on a new connection. `body` must therefore leave nothing behind when
+    /// it fails (a transaction, or a read).
+    public func with<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        permits.wait()
+        defer { permits.signal() }
+        if let slot = idle.withLock({ $0.popLast() }) {
+            do { return try run(slot.connection, body) } catch let e as PGError where e.isUnavailable && !e.commitOutcomeUnknown {
+                // Fall through to a fresh connection.
+            }
+        }
+        return try run(PGConnection(url: url, setup: setup, connectTimeout: connectTimeout), body)
+    }
+
+    private func run<T>(_ c: PGConnection, _ body: (PGConnection) throws -> T) throws -> T {
+        do {
+            let value = try body(c)
+            release(c)
+            return value
+        } catch {
+            release(c)
+            throw error
+        }
+    }
+
+    private func release(_ c: PGConnection) {
+        guard c.isConnected, !c.isInTransaction else { return }
+        idle.withLock { if $0.count < size { $0.append(Slot(connection: c)) } }
+    }
+
+    /// Closes every idle connection (busy ones close when they come back broken or not at all).
+    public func closeIdle() {
+        _ = idle.withLock { slots in
+            let all = slots
+            slots.removeAll()
+            return all
+        }
+    }
+}
+#endif

@@ -1,0 +1,228 @@
+#if Postgres
+import Foundation
+import PostgresKit
+import Synchronization
+import XCTest
+
+final class PGConnectionTests: XCTestCase {
+    var db: PGTestDatabase!
+
+    override func setUpWithError() throws { db = try PGTestDatabase.make() }
+    override func tearDown() { db?.drop() }
+
+    func testTypedValuesRoundTrip() throws {
+        let c = try db.connect()
+        try c.execute("CREATE TABLE v (i bigint, s integer, b boolean, t text, u uuid, ts timestamptz, by bytea)")
+        let u = "0E0B5A1C-7D4F-4B8A-9C3D-2E1F0A9B8C7D"
+        let rows: [[PGValue]] = [
+            [.int(Int64.min), .int(-7), .bool(true), .text("héllo 👋"), .uuid(u), .timestamp(ms: 1_764_770_000_123), .bytes([0, 1, 255])],
+            [.int(Int64.max), .int(0), .bool(false), .text(""), .uuid(u.lowercased()), .timestamp(ms: -1), .bytes([])],
+            [.null, .null, .null, .null, .null, .null, .null],
+        ]
+        for r in rows { try c.query("INSERT INTO v VALUES ($1, $2, $3, $4, $5, $6, $7)", r) }
+        let res = try c.query("SELECT i, s, b, t, u, ts, by FROM v ORDER BY i NULLS LAST")
+        XCTAssertEqual(res.count, 3)
+        XCTAssertEqual(res[0].int(0), Int64.min)
+        XCTAssertEqual(res[0].int(1), -7)
+        XCTAssertTrue(res[0].bool(2))
+        XCTAssertEqual(res[0].string(3), "héllo 👋")
+        XCTAssertEqual(res[0].uuid(4), u.lowercased())
+        XCTAssertEqual(res[0].timestampMs(5), 1_764_770_000_123)
+        XCTAssertEqual(res[0].bytea(6), [0, 1, 255])
+        XCTAssertEqual(res[1].int(0), Int64.max)
+        XCTAssertFalse(res[1].bool(2))
+        XCTAssertEqual(res[1].string(3), "")
+        XCTAssertEqual(res[1].timestampMs(5), -1, "before 1970 rounds toward minus infinity")
+        XCTAssertEqual(res[1].bytea(6), [])
+        for col in 0..<7 { XCTAssertTrue(res[2].isNull(col)) }
+        XCTAssertNil(res[2].optionalInt(0))
+        XCTAssertNil(res[2].optionalUUID(4))
+        // The server agrees on the instant, not only the round trip.
+        let iso = try c.queryOne("SELECT to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS') FROM v WHERE i = $1", [.int(Int64.min)])!
+        XCTAssertEqual(iso.string(0), "2025-12-03T13:53:20.123")
+    }
+
+    func testAffectedRowsAndNullParameterTypes() throws {
+        let c = try db.connect()
+        try c.execute("CREATE TABLE n (id bigint PRIMARY KEY, note text)")
+        try c.query("INSERT INTO n VALUES (1, 'a'), (2, 'b'), (3, NULL)")
+        // The same SQL with NULL and with a value: two prepared forms, both work.
+        XCTAssertEqual(try c.query("UPDATE n SET note = COALESCE($1, note) WHERE id >= $2", [.null, .int(2)]).affectedRows, 2)
+        XCTAssertEqual(try c.query("UPDATE n SET note = COALESCE($1, note) WHERE id >= $2", [.text("z"), .int(2)]).affectedRows, 2)
+        XCTAssertEqual(try c.query("SELECT note FROM n ORDER BY id").rows.map { $0.string(0) }, ["a", "z", "z"])
+    }
+
+    func testInvalidParameterIsRefusedBeforeSending() throws {
+        let c = try db.connect()
+        XCTAssertThrowsError(try c.query("SELECT $1::uuid", [.uuid("not-a-uuid")])) { e in
+            XCTAssertEqual((e as? PGError)?.kind, .invalidParameter)
+        }
+        XCTAssertThrowsError(try c.query("SELECT $1", [.timestamp(ms: Int64.max)])) { e in
+            XCTAssertEqual((e as? PGError)?.kind, .invalidParameter)
+        }
+        XCTAssertTrue(c.isConnected)
+    }
+
+    func testUniqueViolationNamesItsConstraint() throws {
+        let c = try db.connect()
+        try c.execute("CREATE TABLE u (id bigint CONSTRAINT u_pk PRIMARY KEY)")
+        try c.query("INSERT INTO u VALUES ($1)", [.int(1)])
+        XCTAssertThrowsError(try c.query("INSERT INTO u VALUES ($1)", [.int(1)])) { e in
+            let pg = e as? PGError
+            XCTAssertEqual(pg?.kind, .uniqueViolation)
+            XCTAssertEqual(pg?.sqlState, "23505")
+            XCTAssertEqual(pg?.constraint, "u_pk")
+            XCTAssertEqual(pg?.isUnavailable, false)
+        }
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM u")?.int(0), 1)
+    }
+
+    func testTransactionRollsBackOnErrorAndCommitsOtherwise() throws {
+        let c = try db.connect()
+        try c.execute("CREATE TABLE t (id bigint PRIMARY KEY)")
+        struct Boom: Error {}
+        XCTAssertThrowsError(try c.transaction { try c.query("INSERT INTO t VALUES (1)"); throw Boom() })
+        XCTAssertFalse(c.isInTransaction)
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM t")?.int(0), 0)
+        try c.transaction { try c.query("INSERT INTO t VALUES (2)") }
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM t")?.int(0), 1)
+    }
+
+    func testSerializationFailureAndLockNotAvailable() throws {
+        let a = try db.connect(), b = try db.connect()
+        try a.execute("CREATE TABLE s (id bigint PRIMARY KEY, v bigint)")
+        try a.execute("INSERT INTO s VALUES (1, 0)")
+        try a.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        XCTAssertEqual(try a.queryOne("SELECT v FROM s WHERE id = 1")?.int(0), 0)
+        try b.execute("UPDATE s SET v = 1 WHERE id = 1")
+        XCTAssertThrowsError(try a.query("UPDATE s SET v = 2 WHERE id = 1")) { e in
+            XCTAssertEqual((e as? PGError)?.kind, .serializationFailure)
+            XCTAssertEqual((e as? PGError)?.isRetryableTransaction, true)
+        }
+        try a.execute("ROLLBACK")
+
+        try b.execute("BEGIN")
+        try b.execute("SELECT * FROM s WHERE id = 1 FOR UPDATE")
+        XCTAssertThrowsError(try a.query("SELECT * FROM s WHERE id = 1 FOR UPDATE NOWAIT")) { e in
+            XCTAssertEqual((e as? PGError)?.kind, .lockNotAvailable)
+        }
+        try b.execute("ROLLBACK")
+    }
+
+    func testTerminatedSessionIsUnavailableThenReconnects() throws {
+        let victim = try db.connect(), admin = try db.connect()
+        try victim.execute("CREATE TABLE r (id bigint)")
+        try victim.query("INSERT INTO r VALUES ($1)", [.int(1)]) // prepared in the first session
+        let pid = victim.backendPID
+        try admin.query("SELECT pg_terminate_backend($1::integer)", [.int(Int64(pid))])
+        XCTAssertThrowsError(try victim.query("SELECT count(*) FROM r")) { e in
+            let pg = e as? PGError
+            XCTAssertEqual(pg?.isUnavailable, true, "\(String(describing: pg))")
+        }
+        XCTAssertFalse(victim.isConnected)
+        XCTAssertThrowsError(try victim.query("SELECT 1")) { e in XCTAssertEqual((e as? PGError)?.kind, .connectionLost) }
+        try victim.reconnect()
+        XCTAssertEqual(victim.session, 2)
+        XCTAssertNotEqual(victim.backendPID, pid)
+        // The setup (search_path) ran again and statements are prepared anew.
+        try victim.query("INSERT INTO r VALUES ($1)", [.int(2)])
+        XCTAssertEqual(try victim.queryOne("SELECT count(*) FROM r")?.int(0), 2)
+    }
+
+    func testUnreachableServerIsConnectionLost() throws {
+        // A loopback port nothing listens on (bound and closed again).
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        let port = UInt16(bigEndian: addr.sin_port)
+        close(fd)
+        XCTAssertThrowsError(try PGConnection(url: "postgres://postgres@127.0.0.1:\(port)/kidledger", connectTimeout: 2)) { e in
+            XCTAssertEqual((e as? PGError)?.kind, .connectionLost)
+        }
+    }
+
+    func testListenNotifyThroughThePolledSocketAndAfterReconnect() throws {
+        let listener = try db.connect(), sender = try db.connect(), admin = try db.connect()
+        try listener.listen("ledger wakeups")
+        XCTAssertGreaterThanOrEqual(listener.socket, 0)
+        XCTAssertEqual(try listener.waitForNotifications(timeout: 0.05), [])
+        try sender.notify("ledger wakeups", payload: "h1")
+        let got = try listener.waitForNotifications(timeout: 5)
+        XCTAssertEqual(got.map(\.payload), ["h1"])
+        XCTAssertEqual(got.first?.channel, "ledger wakeups")
+        XCTAssertEqual(got.first?.pid, sender.backendPID)
+
+        // Inside a transaction the notification waits for COMMIT.
+        try sender.transaction {
+            try sender.notify("ledger wakeups", payload: "h2")
+            XCTAssertEqual(try listener.waitForNotifications(timeout: 0.2), [])
+        }
+        XCTAssertEqual(try listener.waitForNotifications(timeout: 5).map(\.payload), ["h2"])
+
+        // The session dies: waiting says so; after reconnecting the channel is listened to again.
+        try admin.query("SELECT pg_terminate_backend($1::integer)", [.int(Int64(listener.backendPID))])
+        XCTAssertThrowsError(try { for _ in 0..<50 { _ = try listener.waitForNotifications(timeout: 0.1) } }()) { e in
+            XCTAssertEqual((e as? PGError)?.isUnavailable, true)
+        }
+        try listener.reconnect()
+        try sender.notify("ledger wakeups", payload: "h3")
+        XCTAssertEqual(try listener.waitForNotifications(timeout: 5).map(\.payload), ["h3"])
+    }
+
+    func testPoolReplacesConnectionsThatDiedWhileIdle() throws {
+        let pool = PGPool(url: db.url, size: 4, setup: db.setup)
+        try pool.with { c in try c.execute("CREATE TABLE p (id bigint)") }
+        let pids = try (0..<3).map { _ in try pool.with { $0.backendPID } }
+        let admin = try db.connect()
+        for pid in Set(pids) { try admin.query("SELECT pg_terminate_backend($1::integer)", [.int(Int64(pid))]) }
+        // The idle connection is dead; the read runs again on a new one.
+        let count = try pool.with { c in try c.queryOne("SELECT count(*) FROM p")!.int(0) }
+        XCTAssertEqual(count, 0)
+
+        // Many threads at once never share a connection and never exceed the size.
+        let active = Mutex(0), peak = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 32) { i in
+            try! pool.with { c in
+                let n = active.withLock { $0 += 1; return $0 }
+                peak.withLock { $0 = max($0, n) }
+                try c.query("INSERT INTO p VALUES ($1)", [.int(Int64(i))])
+                active.withLock { $0 -= 1 }
+            }
+        }
+        XCTAssertLessThanOrEqual(peak.withLock { $0 }, 4)
+        XCTAssertEqual(try pool.with { try $0.queryOne("SELECT count(*) FROM p")!.int(0) }, 32)
+    }
+
+    func testMigrationsRunOnceWhenThreeProcessesStartTogether() throws {
+        let migrations: [PGMigrator.Step] = [
+            (1, "CREATE TABLE m1 (id bigint); INSERT INTO m1 VALUES (1)"),
+            (2, "CREATE TABLE m2 (id bigint); SELECT pg_sleep(0.2)"),
+        ]
+        let applied = Mutex<[[Int]]>([])
+        let failures = Mutex<[String]>([])
+        let db = self.db!
+        DispatchQueue.concurrentPerform(iterations: 3) { _ in
+            do {
+                let c = try db.connect()
+                let done = try PGMigrator.migrate(c, migrations)
+                applied.withLock { $0.append(done) }
+            } catch {
+                failures.withLock { $0.append(String(describing: error)) }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertEqual(applied.withLock { $0 }.sorted { $0.count > $1.count }, [[1, 2], [], []])
+        let c = try db.connect()
+        XCTAssertEqual(try PGMigrator.version(c), 2)
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM m1")?.int(0), 1)
+        XCTAssertEqual(try PGMigrator.migrate(c, migrations), [])
+        XCTAssertThrowsError(try PGMigrator.migrate(c, Array(migrations.prefix(1)))) { e in
+            XCTAssertTrue(e is PGMigrator.TooNewError)
+        }
+    }
+}
+#endif
