@@ -98,11 +98,13 @@ enum AccountRoutes {
     static func revokeToken(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let id = try ctx.id("tokenId")
-        return ctx.write(revokesTokens: true) { db in
+        let notifier = ctx.services.notifier
+        return ctx.write(revokesTokens: true, deferredAnswer: { db in
             try db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL",
                        [.integer(Timestamp.nowMs()), .text(id), .text(c.accountId)])
             guard db.changes == 1 else { throw APIError.notFound("No such token.") }
-            return RequestContext.noContent()
-        }
+            // Once the revocation is durable, the token's parked long-polls answer 401.
+            return { notifier.notify(tokens: [id]); return RequestContext.noContent() }
+        })
     }
 }

@@ -1,20 +1,35 @@
 import Dispatch
 import Synchronization
 
-/// Long-poll waiters per household. A parked request holds no thread: it is a closure in
-/// this table plus one Dispatch timer; the writer wakes a household's waiters after each
-/// durable commit that touched it.
+/// Long-poll waiters, by household and by the token that asked. A parked request holds no
+/// thread: it is a closure in this table plus one Dispatch timer. The writer wakes a
+/// household's waiters after each durable commit that touched it (a change, a revoked
+/// participant, the household deleted); revoking a token wakes the token's waiters. A woken
+/// waiter checks its token and access again before it answers.
 final class ChangeNotifier: Sendable {
     private struct Waiter: @unchecked Sendable {
-        let id: UInt64
+        let household: String
+        let token: String
         let wake: @Sendable (_ timedOut: Bool) -> Void
         let timer: DispatchSourceTimer
     }
     private struct State {
         var next: UInt64 = 0
         var byHousehold: [String: [UInt64: Waiter]] = [:]
+        /// Waiter ids by token id, each with its household.
+        var byToken: [String: [UInt64: String]] = [:]
         var count = 0
         var stopped = false
+
+        /// Removes a waiter from both tables.
+        mutating func remove(household: String, id: UInt64) -> Waiter? {
+            guard let w = byHousehold[household]?.removeValue(forKey: id) else { return nil }
+            if byHousehold[household]?.isEmpty == true { byHousehold[household] = nil }
+            byToken[w.token]?.removeValue(forKey: id)
+            if byToken[w.token]?.isEmpty == true { byToken[w.token] = nil }
+            count -= 1
+            return w
+        }
     }
     private let state = Mutex(State())
     private let timerQueue = DispatchQueue(label: "kidledger.longpoll-timers")
@@ -22,27 +37,25 @@ final class ChangeNotifier: Sendable {
     /// Parked requests right now.
     var parked: Int { state.withLock { $0.count } }
 
-    /// Parks `wake` until `household` changes (`wake(false)`) or `seconds` pass (`wake(true)`).
-    /// Returns false (and does not park) when the server is shutting down.
-    func park(household: String, seconds: Double, wake: @escaping @Sendable (_ timedOut: Bool) -> Void) -> Bool {
-        register(household: household, seconds: seconds, wake: wake) != nil
-    }
-
-    /// Like `park`, but returns the waiter's id (nil when shutting down) so that the caller
-    /// can `cancel` it. Exactly one of `wake` and a successful `cancel` happens.
-    func register(household: String, seconds: Double, wake: @escaping @Sendable (_ timedOut: Bool) -> Void) -> UInt64? {
+    /// Parks `wake` until `household` changes or `token` is revoked (`wake(false)`) or
+    /// `seconds` pass (`wake(true)`). Returns the waiter's id, or nil (and does not park)
+    /// when the server is shutting down. Exactly one of `wake` and a successful `cancel`
+    /// happens.
+    func register(household: String, token: String, seconds: Double,
+                  wake: @escaping @Sendable (_ timedOut: Bool) -> Void) -> UInt64? {
         let timer = DispatchSource.makeTimerSource(queue: timerQueue)
         let id: UInt64? = state.withLock { s in
             if s.stopped { return nil }
             s.next += 1
             let id = s.next
-            s.byHousehold[household, default: [:]][id] = Waiter(id: id, wake: wake, timer: timer)
+            s.byHousehold[household, default: [:]][id] = Waiter(household: household, token: token, wake: wake, timer: timer)
+            s.byToken[token, default: [:]][id] = household
             s.count += 1
             return id
         }
         guard let id else { return nil }
         timer.setEventHandler { [weak self] in
-            guard let self, let w = self.remove(household: household, id: id) else { return }
+            guard let self, let w = self.state.withLock({ $0.remove(household: household, id: id) }) else { return }
             w.timer.cancel()
             w.wake(true)
         }
@@ -54,48 +67,51 @@ final class ChangeNotifier: Sendable {
     /// Removes a registered waiter without waking it. Returns false when it was already
     /// woken (or timed out), in which case its `wake` runs or has run.
     func cancel(household: String, id: UInt64) -> Bool {
-        guard let w = remove(household: household, id: id) else { return false }
+        guard let w = state.withLock({ $0.remove(household: household, id: id) }) else { return false }
         w.timer.cancel()
         return true
     }
 
-    private func remove(household: String, id: UInt64) -> Waiter? {
-        state.withLock { s in
-            guard let w = s.byHousehold[household]?.removeValue(forKey: id) else { return nil }
-            if s.byHousehold[household]?.isEmpty == true { s.byHousehold[household] = nil }
-            s.count -= 1
-            return w
-        }
-    }
-
     /// Wakes every waiter of the given households.
     func notify(_ households: Set<String>) {
-        let woken: [Waiter] = state.withLock { s in
+        wakeAll(state.withLock { s in
             var all: [Waiter] = []
             for h in households {
-                if let ws = s.byHousehold.removeValue(forKey: h) { all.append(contentsOf: ws.values) }
+                guard let ws = s.byHousehold[h] else { continue }
+                for id in ws.keys { if let w = s.remove(household: h, id: id) { all.append(w) } }
             }
-            s.count -= all.count
             return all
-        }
-        for w in woken {
-            w.timer.cancel()
-            w.wake(false)
-        }
+        }, timedOut: false)
     }
 
-    /// Answers every parked request now (as timed out) and refuses new ones.
+    /// Wakes every waiter parked by one of the given tokens (after they were revoked).
+    func notify(tokens: Set<String>) {
+        wakeAll(state.withLock { s in
+            var all: [Waiter] = []
+            for t in tokens {
+                guard let ids = s.byToken[t] else { continue }
+                for (id, h) in ids { if let w = s.remove(household: h, id: id) { all.append(w) } }
+            }
+            return all
+        }, timedOut: false)
+    }
+
+    /// Wakes every parked request now (as timed out) and refuses new ones.
     func shutdown() {
-        let all: [Waiter] = state.withLock { s in
+        wakeAll(state.withLock { s in
             s.stopped = true
             let all = s.byHousehold.values.flatMap { $0.values }
             s.byHousehold = [:]
+            s.byToken = [:]
             s.count = 0
             return all
-        }
-        for w in all {
+        }, timedOut: true)
+    }
+
+    private func wakeAll(_ waiters: [Waiter], timedOut: Bool) {
+        for w in waiters {
             w.timer.cancel()
-            w.wake(true)
+            w.wake(timedOut)
         }
     }
 }
