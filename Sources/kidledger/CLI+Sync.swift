@@ -85,7 +85,7 @@ extension CLI {
                 let report = try engine.sync(wait: 30)
                 failures = 0
                 if report.pushed + report.pulledChildren + report.pulledTransactions > 0 { printReport(report) }
-            } catch LedgerError.offline(let why) {
+            } catch ClientError.offline(let why) {
                 failures += 1
                 FileHandle.standardError.write(Data("kidledger: offline (\(why)); retrying\n".utf8))
                 engine.retry.sleep(engine.retry.delay(attempt: failures, retryAfter: nil, using: &rng))
@@ -123,7 +123,7 @@ extension CLI {
                 }
                 print("\(line). Continue? [y/N] ", terminator: "")
                 fflush(nil)
-                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else { throw LedgerError.confirmationRequired }
+                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else { throw ClientError.confirmationRequired }
             }
             try flow.enable(name: args.option("--name"))
             let household = try store.household()

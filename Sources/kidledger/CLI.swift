@@ -42,7 +42,7 @@ final class CLI {
     }
 
     func requireServer() throws {
-        if !hasServer { throw LedgerError.noServer }
+        if !hasServer { throw ClientError.noServer }
     }
 
     /// After a mutation: one quick, quiet sync attempt when the ledger is shared.

@@ -23,7 +23,7 @@ enum Output {
                  "reversedById": reversedById.map { .string($0) } ?? .null])
     }
 
-    static func status(_ s: SyncStatus) -> JSONValue {
+    static func status(_ s: SyncState) -> JSONValue {
         .object(["state": .string(s.state), "pending": .int(Int64(s.pending)),
                  "reason": s.reason.map { .string($0.rawValue) } ?? .null])
     }
@@ -40,7 +40,7 @@ enum Output {
                  "shared": .bool(h.shared)])
     }
 
-    static func describe(_ s: SyncStatus) -> String {
+    static func describe(_ s: SyncState) -> String {
         switch s {
         case .synced: return "synced"
         case .changesPending(let n): return n > 0 ? "changes pending (\(n))" : "changes pending"

@@ -19,7 +19,7 @@ do {
     try CLI(args: args, environment: ProcessInfo.processInfo.environment).run()
 } catch let error as Arguments.UsageError {
     fail(error.description, status: 2)
-} catch let error as LedgerError {
+} catch let error as ClientError {
     fail(error.description, status: 1)
 } catch {
     fail(String(describing: error).split(separator: "\n").first.map(String.init) ?? "error", status: 1)

@@ -47,7 +47,7 @@ final class ConvergenceTests: XCTestCase {
                 default:
                     _ = try? d.engine.sync()
                 }
-            } catch LedgerError.nothingToUndo {}
+            } catch ClientError.nothingToUndo {}
         }
         for d in devices { d.faults.faults = .init() }
         for _ in 0..<3 { for d in devices { try d.engine.sync() } }

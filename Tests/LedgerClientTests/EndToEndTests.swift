@@ -299,13 +299,13 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(revoked.status, "revoked")
         XCTAssertEqual(try ShareFlow(engine: mum.engine).participants().filter { $0.handle == "dad" && $0.status != "revoked" }, [])
 
-        XCTAssertThrowsError(try dad.engine.sync()) { XCTAssertEqual($0 as? LedgerError, .frozen(.accessRevoked)) }
+        XCTAssertThrowsError(try dad.engine.sync()) { XCTAssertEqual($0 as? ClientError, .frozen(.accessRevoked)) }
         XCTAssertEqual(try dad.service.status(), .attentionRequired(.accessRevoked, pending: 1))
         XCTAssertEqual(try dad.store.allTransactions(), before, "nothing local was deleted")
         XCTAssertEqual(try dad.store.children(), childrenBefore)
         XCTAssertEqual(try dad.balances(), [ann.id: 775])
         XCTAssertThrowsError(try dad.service.addMoney(childId: ann.id, cents: 1)) {
-            XCTAssertEqual($0 as? LedgerError, .frozen(.accessRevoked))
+            XCTAssertEqual($0 as? ClientError, .frozen(.accessRevoked))
         }
         // A second sync keeps the state (and still deletes nothing).
         XCTAssertThrowsError(try dad.engine.sync())
@@ -323,7 +323,7 @@ final class EndToEndTests: XCTestCase {
     func testKeptCopyAfterRevocationSharesAsItsOwnHousehold() throws {
         let (mum, dad, ann) = try sharedPair()
         _ = try ShareFlow(engine: mum.engine).revoke(handle: "dad")
-        XCTAssertThrowsError(try dad.engine.sync()) { XCTAssertEqual($0 as? LedgerError, .frozen(.accessRevoked)) }
+        XCTAssertThrowsError(try dad.engine.sync()) { XCTAssertEqual($0 as? ClientError, .frozen(.accessRevoked)) }
         try JoinFlow(engine: dad.engine).leave()
         XCTAssertEqual(try dad.store.phase(), .localOnly)
         XCTAssertEqual(try dad.service.children().map(\.balanceCents), [750])

@@ -31,9 +31,9 @@ final class LedgerServiceTests: XCTestCase {
         XCTAssertEqual(r2.amountCents, -200)
         let r1 = try s.undoLast(childId: c.id)
         XCTAssertEqual(r1.reversesId, t1.id)
-        XCTAssertThrowsError(try s.undoLast(childId: c.id)) { XCTAssertEqual($0 as? LedgerError, .nothingToUndo("Ann")) }
+        XCTAssertThrowsError(try s.undoLast(childId: c.id)) { XCTAssertEqual($0 as? ClientError, .nothingToUndo("Ann")) }
         XCTAssertEqual(try s.undo(transactionId: t1.id), r1, "undoing again returns the existing reversal")
-        XCTAssertThrowsError(try s.undo(transactionId: r1.id)) { XCTAssertEqual($0 as? LedgerError, .notReversible) }
+        XCTAssertThrowsError(try s.undo(transactionId: r1.id)) { XCTAssertEqual($0 as? ClientError, .notReversible) }
         XCTAssertEqual(try s.store.balance(childId: c.id), 0)
     }
 
@@ -73,7 +73,7 @@ final class LedgerServiceTests: XCTestCase {
         try s.store.setAttention(.accessRevoked)
         XCTAssertEqual(try s.status(), .attentionRequired(.accessRevoked, pending: 2))
         XCTAssertThrowsError(try s.addMoney(childId: c.id, cents: 1)) {
-            XCTAssertEqual($0 as? LedgerError, .frozen(.accessRevoked))
+            XCTAssertEqual($0 as? ClientError, .frozen(.accessRevoked))
         }
         XCTAssertEqual(try s.store.counts().transactions, 1, "nothing local is deleted")
     }
@@ -101,7 +101,7 @@ final class LedgerServiceTests: XCTestCase {
         XCTAssertEqual(try other.store.household().id, try s.store.household().id)
         XCTAssertEqual(try other.store.balance(childId: c.id), -34)
         XCTAssertThrowsError(try LedgerExporter(store: other.store).importFile(path, now: 0)) {
-            XCTAssertEqual($0 as? LedgerError, .importNeedsEmptyStore)
+            XCTAssertEqual($0 as? ClientError, .importNeedsEmptyStore)
         }
     }
 }

@@ -22,7 +22,7 @@ final class RecoveryTests: XCTestCase {
         let server = FakeLedgerServer()
         let (mom, ann) = try sharedOwner(server)
         XCTAssertThrowsError(try ShareFlow(engine: mom.engine).invite(handle: "nobody", readOnly: false)) {
-            XCTAssertEqual(($0 as? LedgerError), .server(.problem(status: 404, code: "unknown_handle", detail: nil, retryAfterSeconds: nil)))
+            XCTAssertEqual(($0 as? ClientError), .server(.problem(status: 404, code: "unknown_handle", detail: nil, retryAfterSeconds: nil)))
         }
         XCTAssertNil(try mom.store.attention())
         XCTAssertEqual(try mom.service.status(), .synced)
@@ -34,7 +34,7 @@ final class RecoveryTests: XCTestCase {
         let (mom, ann) = try sharedOwner(server)
         let hh = try mom.store.household().id
         server.state.withLock { _ = $0.households.removeValue(forKey: hh) }
-        XCTAssertThrowsError(try mom.engine.sync()) { XCTAssertEqual($0 as? LedgerError, .frozen(.householdDeleted)) }
+        XCTAssertThrowsError(try mom.engine.sync()) { XCTAssertEqual($0 as? ClientError, .frozen(.householdDeleted)) }
         XCTAssertEqual(try mom.service.status(), .attentionRequired(.householdDeleted, pending: 0))
         XCTAssertThrowsError(try mom.service.addMoney(childId: ann.id, cents: 1))
         try JoinFlow(engine: mom.engine).leave()
@@ -44,9 +44,9 @@ final class RecoveryTests: XCTestCase {
     }
 
     func testFrozenMessageSaysWhatToDo() {
-        XCTAssertTrue(LedgerError.frozen(.accessRevoked).description.contains("kidledger leave"))
-        XCTAssertTrue(LedgerError.frozen(.accountChanged).description.contains("kidledger login --pinned"))
-        XCTAssertEqual(LedgerError.keepLocalLedger(children: 1, transactions: 2).description.prefix(58),
+        XCTAssertTrue(ClientError.frozen(.accessRevoked).description.contains("kidledger leave"))
+        XCTAssertTrue(ClientError.frozen(.accountChanged).description.contains("kidledger login --pinned"))
+        XCTAssertEqual(ClientError.keepLocalLedger(children: 1, transactions: 2).description.prefix(58),
                        "this device holds a different ledger (1 child, 2 transacti")
     }
 
@@ -104,7 +104,7 @@ final class RecoveryTests: XCTestCase {
         }, retry: .once)
         XCTAssertThrowsError(try JoinFlow(engine: withdrawing).join(invitationId: invitation, replaceLocal: true,
                                                                     exportPath: NSTemporaryDirectory() + "kl-\(UUID().uuidString).json.gz")) {
-            XCTAssertEqual($0 as? LedgerError, .invitationWithdrawn)
+            XCTAssertEqual($0 as? ClientError, .invitationWithdrawn)
         }
         XCTAssertEqual(try dad.store.phase(), .localOnly, "back where it was, not stuck joining")
         XCTAssertEqual(try dad.service.children().map(\.child.id), [zed.id])

@@ -82,7 +82,7 @@ final class ServerConvergenceTests: XCTestCase {
                 case (62..<74, let c?): try p.service.undoLast(childId: c.id)
                 default: _ = try? p.engine.sync()
                 }
-            } catch LedgerError.nothingToUndo {}
+            } catch ClientError.nothingToUndo {}
         }
         XCTAssertEqual(restarts, 2)
         XCTAssertNotNil(app)

@@ -60,7 +60,7 @@ final class SyncEngineTests: XCTestCase {
         try dad.service.addChild(name: "Zed")
         let inv = try ShareFlow(engine: mom.engine).invite(handle: "dad", readOnly: false).invitationId!
         XCTAssertThrowsError(try JoinFlow(engine: dad.engine).join(invitationId: inv, replaceLocal: false)) {
-            XCTAssertEqual($0 as? LedgerError, .keepLocalLedger(children: 1, transactions: 0))
+            XCTAssertEqual($0 as? ClientError, .keepLocalLedger(children: 1, transactions: 0))
         }
         let path = NSTemporaryDirectory() + "kl-join-\(UUID().uuidString).json.gz"
         defer { try? FileManager.default.removeItem(atPath: path) }
@@ -101,7 +101,7 @@ final class SyncEngineTests: XCTestCase {
         let (_, mom, dad, ann) = try makePair()
         _ = try ShareFlow(engine: mom.engine).revoke(handle: "dad")
         try dad.service.addMoney(childId: ann.id, cents: 5)
-        XCTAssertThrowsError(try dad.engine.sync()) { XCTAssertEqual($0 as? LedgerError, .frozen(.accessRevoked)) }
+        XCTAssertThrowsError(try dad.engine.sync()) { XCTAssertEqual($0 as? ClientError, .frozen(.accessRevoked)) }
         XCTAssertEqual(try dad.service.status(), .attentionRequired(.accessRevoked, pending: 1))
         XCTAssertThrowsError(try dad.service.addMoney(childId: ann.id, cents: 5))
         XCTAssertEqual(try dad.balances(), [ann.id: 1005])

@@ -2,6 +2,7 @@
 private struct SignupBody: Encodable { var handle: String; var displayName: String; var deviceName: String? }
 private struct HouseholdBody: Encodable { var name: String; var currency: String? }
 private struct InviteBody: Encodable { var handle: String; var permission: String }
+private struct PermissionBody: Encodable { var permission: String }
 private struct Empty: Codable {}
 
 extension APIClient {
@@ -14,6 +15,11 @@ extension APIClient {
     /// `GET /v1/me`: the account and token this client authenticates as.
     public func me() throws(APIError) -> Wire.AccountAndToken {
         try json("GET", "/v1/me", Wire.AccountAndToken.self).body
+    }
+
+    /// `DELETE /v1/tokens/{id}`: revokes a token (this device's signs it out).
+    public func deleteToken(id: String) throws(APIError) {
+        _ = try call("DELETE", "/v1/tokens/\(id)")
     }
 
     /// `PUT /v1/households/{id}`: idempotent create with the device's id (201 or 200).
@@ -60,6 +66,12 @@ extension APIClient {
                  body: InviteBody(handle: handle, permission: permission)).body
     }
 
+    /// `PATCH /v1/households/{id}/share/participants/{accountId}`: changes a participant's permission.
+    public func setPermission(householdId: String, accountId: String, permission: String) throws(APIError) -> Wire.Participant {
+        try json("PATCH", "/v1/households/\(householdId)/share/participants/\(accountId)", Wire.Participant.self,
+                 body: PermissionBody(permission: permission)).body
+    }
+
     /// `DELETE /v1/households/{id}/share/participants/{accountId}`: revoke, or leave when it is the caller.
     public func removeParticipant(householdId: String, accountId: String) throws(APIError) {
         _ = try call("DELETE", "/v1/households/\(householdId)/share/participants/\(accountId)")
@@ -77,6 +89,11 @@ extension APIClient {
             cursor = page.nextCursor
         } while cursor != nil
         return all
+    }
+
+    /// `POST /v1/invitations/{id}/decline`.
+    public func decline(invitationId: String) throws(APIError) {
+        _ = try call("POST", "/v1/invitations/\(invitationId)/decline")
     }
 
     /// `POST /v1/invitations/{id}/accept`: the household joined.

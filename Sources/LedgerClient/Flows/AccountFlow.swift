@@ -20,8 +20,8 @@ public struct AccountFlow {
         let api = APIClient(transport: engine.api.transport)
         let created: Wire.AccountAndToken
         do { created = try api.signup(handle: handle, displayName: displayName, deviceName: deviceName) }
-        catch { throw error.isUnreachable ? LedgerError.offline(error.description) : LedgerError.server(error) }
-        guard let secret = created.token.secret else { throw LedgerError.server(.invalidAnswer("no token secret")) }
+        catch { throw error.isUnreachable ? ClientError.offline(error.description) : ClientError.server(error) }
+        guard let secret = created.token.secret else { throw ClientError.server(.invalidAnswer("no token secret")) }
         return try adopt(token: secret, tokenId: created.token.id, account: created.account)
     }
 
@@ -30,7 +30,7 @@ public struct AccountFlow {
         let api = APIClient(transport: engine.api.transport, token: token)
         let me: Wire.AccountAndToken
         do { me = try api.me() }
-        catch { throw error.isUnreachable ? LedgerError.offline(error.description) : LedgerError.server(error) }
+        catch { throw error.isUnreachable ? ClientError.offline(error.description) : ClientError.server(error) }
         return try adopt(token: token, tokenId: me.token.id, account: me.account)
     }
 
@@ -40,7 +40,7 @@ public struct AccountFlow {
         try store.transaction {
             guard let token = try store.string(.pinnedToken), let tokenId = try store.string(.pinnedTokenId),
                   let pinned = try store.string(.accountId) else {
-                throw LedgerError.invalid(field: "login --pinned", message: "needs a ledger signed in as another account than its own")
+                throw ClientError.invalid(field: "login --pinned", message: "needs a ledger signed in as another account than its own")
             }
             try store.set(.token, token)
             try store.set(.tokenId, tokenId)

@@ -36,16 +36,16 @@ public struct JoinFlow {
             return Result(household: try store.household(), exportPath: nil)
         }
         let switched = try store.attention() == .accountChanged
-        if switched && !replaceLocal { throw LedgerError.frozen(.accountChanged) }
+        if switched && !replaceLocal { throw ClientError.frozen(.accountChanged) }
         guard let invitation = try invitations().first(where: { $0.id.lowercased() == invitationId }) else {
-            throw LedgerError.invitationNotFound(rawId)
+            throw ClientError.invitationNotFound(rawId)
         }
         let householdId = invitation.householdId.lowercased()
         let counts = try store.counts()
         let sameLedger = try store.household().id == householdId && !switched
         var written: String?
         if !sameLedger && counts.children + counts.transactions > 0 {
-            guard replaceLocal else { throw LedgerError.keepLocalLedger(children: counts.children, transactions: counts.transactions) }
+            guard replaceLocal else { throw ClientError.keepLocalLedger(children: counts.children, transactions: counts.transactions) }
             let path = exportPath ?? LedgerExporter.defaultPath(nextTo: store.path, now: engine.now())
             try LedgerExporter(store: store).export(to: path, now: engine.now())
             written = path
@@ -90,7 +90,7 @@ public struct JoinFlow {
                 // Not a member and no invitation to accept: nothing was imported, so the device
                 // goes back to the ledger (and account) it had.
                 try rollBack()
-                throw LedgerError.invitationWithdrawn
+                throw ClientError.invitationWithdrawn
             }
             throw try engine.record(error)
         }
@@ -171,13 +171,13 @@ public struct JoinFlow {
     /// Leaves the household (participants only). The local copy is kept as a local-only ledger.
     public func leave() throws {
         try engine.prepareAllowingSwitch()
-        guard try store.phase() == .shared else { throw LedgerError.notShared }
+        guard try store.phase() == .shared else { throw ClientError.notShared }
         let household = try store.household()
-        guard let account = try store.string(.accountId) else { throw LedgerError.notSignedIn }
+        guard let account = try store.string(.accountId) else { throw ClientError.notSignedIn }
         if household.role == "owner" || household.ownerAccountId == account {
             // An owner cannot leave a household that still exists; once it is gone, keep the copy.
             if try store.attention() == .householdDeleted { return try detach() }
-            throw LedgerError.busy("you own this household; use `kidledger share stop` to stop sharing it")
+            throw ClientError.busy("you own this household; use `kidledger share stop` to stop sharing it")
         }
         let api = engine.api
         do {
@@ -209,7 +209,7 @@ public struct JoinFlow {
 extension SyncEngine {
     /// Like `prepare`, but lets the user act (join with replacement, leave) after an account switch.
     func prepareAllowingSwitch() throws {
-        guard let token = try store.string(.token) else { throw LedgerError.notSignedIn }
+        guard let token = try api.token ?? store.string(.token) else { throw ClientError.notSignedIn }
         api.token = token
     }
 }

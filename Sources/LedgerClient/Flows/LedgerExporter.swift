@@ -47,7 +47,7 @@ public struct LedgerExporter {
         let gz = try Gzip.compress(Array(json))
         let url = URL(fileURLWithPath: path)
         do { try Data(gz).write(to: url, options: .atomic) } catch {
-            throw LedgerError.storage("cannot write \(path): \(error.localizedDescription)")
+            throw ClientError.storage("cannot write \(path): \(error.localizedDescription)")
         }
     }
 
@@ -55,37 +55,37 @@ public struct LedgerExporter {
     /// Returns the counts imported.
     @discardableResult
     public func importFile(_ path: String, now: Int64) throws -> (children: Int, transactions: Int) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw LedgerError.invalidExport("cannot read \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw ClientError.invalidExport("cannot read \(path)") }
         let json: [UInt8]
-        do { json = try Gzip.decompress(Array(data), limit: 256 << 20) } catch { throw LedgerError.invalidExport("not gzip data") }
+        do { json = try Gzip.decompress(Array(data), limit: 256 << 20) } catch { throw ClientError.invalidExport("not gzip data") }
         let doc: Document
         do { doc = try JSONDecoder().decode(Document.self, from: Data(json)) } catch {
-            throw LedgerError.invalidExport("unreadable JSON")
+            throw ClientError.invalidExport("unreadable JSON")
         }
-        guard doc.format == "kidledger-export", doc.version == 1 else { throw LedgerError.invalidExport("unknown format") }
+        guard doc.format == "kidledger-export", doc.version == 1 else { throw ClientError.invalidExport("unknown format") }
         return try store.transaction {
             let counts = try store.counts()
             guard try store.phase() == .localOnly, counts.children == 0, counts.transactions == 0 else {
-                throw LedgerError.importNeedsEmptyStore
+                throw ClientError.importNeedsEmptyStore
             }
             var h = try store.household()
             h.id = doc.household.id.lowercased(); h.name = doc.household.name; h.currency = doc.household.currency
             try store.saveHousehold(h, now: now)
             for c in doc.children {
                 guard let created = Timestamp.parse(c.createdAt), let modified = Timestamp.parse(c.modifiedAt) else {
-                    throw LedgerError.invalidExport("child \(c.id) has a malformed timestamp")
+                    throw ClientError.invalidExport("child \(c.id) has a malformed timestamp")
                 }
                 try store.upsert(ChildRecord(id: c.id.lowercased(), name: c.name, sortOrder: c.sortOrder, archived: c.archived,
                                              createdAt: created, modifiedAt: modified, modifiedBy: c.modifiedBy))
             }
             let ordered = doc.transactions.sorted { ($0.reversesId == nil ? 0 : 1) < ($1.reversesId == nil ? 0 : 1) }
             for t in ordered {
-                guard let created = Timestamp.parse(t.createdAt) else { throw LedgerError.invalidExport("transaction \(t.id) has a malformed timestamp") }
+                guard let created = Timestamp.parse(t.createdAt) else { throw ClientError.invalidExport("transaction \(t.id) has a malformed timestamp") }
                 guard try store.child(id: t.childId.lowercased()) != nil else {
-                    throw LedgerError.invalidExport("transaction \(t.id) names an unknown child")
+                    throw ClientError.invalidExport("transaction \(t.id) names an unknown child")
                 }
                 if let r = t.reversesId, try store.transaction(id: r.lowercased()) == nil {
-                    throw LedgerError.invalidExport("reversal \(t.id) of an unknown transaction")
+                    throw ClientError.invalidExport("reversal \(t.id) of an unknown transaction")
                 }
                 try store.upsert(TransactionRecord(id: t.id.lowercased(), childId: t.childId.lowercased(), amountCents: t.amountCents,
                                                    note: t.note, source: t.source, createdAt: created, reversesId: t.reversesId?.lowercased()))

@@ -29,8 +29,8 @@ public struct ShareFlow {
     public func enable(name: String? = nil) throws {
         try engine.prepare()
         switch try store.phase() {
-        case .shared: throw LedgerError.alreadyShared
-        case .joining: throw LedgerError.busy("a join is in progress; run `kidledger sync` to finish it")
+        case .shared: throw ClientError.alreadyShared
+        case .joining: throw ClientError.busy("a join is in progress; run `kidledger sync` to finish it")
         case .sharing: break
         case .localOnly: try stage(name: name)
         }
@@ -43,7 +43,7 @@ public struct ShareFlow {
     /// Queues every local record with its deterministic id, in one transaction.
     func stage(name: String?) throws {
         let clean = try name.map(LedgerService.validName)
-        guard let account = try store.string(.accountId) else { throw LedgerError.notSignedIn }
+        guard let account = try store.string(.accountId) else { throw ClientError.notSignedIn }
         try store.transaction {
             guard try store.phase() == .localOnly else { return }
             var household = try store.household()
@@ -121,9 +121,9 @@ public struct ShareFlow {
     // MARK: Managing the share
 
     private func ownedHousehold() throws -> HouseholdRecord {
-        guard try store.phase() == .shared else { throw LedgerError.notShared }
+        guard try store.phase() == .shared else { throw ClientError.notShared }
         let household = try store.household()
-        if household.role != nil && household.role != "owner" { throw LedgerError.ownerOnly }
+        if household.role != nil && household.role != "owner" { throw ClientError.ownerOnly }
         return household
     }
 
@@ -143,7 +143,7 @@ public struct ShareFlow {
     /// The share's participants.
     public func participants() throws -> [Wire.Participant] {
         try engine.prepare()
-        guard try store.phase() == .shared else { throw LedgerError.notShared }
+        guard try store.phase() == .shared else { throw ClientError.notShared }
         let id = try store.household().id
         let api = engine.api
         do { return try engine.retry.run { () throws(APIError) in try api.share(householdId: id) }.participants }
@@ -155,7 +155,7 @@ public struct ShareFlow {
         let household = try ownedHousehold()
         let all = try participants()
         guard let p = all.first(where: { $0.handle?.lowercased() == handle.lowercased() }) else {
-            throw LedgerError.invalid(field: "handle", message: "'\(handle)' is not a participant")
+            throw ClientError.invalid(field: "handle", message: "'\(handle)' is not a participant")
         }
         let api = engine.api
         do { try engine.retry.run { () throws(APIError) in try api.removeParticipant(householdId: household.id, accountId: p.accountId) } }

@@ -32,9 +32,9 @@ public final class LedgerService {
         if byName.count > 1 {
             let active = byName.filter { !$0.archived }
             if active.count == 1 { return active[0] }
-            throw LedgerError.ambiguousChild(key)
+            throw ClientError.ambiguousChild(key)
         }
-        guard let child = byName.first else { throw LedgerError.childNotFound(key) }
+        guard let child = byName.first else { throw ClientError.childNotFound(key) }
         return child
     }
 
@@ -44,7 +44,7 @@ public final class LedgerService {
     }
 
     /// The status as a user sees it.
-    public func status() throws -> SyncStatus {
+    public func status() throws -> SyncState {
         let pending = try store.pendingCount()
         if let reason = try store.attention() { return .attentionRequired(reason, pending: pending) }
         if try store.string(.token) == nil || (try store.string(.lastOutcome)) == "unauthenticated" {
@@ -91,10 +91,16 @@ public final class LedgerService {
         try editChild(id: id) { $0.archived = archived }
     }
 
+    /// Moves a child to `sortOrder`.
+    @discardableResult
+    public func setSortOrder(id: String, _ sortOrder: Int64) throws -> ChildRecord {
+        try editChild(id: id) { $0.sortOrder = sortOrder }
+    }
+
     private func editChild(id: String, _ change: (inout ChildRecord) -> Void) throws -> ChildRecord {
         try store.transaction {
             try checkWritable()
-            guard var child = try store.child(id: id) else { throw LedgerError.childNotFound(id) }
+            guard var child = try store.child(id: id) else { throw ClientError.childNotFound(id) }
             let before = child
             change(&child)
             if child == before { return child }
@@ -112,7 +118,7 @@ public final class LedgerService {
     @discardableResult
     public func addMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
                          id: String = UUID().lowercased) throws -> TransactionRecord {
-        guard cents > 0 else { throw LedgerError.invalid(field: "amount", message: "must be more than zero") }
+        guard cents > 0 else { throw ClientError.invalid(field: "amount", message: "must be more than zero") }
         return try record(childId: childId, amount: cents, note: note, source: source.rawValue, id: id, reverses: nil)
     }
 
@@ -120,20 +126,20 @@ public final class LedgerService {
     @discardableResult
     public func takeMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
                           id: String = UUID().lowercased) throws -> TransactionRecord {
-        guard cents > 0 else { throw LedgerError.invalid(field: "amount", message: "must be more than zero") }
+        guard cents > 0 else { throw ClientError.invalid(field: "amount", message: "must be more than zero") }
         return try record(childId: childId, amount: -cents, note: note, source: source.rawValue, id: id, reverses: nil)
     }
 
     /// Undoes the child's newest transaction that is neither a reversal nor reversed.
     @discardableResult
     public func undoLast(childId: String) throws -> TransactionRecord {
-        guard let child = try store.child(id: childId) else { throw LedgerError.childNotFound(childId) }
+        guard let child = try store.child(id: childId) else { throw ClientError.childNotFound(childId) }
         let target = try store.db.queryOne("""
             SELECT id FROM transactions t WHERE child_id = ? AND reverses_id IS NULL
               AND NOT EXISTS (SELECT 1 FROM transactions r WHERE r.reverses_id = t.id)
             ORDER BY created_at DESC, rowid DESC LIMIT 1
             """, [.text(childId)])?.string(0)
-        guard let target else { throw LedgerError.nothingToUndo(child.name) }
+        guard let target else { throw ClientError.nothingToUndo(child.name) }
         return try undo(transactionId: target)
     }
 
@@ -142,11 +148,11 @@ public final class LedgerService {
     @discardableResult
     public func undo(transactionId: String) throws -> TransactionRecord {
         guard let original = try store.transaction(id: transactionId.lowercased()) else {
-            throw LedgerError.transactionNotFound(transactionId)
+            throw ClientError.transactionNotFound(transactionId)
         }
-        if original.reversesId != nil { throw LedgerError.notReversible }
+        if original.reversesId != nil { throw ClientError.notReversible }
         if let existing = try store.reversal(of: original.id) { return existing }
-        guard let uuid = LedgerIDs.parse(original.id) else { throw LedgerError.transactionNotFound(transactionId) }
+        guard let uuid = LedgerIDs.parse(original.id) else { throw ClientError.transactionNotFound(transactionId) }
         return try record(childId: original.childId, amount: -original.amountCents, note: "",
                           source: original.source, id: LedgerIDs.reversalID(of: uuid).lowercased, reverses: original.id)
     }
@@ -154,17 +160,17 @@ public final class LedgerService {
     private func record(childId: String, amount: Int64, note: String, source: String, id: String,
                         reverses: String?) throws -> TransactionRecord {
         if amount.magnitude > UInt64(Cents.maxTransactionMagnitude) {
-            throw LedgerError.invalid(field: "amount", message: "must be at most 1000000000.00")
+            throw ClientError.invalid(field: "amount", message: "must be at most 1000000000.00")
         }
         let cleanNote: String
         switch Validation.note(note) {
         case .success(let n): cleanNote = n
-        case .failure(let e): throw LedgerError.invalid(field: "note", message: e.message)
+        case .failure(let e): throw ClientError.invalid(field: "note", message: e.message)
         }
         return try store.transaction {
             try checkWritable()
-            guard try store.child(id: childId) != nil else { throw LedgerError.childNotFound(childId) }
-            guard Cents.add(try store.balance(childId: childId), amount) != nil else { throw LedgerError.balanceOverflow }
+            guard try store.child(id: childId) != nil else { throw ClientError.childNotFound(childId) }
+            guard Cents.add(try store.balance(childId: childId), amount) != nil else { throw ClientError.balanceOverflow }
             let tx = TransactionRecord(id: id, childId: childId, amountCents: amount, note: cleanNote, source: source,
                                        createdAt: now(), authorAccountId: try store.string(.accountId), reversesId: reverses)
             try store.upsert(tx)
@@ -178,16 +184,16 @@ public final class LedgerService {
     static func validName(_ name: String) throws -> String {
         switch Validation.name(name) {
         case .success(let n): return n
-        case .failure(let e): throw LedgerError.invalid(field: "name", message: e.message)
+        case .failure(let e): throw ClientError.invalid(field: "name", message: e.message)
         }
     }
 
     /// Refuses edits while shared editing is frozen or a join is being completed.
     func checkWritable() throws {
         let phase = try store.phase()
-        if case .joining = phase { throw LedgerError.busy("a join is in progress; run `kidledger sync` to finish it") }
-        if phase.queuesChanges, let reason = try store.attention() { throw LedgerError.frozen(reason) }
-        if phase.queuesChanges, try store.household().permission == "readOnly" { throw LedgerError.frozen(.readOnly) }
+        if case .joining = phase { throw ClientError.busy("a join is in progress; run `kidledger sync` to finish it") }
+        if phase.queuesChanges, let reason = try store.attention() { throw ClientError.frozen(reason) }
+        if phase.queuesChanges, try store.household().permission == "readOnly" { throw ClientError.frozen(.readOnly) }
     }
 
     private func queue(_ kind: RecordKind, _ id: String) throws {

@@ -69,15 +69,15 @@ public final class SyncEngine {
 
     /// Loads the token and refuses to talk to the server under a switched account.
     func prepare() throws {
-        guard let token = try store.string(.token) else { throw LedgerError.notSignedIn }
+        guard let token = try api.token ?? store.string(.token) else { throw ClientError.notSignedIn }
         api.token = token
-        if try store.attention() == .accountChanged { throw LedgerError.frozen(.accountChanged) }
+        if try store.attention() == .accountChanged { throw ClientError.frozen(.accountChanged) }
     }
 
     /// Persists what a failed call means for the status and returns the error to show.
     /// `duringSync`: the call was the household's feed or push, so a 404 `not_found` means the
     /// household is gone; elsewhere a 404 (an unknown handle, no share) is only that call's answer.
-    func record(_ error: APIError, duringSync: Bool = false) throws -> LedgerError {
+    func record(_ error: APIError, duringSync: Bool = false) throws -> ClientError {
         if error.isTransient {
             try store.set(.lastOutcome, "offline")
             return .offline(error.description)

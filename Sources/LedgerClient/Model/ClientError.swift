@@ -1,5 +1,5 @@
 /// Errors a device reports to the person using it; each is one plain sentence.
-public enum LedgerError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case childNotFound(String)
     case ambiguousChild(String)
     case transactionNotFound(String)
@@ -33,7 +33,7 @@ public enum LedgerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .ambiguousChild(let c): return "more than one child is named '\(c)'; use the child's id"
         case .transactionNotFound(let t): return "no transaction with id '\(t)'"
         case .invalid(let field, let message): return "\(field) \(message)"
-        case .frozen(let reason): return "shared editing is frozen: \(reason.explanation); \(reason.remedy)"
+        case .frozen(let reason): return "shared editing is frozen: \(reason.explanation) \(reason.suggestion)"
         case .nothingToUndo(let name): return "\(name) has nothing to undo"
         case .notReversible: return "a reversal cannot be undone"
         case .balanceOverflow: return "that would take the balance beyond what can be stored"
@@ -45,7 +45,7 @@ public enum LedgerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .ownerOnly: return "only the household's owner can do that"
         case .busy(let what): return what
         case .keepLocalLedger(let c, let t):
-            return "this device holds a different ledger (\(LedgerError.count(c, "child", "children")), \(LedgerError.count(t, "transaction", "transactions"))); keeping it. Use --replace-local to export it and join anyway"
+            return "this device holds a different ledger (\(ClientError.count(c, "child", "children")), \(ClientError.count(t, "transaction", "transactions"))); keeping it. Use --replace-local to export it and join anyway"
         case .invitationNotFound(let id): return "no pending invitation '\(id)'; run `kidledger invitations` to list them"
         case .invitationWithdrawn: return "the invitation is no longer valid (withdrawn, declined or access revoked); this device's ledger was left as it was"
         case .importNeedsEmptyStore: return "import needs an empty, local-only store"

@@ -1,0 +1,70 @@
+import Foundation
+import SQLiteKit
+
+extension LedgerError {
+    /// The public form of any error the internals throw.
+    init(_ error: any Error) {
+        switch error {
+        case let e as LedgerError: self = e
+        case let e as ClientError: self = LedgerError(e)
+        case let e as APIError: self = LedgerError(e)
+        case is SQLiteError: self = .store(underlying: error)
+        case is CancellationError: self = .cancelled
+        case let e as CocoaError where e.isFileError: self = .store(underlying: e)
+        default: self = .store(underlying: error)
+        }
+    }
+
+    init(_ error: APIError) {
+        switch error {
+        case .transport:
+            self = .offline
+        case .problem(let status, let code, let detail, _):
+            if status == 401 { self = .unauthenticated; return }
+            if status >= 500 || status == 429 || status == 408 { self = .offline; return }
+            self = .server(code: code, status: status, detail: detail ?? "")
+        case .invalidAnswer(let why):
+            self = .server(code: "invalid_answer", status: 0, detail: why)
+        }
+    }
+
+    init(_ error: ClientError) {
+        switch error {
+        case .childNotFound, .transactionNotFound, .invitationNotFound, .invitationWithdrawn: self = .notFound
+        case .ambiguousChild(let name): self = .invalidInput(field: "child", message: "'\(name)' names more than one child")
+        case .invalid(let field, let message):
+            self = field == "amount" ? .invalidAmount : .invalidInput(field: field, message: message)
+        case .balanceOverflow: self = .invalidAmount
+        case .frozen(let reason): self = .attentionRequired(reason)
+        case .nothingToUndo: self = .nothingToUndo
+        case .notReversible: self = .notAllowed(reason: "A reversal cannot itself be undone.")
+        case .notSignedIn, .signedOut: self = .unauthenticated
+        case .noServer: self = .notAllowed(reason: "This ledger has no server set.")
+        case .notShared: self = .notAllowed(reason: "This ledger is not shared.")
+        case .alreadyShared: self = .notAllowed(reason: "This ledger is already shared.")
+        case .ownerOnly: self = .notAllowed(reason: "Only the household's owner can do that.")
+        case .busy(let what):
+            self = .notAllowed(reason: what.contains("join")
+                ? "Joining a household is still in progress; it finishes with the next sync."
+                : "You own this household; stop sharing it instead of leaving it.")
+        case .keepLocalLedger: self = .joinWouldReplaceLocalLedger
+        case .importNeedsEmptyStore: self = .notAllowed(reason: "A ledger can only be imported into an empty ledger that was never shared.")
+        case .invalidExport(let why): self = .invalidInput(field: "file", message: "is not a ledger export (\(why))")
+        case .confirmationRequired: self = .cancelled
+        case .offline: self = .offline
+        case .server(let e): self = LedgerError(e)
+        case .storage(let why): self = .store(underlying: StorageFailure(message: why))
+        }
+    }
+}
+
+/// A storage failure described only by a message.
+struct StorageFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// Runs `body`, rethrowing any failure as a `LedgerError`.
+func publicErrors<T>(_ body: () throws -> T) throws(LedgerError) -> T {
+    do { return try body() } catch { throw LedgerError(error) }
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+/// The continuations of a ledger's streams and what each was last sent.
+struct Observers {
+    var snapshots: [UUID: AsyncStream<LedgerSnapshot>.Continuation] = [:]
+    var statuses: [UUID: AsyncStream<SyncStatus>.Continuation] = [:]
+    var events: [UUID: AsyncStream<LedgerEvent>.Continuation] = [:]
+    var lastSnapshot: LedgerSnapshot?
+    var lastStatus: SyncStatus?
+
+    var isEmpty: Bool { snapshots.isEmpty && statuses.isEmpty && events.isEmpty }
+}
+
+extension Ledger {
+    /// The current snapshot, then a new one after every change — made here, by a sync, or by
+    /// another `Ledger` on the same file (seen within a second). Ends when the iterating task
+    /// is cancelled.
+    public nonisolated func snapshots() -> AsyncStream<LedgerSnapshot> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LedgerSnapshot.self, bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        Task { await self.addSnapshotObserver(id, continuation) }
+        return stream
+    }
+
+    /// The current status, then every change of it. Ends when the iterating task is cancelled.
+    public nonisolated func statusUpdates() -> AsyncStream<SyncStatus> {
+        let (stream, continuation) = AsyncStream.makeStream(of: SyncStatus.self, bufferingPolicy: .bufferingNewest(1))
+        let id = UUID()
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        Task { await self.addStatusObserver(id, continuation) }
+        return stream
+    }
+
+    /// What happened from now on: remote changes merged, changes refused, attention needed,
+    /// syncs failed. Ends when the iterating task is cancelled.
+    public nonisolated func events() -> AsyncStream<LedgerEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LedgerEvent.self, bufferingPolicy: .bufferingNewest(64))
+        let id = UUID()
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        Task { await self.addEventObserver(id, continuation) }
+        return stream
+    }
+
+    private func addSnapshotObserver(_ id: UUID, _ continuation: AsyncStream<LedgerSnapshot>.Continuation) {
+        if let snapshot = try? readSnapshot() {
+            continuation.yield(snapshot)
+            observers.lastSnapshot = snapshot
+        }
+        observers.snapshots[id] = continuation
+        watchIfNeeded()
+    }
+
+    private func addStatusObserver(_ id: UUID, _ continuation: AsyncStream<SyncStatus>.Continuation) {
+        if let status = try? readStatus() {
+            continuation.yield(status)
+            observers.lastStatus = status
+        }
+        observers.statuses[id] = continuation
+        watchIfNeeded()
+    }
+
+    private func addEventObserver(_ id: UUID, _ continuation: AsyncStream<LedgerEvent>.Continuation) {
+        observers.events[id] = continuation
+        watchIfNeeded()
+    }
+
+    private func removeObserver(_ id: UUID) {
+        observers.snapshots[id] = nil
+        observers.statuses[id] = nil
+        observers.events[id] = nil
+        if observers.isEmpty {
+            watcher?.cancel()
+            watcher = nil
+        }
+    }
+
+    /// Sends the current snapshot and status to observers when they changed.
+    func publish() async {
+        dataVersion = (try? currentDataVersion()) ?? dataVersion
+        if !observers.snapshots.isEmpty, let snapshot = try? readSnapshot(), snapshot != observers.lastSnapshot {
+            observers.lastSnapshot = snapshot
+            for c in observers.snapshots.values { c.yield(snapshot) }
+        }
+        if !observers.statuses.isEmpty, let status = try? readStatus(), status != observers.lastStatus {
+            observers.lastStatus = status
+            for c in observers.statuses.values { c.yield(status) }
+        }
+    }
+
+    func emit(_ event: LedgerEvent) {
+        for c in observers.events.values { c.yield(event) }
+    }
+
+    /// While anyone observes, looks for commits of other connections to the file (another
+    /// `Ledger`, another process) with SQLite's `data_version`, a cheap read.
+    private func watchIfNeeded() {
+        guard watcher == nil else { return }
+        let interval = options.watchInterval
+        watcher = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+                guard let self else { return }
+                await self.checkForOutsideWrites()
+            }
+        }
+    }
+
+    private func checkForOutsideWrites() async {
+        guard let version = try? currentDataVersion(), version != dataVersion else { return }
+        await publish()
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import LedgerModel
+import SQLiteKit
+
+extension Ledger {
+    /// The household, every child with its balance, and the sync status, read in one go.
+    public func snapshot() async throws -> LedgerSnapshot {
+        try publicErrors { try readSnapshot() }
+    }
+
+    func readSnapshot() throws -> LedgerSnapshot {
+        try readConsistently {
+            let pendingByChild = try self.pendingByChild()
+            let children = try service.children().map { c in
+                ChildSummary(id: c.child.id, name: c.child.name, archived: c.child.archived, sortOrder: c.child.sortOrder,
+                             balanceCents: c.balanceCents, pendingCount: pendingByChild[c.child.id] ?? 0)
+            }
+            return LedgerSnapshot(household: HouseholdInfo(try store.household()), children: children,
+                                  status: try readStatus(), rejected: try readRejected())
+        }
+    }
+
+    /// Runs `body` inside one read transaction, so what it reads is one consistent state.
+    func readConsistently<T>(_ body: () throws -> T) throws -> T {
+        if store.db.isInTransaction { return try body() }
+        try store.db.execute("BEGIN")
+        defer { try? store.db.execute("COMMIT") }
+        return try body()
+    }
+
+    /// Pending changes per child: its own record and its transactions.
+    private func pendingByChild() throws -> [String: Int] {
+        var out: [String: Int] = [:]
+        for row in try store.db.query("""
+            SELECT COALESCE(t.child_id, p.id), COUNT(*) FROM pending p
+            LEFT JOIN transactions t ON p.kind = 'transaction' AND t.id = p.id
+            GROUP BY 1
+            """) {
+            out[row.string(0)] = Int(row.int(1))
+        }
+        return out
+    }
+
+    /// A child's transactions, newest first, `limit` at a time; pass the previous page's
+    /// `nextCursor` as `before` for the next one.
+    public func history(of childId: String, limit: Int = 50, before: String? = nil) async throws -> HistoryPage {
+        let limit = max(1, min(limit, 1000))
+        return try publicErrors {
+            guard try store.child(id: childId.lowercased()) != nil else { throw LedgerError.notFound }
+            var params: [SQLiteValue] = [.text(childId.lowercased())]
+            var after = ""
+            if let before {
+                let parts = before.split(separator: ":", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let ms = Int64(parts[0]) else {
+                    throw LedgerError.invalidInput(field: "cursor", message: "is not one this ledger handed out")
+                }
+                after = "AND (t.created_at < ? OR (t.created_at = ? AND t.id < ?))"
+                params += [.integer(ms), .integer(ms), .text(parts[1])]
+            }
+            params.append(.integer(Int64(limit + 1)))
+            let rows = try store.db.query("""
+                SELECT t.id, t.child_id, t.amount_cents, t.note, t.source, t.created_at, t.recorded_at,
+                       t.author_account_id, t.reverses_id, r.id, p.id IS NOT NULL
+                FROM transactions t
+                LEFT JOIN transactions r ON r.reverses_id = t.id
+                LEFT JOIN pending p ON p.kind = 'transaction' AND p.id = t.id
+                WHERE t.child_id = ? \(after)
+                ORDER BY t.created_at DESC, t.id DESC LIMIT ?
+                """, params)
+            let items = rows.prefix(limit).map { r in
+                LedgerTransaction(id: r.string(0), childId: r.string(1), amountCents: r.int(2), note: r.string(3),
+                                  source: TransactionSource(rawValue: r.string(4)) ?? .api, createdAt: Date(ms: r.int(5)),
+                                  recordedAt: r.optionalInt(6).map(Date.init(ms:)), authorAccountId: r.optionalString(7),
+                                  reversesId: r.optionalString(8), reversedBy: r.optionalString(9), isPending: r.bool(10))
+            }
+            let next = rows.count > limit ? items.last.map { "\($0.createdAt.ms):\($0.id)" } : nil
+            return HistoryPage(items: Array(items), nextCursor: next)
+        }
+    }
+
+    /// Local changes the server refused, oldest first; they stay until dismissed.
+    public func rejectedChanges() async throws -> [RejectedChange] {
+        try publicErrors { try readRejected() }
+    }
+
+    /// Forgets a refused change the user has seen.
+    public func dismissRejected(_ id: String) async throws {
+        try publicErrors { try store.db.run("DELETE FROM rejected WHERE id = ?", [.text(id.lowercased())]) }
+        await publish()
+    }
+
+    func readRejected() throws -> [RejectedChange] {
+        try store.db.query("SELECT kind, id, code, json, rejected_at FROM rejected ORDER BY rejected_at, id").map { r in
+            let kind = RejectedChange.Kind(rawValue: r.string(0)) ?? .transaction
+            var change = RejectedChange(kind: kind, id: r.string(1), childId: nil, name: nil, amountCents: nil, note: nil,
+                                        code: r.string(2), rejectedAt: Date(ms: r.int(4)))
+            let json = (try? JSONValue.parse(r.string(3))) ?? .null
+            switch kind {
+            case .child:
+                change.childId = r.string(1)
+                change.name = json["name"]?.stringValue
+            case .transaction:
+                change.childId = json["childId"]?.stringValue
+                change.amountCents = json["amountCents"]?.intValue
+                change.note = json["note"]?.stringValue
+            }
+            return change
+        }
+    }
+
+    /// The status as a user sees it.
+    public func status() async -> SyncStatus {
+        (try? readStatus()) ?? .pending(count: 0)
+    }
+
+    func readStatus() throws -> SyncStatus {
+        let pending = try store.pendingCount()
+        if let reason = try store.attention() { return .attentionRequired(reason, pending: pending) }
+        let phase = try store.phase()
+        if phase == .localOnly { return .localOnly }
+        if try store.string(.tokenId) == nil && store.string(.accountId) == nil { return .accountUnavailable(pending: pending) }
+        if try store.string(.lastOutcome) == "unauthenticated" || signedOut { return .accountUnavailable(pending: pending) }
+        if syncing > 0 { return .syncing }
+        if try store.string(.lastOutcome) == "offline" {
+            let since = meta(MetaKey.offlineSince).flatMap(Int64.init).map(Date.init(ms:)) ?? Date()
+            return .offline(pending: pending, since: since)
+        }
+        if pending > 0 { return .pending(count: pending) }
+        if phase != .shared { return .pending(count: 0) }
+        let at = try store.string(.lastSyncAt).flatMap(Int64.init).map(Date.init(ms:)) ?? Date(timeIntervalSince1970: 0)
+        return .synced(at: at)
+    }
+}
+
+extension Date {
+    init(ms: Int64) { self.init(timeIntervalSince1970: Double(ms) / 1000) }
+    var ms: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+}
+
+extension HouseholdInfo {
+    init(_ h: HouseholdRecord) {
+        self.init(id: h.id, name: h.name, currency: h.currency, role: h.role.flatMap(Role.init(rawValue:)),
+                  permission: h.permission.flatMap(Permission.init(rawValue:)), shared: h.shared)
+    }
+}
+
+extension Child {
+    init(_ c: ChildRecord) {
+        self.init(id: c.id, name: c.name, archived: c.archived, sortOrder: c.sortOrder,
+                  createdAt: Date(ms: c.createdAt), modifiedAt: Date(ms: c.modifiedAt))
+    }
+}
+
+extension LedgerTransaction {
+    init(_ t: TransactionRecord, reversedBy: String? = nil, isPending: Bool) {
+        self.init(id: t.id, childId: t.childId, amountCents: t.amountCents, note: t.note,
+                  source: TransactionSource(rawValue: t.source) ?? .api, createdAt: Date(ms: t.createdAt),
+                  recordedAt: t.recordedAt.map(Date.init(ms:)), authorAccountId: t.authorAccountId,
+                  reversesId: t.reversesId, reversedBy: reversedBy, isPending: isPending)
+    }
+}
