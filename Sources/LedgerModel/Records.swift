@@ -1,20 +1,3 @@
-/// A household: one shared ledger.
-public struct Household: Sendable, Equatable {
-    public var id: String
-    public var name: String
-    public var currency: String
-    public var ownerAccountId: String
-    public var createdAt: Int64
-    public var modifiedAt: Int64
-    public var changeTag: String
-
-    public init(id: String, name: String, currency: String, ownerAccountId: String,
-                createdAt: Int64, modifiedAt: Int64, changeTag: String) {
-        self.id = id; self.name = name; self.currency = currency; self.ownerAccountId = ownerAccountId
-        self.createdAt = createdAt; self.modifiedAt = modifiedAt; self.changeTag = changeTag
-    }
-}
-
 /// A child with a balance; never deleted, only archived.
 public struct Child: Sendable, Equatable {
     public var id: String

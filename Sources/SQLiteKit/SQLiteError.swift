@@ -14,7 +14,6 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
 
     /// The primary result code (low byte).
     public var primaryCode: Int32 { code & 0xff }
-    public var isConstraintViolation: Bool { primaryCode == 19 }
     public var isBusy: Bool { primaryCode == 5 || primaryCode == 6 }
 
     public var description: String {
