@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "GzipKit", dependencies: ["CZlib"]),
         // Empty unless the Postgres trait is on (its sources are inside `#if Postgres`).
         .target(name: "PostgresKit", dependencies: [.target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
-        .target(name: "HTTPServer", dependencies: ["GzipKit"]),
+        .target(name: "HTTPServer", dependencies: ["GzipKit", "LedgerModel"]),
         .target(name: "StoreKitJWS", dependencies: ["COpenSSL"]),
         .target(name: "LedgerServer",
                 dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "SQLiteServerKit"]),
         .testTarget(name: "PostgresKitTests",
                     dependencies: [.target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit", "LedgerModel"]),
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer"]),
         .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerServer", "LedgerModel", "HTTPServer"]),

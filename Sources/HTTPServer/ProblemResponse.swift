@@ -1,18 +1,23 @@
-/// The `application/problem+json` responses the server itself generates.
-enum ProblemResponse {
-    static func make(status: Int, code: String, detail: String) -> HTTPResponse {
-        var body = "{\"type\":\"urn:kidledger:"
-        body += code
-        body += "\",\"title\":\""
-        body += jsonEscaped(HTTPStatus.reason(status))
-        body += "\",\"status\":"
-        body += String(status)
-        body += ",\"detail\":\""
-        body += jsonEscaped(detail)
-        body += "\",\"code\":\""
-        body += code
-        body += "\"}"
-        return HTTPResponse(status: status, contentType: "application/problem+json", body: body)
+import LedgerModel
+
+/// `application/problem+json` (RFC 9457) answers: the one place their body is written, for
+/// the server's own refusals (framing, timeouts, connection limits) and the application's.
+public enum ProblemResponse {
+    /// `{"type":"urn:kidledger:<code>","title":<reason phrase>,"status":…,"detail":…,"code":…}`
+    /// followed by `members` (such as `fields` or `current`), with `headers` added.
+    public static func make(status: Int, code: String, detail: String, members: JSONObject = JSONObject(),
+                            headers: HTTPHeaders = HTTPHeaders()) -> HTTPResponse {
+        var o: JSONObject = [
+            "type": .string("urn:kidledger:\(code)"),
+            "title": .string(HTTPStatus.reason(status)),
+            "status": .int(Int64(status)),
+            "detail": .string(detail),
+            "code": .string(code),
+        ]
+        for (k, v) in members.pairs { o[k] = v }
+        var h = headers
+        h.set("Content-Type", "application/problem+json")
+        return HTTPResponse(status: status, headers: h, body: JSONValue.object(o).serialized())
     }
 
     static func make(for error: HTTPParserError) -> HTTPResponse {
@@ -29,27 +34,5 @@ enum ProblemResponse {
 
     static func serviceUnavailable() -> HTTPResponse {
         make(status: 503, code: "service_unavailable", detail: "Too many connections.")
-    }
-
-    static func jsonEscaped(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count)
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out
     }
 }

@@ -38,42 +38,15 @@ public struct APIError: Error, Sendable {
     static let ownerOnly = APIError(403, "owner_only", "Only the household's owner may do this.")
     static func `internal`(_ d: String = "Something went wrong on the server.") -> APIError { APIError(500, "internal", d) }
 
-    static func title(for status: Int) -> String {
-        switch status {
-        case 400: return "Bad Request"
-        case 401: return "Unauthorized"
-        case 403: return "Forbidden"
-        case 404: return "Not Found"
-        case 405: return "Method Not Allowed"
-        case 409: return "Conflict"
-        case 410: return "Gone"
-        case 412: return "Precondition Failed"
-        case 413: return "Content Too Large"
-        case 415: return "Unsupported Media Type"
-        case 422: return "Unprocessable Content"
-        case 429: return "Too Many Requests"
-        case 503: return "Service Unavailable"
-        default: return status >= 500 ? "Internal Server Error" : "Error"
-        }
-    }
-
     /// The problem+json response.
     public var response: HTTPResponse {
-        var o: JSONObject = [
-            "type": .string("urn:kidledger:\(code)"),
-            "title": .string(APIError.title(for: status)),
-            "status": .int(Int64(status)),
-            "detail": .string(detail),
-            "code": .string(code),
-        ]
+        var members = JSONObject()
         if !fields.isEmpty {
             var f = JSONObject()
             for k in fields.keys.sorted() { f[k] = .string(fields[k]!) }
-            o["fields"] = .object(f)
+            members["fields"] = .object(f)
         }
-        for (k, v) in extra.pairs { o[k] = v }
-        var h = headers
-        h.set("Content-Type", "application/problem+json")
-        return HTTPResponse(status: status, headers: h, body: JSONValue.object(o).serialized())
+        for (k, v) in extra.pairs { members[k] = v }
+        return ProblemResponse.make(status: status, code: code, detail: detail, members: members, headers: headers)
     }
 }

@@ -11,8 +11,6 @@ struct FeedEncoder {
 
     init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
-    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
-
     /// Appends raw ASCII (member names and punctuation).
     mutating func raw(_ s: StaticString) {
         s.withUTF8Buffer { bytes.append(contentsOf: $0) }
@@ -20,27 +18,7 @@ struct FeedEncoder {
 
     /// Appends a JSON string literal.
     mutating func string(_ s: String) {
-        bytes.append(34)
-        var s = s
-        s.withUTF8 { utf8 in
-            if !utf8.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
-                bytes.append(contentsOf: utf8)
-                return
-            }
-            for c in utf8 {
-                switch c {
-                case 34: bytes.append(92); bytes.append(34)
-                case 92: bytes.append(92); bytes.append(92)
-                case 10: bytes.append(92); bytes.append(110)
-                case 13: bytes.append(92); bytes.append(114)
-                case 9: bytes.append(92); bytes.append(116)
-                case 0..<0x20:
-                    bytes.append(contentsOf: [92, 117, 48, 48, FeedEncoder.hex[Int(c >> 4)], FeedEncoder.hex[Int(c & 15)]])
-                default: bytes.append(c)
-                }
-            }
-        }
-        bytes.append(34)
+        JSONValue.writeString(s, into: &bytes)
     }
 
     mutating func optionalString(_ s: String?) {
