@@ -1,18 +1,93 @@
+import COpenSSL
 import Foundation
 
-/// Opaque list cursors: base64url of `<kind>:<position>`.
-enum Cursor {
-    static func encode(kind: String, _ position: Int64) -> String {
-        TokenSecret.base64url(Array("\(kind):\(position)".utf8))
+/// Opaque list cursors, bound to the list that gave them out.
+///
+/// A cursor carries a position (one or more integers, such as a row number) encrypted and
+/// authenticated under a key of this server, with the list's identity (its kind and whose
+/// or which household's list it is) as associated data. Nothing of the position shows,
+/// and a cursor from another list, household, child or account, or an altered one, is
+/// refused (422) instead of paging something else.
+///
+/// The construction is a synthetic-IV scheme over HMAC-SHA256: the tag is
+/// `HMAC(key, "tag" ‖ list ‖ position)` cut to 16 bytes, and the position is XORed with
+/// `HMAC(key, "pad" ‖ tag)`. It is deterministic, so the same page always has the same
+/// cursor. Wire form: base64url of `encrypted position ‖ tag`.
+final class Cursor: Sendable {
+    private let key: [UInt8]
+    static let tagLength = 16
+    static let keyLength = 32
+
+    init(key: [UInt8]) {
+        precondition(key.count == Cursor.keyLength)
+        self.key = key
     }
 
-    /// The position in a cursor of `kind`; nil when absent; 422 when malformed.
-    static func decode(_ raw: String?, kind: String) throws -> Int64? {
-        guard let raw, !raw.isEmpty else { return nil }
-        guard let bytes = TokenSecret.base64urlDecode(raw), let text = String(validating: bytes, as: UTF8.self),
-              text.hasPrefix(kind + ":"), let v = Int64(text.dropFirst(kind.count + 1)), v >= 0 else {
-            throw APIError.validation("cursor", "is not a cursor this list gave out")
+    /// The key kept in `directory/cursor.key` (created with 32 random bytes when missing or
+    /// not 32 bytes long), so cursors outlive a restart. When the file cannot be written
+    /// the key lives only as long as the process.
+    convenience init(directory: String) {
+        let path = directory + "/cursor.key"
+        if let data = FileManager.default.contents(atPath: path), data.count == Cursor.keyLength {
+            self.init(key: Array(data))
+            return
         }
-        return v
+        let key = Cursor.randomKey()
+        let temporary = path + ".new"
+        if FileManager.default.createFile(atPath: temporary, contents: Data(key), attributes: [.posixPermissions: 0o600]) {
+            if rename(temporary, path) != 0 { unlink(temporary) }
+        }
+        self.init(key: key)
+    }
+
+    static func randomKey() -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: keyLength)
+        if RAND_bytes(&bytes, Int32(keyLength)) != 1 {
+            var g = SystemRandomNumberGenerator()
+            for i in 0..<keyLength { bytes[i] = UInt8.random(in: 0...255, using: &g) }
+        }
+        return bytes
+    }
+
+    /// The cursor for `position` in `list` (for example `"transactions \(household)"`).
+    func encode(list: String, _ position: [Int64]) -> String {
+        precondition(!position.isEmpty && position.count <= 4)
+        let plain = position.flatMap { v in (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: v) >> (56 - 8 * $0)) } }
+        let tag = Array(mac(Array("tag\0".utf8) + Array(list.utf8) + [0] + plain).prefix(Cursor.tagLength))
+        let pad = mac(Array("pad\0".utf8) + tag)
+        return TokenSecret.base64url(zip(plain, pad).map { $0 ^ $1 } + tag)
+    }
+
+    /// The position of a cursor `list` gave out, with `count` integers; nil when absent or
+    /// empty (the first page); 422 `validation_failed` for anything else.
+    func decode(_ raw: String?, list: String, count: Int) throws -> [Int64]? {
+        guard let raw, !raw.isEmpty else { return nil }
+        let refused = APIError.validation("cursor", "is not a cursor this list gave out")
+        guard let bytes = TokenSecret.base64urlDecode(raw), bytes.count == 8 * count + Cursor.tagLength else { throw refused }
+        let tag = Array(bytes.suffix(Cursor.tagLength))
+        let pad = mac(Array("pad\0".utf8) + tag)
+        let plain = zip(bytes.prefix(8 * count), pad).map { $0 ^ $1 }
+        let expected = Array(mac(Array("tag\0".utf8) + Array(list.utf8) + [0] + plain).prefix(Cursor.tagLength))
+        guard TokenSecret.constantTimeEqual(expected, tag) else { throw refused }
+        return (0..<count).map { i in
+            Int64(bitPattern: plain[(8 * i)..<(8 * i + 8)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+        }
+    }
+
+    /// The position of a one-integer cursor (see `decode(_:list:count:)`).
+    func decode(_ raw: String?, list: String) throws -> Int64? {
+        try decode(raw, list: list, count: 1)?[0]
+    }
+
+    private func mac(_ data: [UInt8]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        var length = 0
+        let ok = key.withUnsafeBytes { k in
+            data.withUnsafeBufferPointer { d in
+                EVP_Q_mac(nil, "HMAC", nil, "SHA256", nil, k.baseAddress, k.count, d.baseAddress, d.count, &out, 32, &length)
+            }
+        }
+        precondition(ok != nil && length == 32, "HMAC-SHA256 failed")
+        return out
     }
 }

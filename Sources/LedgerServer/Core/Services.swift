@@ -17,6 +17,8 @@ final class Services: Sendable {
     /// Open HTTP connections, bound once the listener exists.
     let connections = LateBound<Int>()
     let clientAddress: ClientAddress
+    /// Encrypts and authenticates list cursors.
+    let cursors: Cursor
 
     func connectionCount() -> Int { connections.get(0) }
 
@@ -32,6 +34,7 @@ final class Services: Sendable {
         self.authLimiter = AuthLimiter(limit: configuration.authFailuresPerMinute)
         self.subscriptions = subscriptions
         self.clientAddress = ClientAddress(trusted: configuration.trustedProxies)
+        self.cursors = Cursor(directory: configuration.dataDirectory)
     }
 
     /// Maps any error to its problem+json answer; unexpected errors are logged and become 500.

@@ -71,7 +71,8 @@ enum HouseholdRoutes {
     static func list(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let limit = try ctx.limit()
-        let after = try Cursor.decode(ctx.request.queryValue("cursor"), kind: "h")
+        let list = "households \(c.accountId)"
+        let after = try ctx.services.cursors.decode(ctx.request.queryValue("cursor"), list: list)
         return try ctx.services.reads.with { db in
             let rows = try db.query("""
                 SELECT h.id, h.name, h.currency, h.owner_account_id, h.created_at, h.modified_at, h.change_tag, h.shared,
@@ -83,7 +84,7 @@ enum HouseholdRoutes {
                 ORDER BY h.rowid LIMIT ?3
                 """, [.text(c.accountId), .integer(after ?? 0), .int(limit + 1)])
             let page = rows.prefix(limit)
-            let next = rows.count > limit ? Cursor.encode(kind: "h", page.last!.int(10)) : nil
+            let next = rows.count > limit ? ctx.services.cursors.encode(list: list, [page.last!.int(10)]) : nil
             return ctx.json(200, .object([
                 "items": .array(page.map { LedgerStore.householdJSON($0, role: $0.string(8), permission: $0.string(9)) }),
                 "nextCursor": next.map { .string($0) } ?? .null,

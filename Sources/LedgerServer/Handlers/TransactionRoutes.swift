@@ -68,7 +68,8 @@ enum TransactionRoutes {
     static func page(_ ctx: RequestContext, household: String, child: String?) throws -> Reply {
         let c = try ctx.authenticate()
         let limit = try ctx.limit()
-        let before = try Cursor.decode(ctx.request.queryValue("cursor"), kind: "t")
+        let list = "transactions \(household)" + (child.map { " \($0)" } ?? "")
+        let before = try ctx.services.cursors.decode(ctx.request.queryValue("cursor"), list: list)
         return try ctx.services.reads.with { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .read)
             let rows: [SQLiteRow]
@@ -81,7 +82,7 @@ enum TransactionRoutes {
                                     [.text(household), .integer(before ?? Int64.max), .int(limit + 1)])
             }
             let items = rows.prefix(limit)
-            let next = rows.count > limit ? Cursor.encode(kind: "t", items.last!.int(11)) : nil
+            let next = rows.count > limit ? ctx.services.cursors.encode(list: list, [items.last!.int(11)]) : nil
             return ctx.json(200, .object(["items": .array(items.map { LedgerStore.transaction($0).json }),
                                           "nextCursor": next.map { .string($0) } ?? .null]))
         }

@@ -23,23 +23,31 @@ enum InvitationRoutes {
         }
     }
 
+    /// The caller's pending invitations, newest first, paged like every list.
     static func list(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
+        let limit = try ctx.limit()
+        let list = "invitations \(c.accountId)"
+        // The position is the last answered row's (invited_at, rowid).
+        let after = try ctx.services.cursors.decode(ctx.request.queryValue("cursor"), list: list, count: 2)
         return try ctx.services.reads.with { db in
             let rows = try db.query("""
-                SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at
+                SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at, p.rowid
                 FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
-                WHERE p.account_id = ? AND p.status = 'invited' AND h.shared = 1
-                ORDER BY p.invited_at DESC, p.rowid DESC
-                """, [.text(c.accountId)])
-            let items: [JSONValue] = rows.map { r in
+                WHERE p.account_id = ?1 AND p.status = 'invited' AND h.shared = 1
+                  AND (?2 IS NULL OR p.invited_at < ?2 OR (p.invited_at = ?2 AND p.rowid < ?3))
+                ORDER BY p.invited_at DESC, p.rowid DESC LIMIT ?4
+                """, [.text(c.accountId), after.map { .integer($0[0]) } ?? .null, .integer(after?[1] ?? 0), .int(limit + 1)])
+            let page = rows.prefix(limit)
+            let items: [JSONValue] = page.map { r in
                 .object([
                     "id": .string(r.string(0)), "householdId": .string(r.string(1)), "householdName": .string(r.string(2)),
                     "ownerDisplayName": .string(r.string(3)), "permission": .string(r.string(4)),
                     "invitedAt": .string(Timestamp.format(ms: r.int(5))),
                 ])
             }
-            return ctx.json(200, .object(["items": .array(items), "nextCursor": .null]))
+            let next = rows.count > limit ? ctx.services.cursors.encode(list: list, [page.last!.int(5), page.last!.int(6)]) : nil
+            return ctx.json(200, .object(["items": .array(items), "nextCursor": next.map { .string($0) } ?? .null]))
         }
     }
 
