@@ -36,11 +36,14 @@ public enum Migrator {
         }
         var applied: [Int] = []
         for m in sorted where m.version > current {
-            try db.transaction {
+            // Read again under the write lock: another connection may have applied it meanwhile.
+            let ran = try db.transaction { () throws -> Bool in
+                guard try version(db) < m.version else { return false }
                 try db.execute(m.sql)
                 try db.run("INSERT INTO schema_version (version, applied_at) VALUES (?, strftime('%s','now'))", [.int(m.version)])
+                return true
             }
-            applied.append(m.version)
+            if ran { applied.append(m.version) }
         }
         return applied
     }

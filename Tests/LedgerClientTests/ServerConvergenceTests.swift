@@ -116,6 +116,7 @@ final class ServerConvergenceTests: XCTestCase {
             XCTAssertEqual(try p.store.deferredCount(), 0, "phone \(i)")
             XCTAssertTrue(try p.store.rejectedRecords().isEmpty, "phone \(i)")
             XCTAssertEqual(try p.balances(), serverBalances, "phone \(i)")
+            XCTAssertTrue(try p.store.balanceMismatches().isEmpty, "phone \(i): cached balances equal the sums")
             XCTAssertEqual(try p.store.children().map(shape), try owner.store.children().map(shape), "phone \(i)")
             XCTAssertEqual(try p.store.allTransactions().map(\.id).sorted(), serverIds.sorted(), "phone \(i)")
             let reversed = try p.store.allTransactions().compactMap(\.reversesId)

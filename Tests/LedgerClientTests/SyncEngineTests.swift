@@ -25,7 +25,10 @@ final class Device {
 }
 
 final class SyncEngineTests: XCTestCase {
-    func makePair() throws -> (FakeLedgerServer, Device, Device, ChildRecord) {
+    func makePair() throws -> (FakeLedgerServer, Device, Device, ChildRecord) { try Self.makePair() }
+
+    /// Mom shares a ledger with Ann (10.00) and Dad joins it.
+    static func makePair() throws -> (FakeLedgerServer, Device, Device, ChildRecord) {
         let server = FakeLedgerServer()
         let mom = try Device(server: server), dad = try Device(server: server, seed: 2)
         let ann = try mom.service.addChild(name: "Ann")

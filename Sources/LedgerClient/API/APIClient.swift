@@ -8,6 +8,8 @@ public struct APIClient: Sendable {
     public var token: String?
     /// Seconds each ordinary request may take; default 30. Long polls add their wait.
     public var timeout: Double
+    /// When set, requests are abandoned as soon as it is cancelled (`TransportError.cancelled`).
+    public var cancellation: SyncCancellation?
 
     public init(transport: any Transport, token: String? = nil, timeout: Double = 30) {
         self.transport = transport
@@ -34,7 +36,7 @@ public struct APIClient: Sendable {
                                        body: body ?? [], timeout: timeout ?? self.timeout)
         let response: TransportResponse
         do {
-            response = try transport.send(request)
+            response = try transport.send(request, cancellation: cancellation)
         } catch let error as TransportError {
             throw .transport(error)
         } catch {

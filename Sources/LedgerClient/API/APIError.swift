@@ -10,15 +10,18 @@ public enum APIError: Error, Equatable, Sendable, CustomStringConvertible {
     /// True when the same request may succeed later: network trouble, 5xx, 429.
     public var isTransient: Bool {
         switch self {
-        case .transport: return true
+        case .transport(let error): return error != .cancelled
         case .problem(let status, _, _, _): return status >= 500 || status == 429 || status == 408
         case .invalidAnswer: return false
         }
     }
 
+    /// True when the caller cancelled the request (see `SyncCancellation`).
+    public var isCancellation: Bool { self == .transport(.cancelled) }
+
     /// True when nothing answered at all (the device is offline or the server is down).
     public var isUnreachable: Bool {
-        if case .transport = self { return true }
+        if case .transport(let error) = self { return error != .cancelled }
         return false
     }
 
@@ -41,6 +44,7 @@ public enum APIError: Error, Equatable, Sendable, CustomStringConvertible {
             case .unreachable(let why): return "server unreachable (\(why))"
             case .timedOut: return "server did not answer in time"
             case .invalidResponse(let why): return "unreadable answer from server (\(why))"
+            case .cancelled: return "cancelled"
             }
         case .problem(let status, let code, let detail, _):
             return "server refused (\(status) \(code))" + (detail.map { ": \($0)" } ?? "")

@@ -58,13 +58,15 @@ extension Wire {
         public var changeTag: String?
         public var serverRecord: ServerRecord?
         public var code: String?
+        /// Why a record was rejected, in words, when the server says.
+        public var detail: String?
 
-        enum CodingKeys: String, CodingKey { case type, id, status, changeTag, serverRecord, code }
+        enum CodingKeys: String, CodingKey { case type, id, status, changeTag, serverRecord, code, detail }
 
         public init(type: String, id: String, status: String, changeTag: String? = nil,
-                    serverRecord: ServerRecord? = nil, code: String? = nil) {
+                    serverRecord: ServerRecord? = nil, code: String? = nil, detail: String? = nil) {
             self.type = type; self.id = id; self.status = status
-            self.changeTag = changeTag; self.serverRecord = serverRecord; self.code = code
+            self.changeTag = changeTag; self.serverRecord = serverRecord; self.code = code; self.detail = detail
         }
 
         public init(from decoder: any Decoder) throws {
@@ -74,6 +76,7 @@ extension Wire {
             status = try c.decode(String.self, forKey: .status)
             changeTag = try c.decodeIfPresent(String.self, forKey: .changeTag)
             code = try c.decodeIfPresent(String.self, forKey: .code)
+            detail = try c.decodeIfPresent(String.self, forKey: .detail)
             if c.contains(.serverRecord), try !c.decodeNil(forKey: .serverRecord) {
                 if type == "child" {
                     serverRecord = .child(try c.decode(Child.self, forKey: .serverRecord))

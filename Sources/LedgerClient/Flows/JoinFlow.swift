@@ -21,7 +21,7 @@ public struct JoinFlow {
     public func invitations() throws -> [Wire.Invitation] {
         try engine.prepareAllowingSwitch()
         let api = engine.api
-        do { return try engine.retry.run { () throws(APIError) in try api.invitations() } }
+        do { return try engine.retrying { () throws(APIError) in try api.invitations() } }
         catch { throw try engine.record(error) }
     }
 
@@ -121,11 +121,11 @@ public struct JoinFlow {
     private func accept(invitationId: String, householdId: String) throws(APIError) {
         let api = engine.api
         do {
-            _ = try engine.retry.run { () throws(APIError) in try api.accept(invitationId: invitationId) }
+            _ = try engine.retrying { () throws(APIError) in try api.accept(invitationId: invitationId) }
         } catch {
             // Accepted before a lost answer or a kill: membership shows in the household.
             guard error.status == 404 || error.status == 409 else { throw error }
-            _ = try engine.retry.run { () throws(APIError) in try api.household(id: householdId) }
+            _ = try engine.retrying { () throws(APIError) in try api.household(id: householdId) }
         }
     }
 
@@ -137,7 +137,7 @@ public struct JoinFlow {
         var more = true
         while more {
             let token = since
-            let page = try engine.retry.run { () throws(APIError) in
+            let page = try engine.retrying { () throws(APIError) in
                 try api.changes(householdId: householdId, since: token, limit: limit)
             }
             pages.append(page)
@@ -181,7 +181,7 @@ public struct JoinFlow {
         }
         let api = engine.api
         do {
-            try engine.retry.run { () throws(APIError) in try api.removeParticipant(householdId: household.id, accountId: account) }
+            try engine.retrying { () throws(APIError) in try api.removeParticipant(householdId: household.id, accountId: account) }
         } catch {
             // Already revoked or gone: leaving locally is all that is left.
             if error.status != 403 && error.status != 404 { throw try engine.record(error) }
@@ -211,5 +211,6 @@ extension SyncEngine {
     func prepareAllowingSwitch() throws {
         guard let token = try api.token ?? store.string(.token) else { throw ClientError.notSignedIn }
         api.token = token
+        api.cancellation = cancellation
     }
 }

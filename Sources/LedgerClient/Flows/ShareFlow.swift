@@ -63,6 +63,7 @@ public struct ShareFlow {
     func resume(into report: inout SyncEngine.Report) throws {
         var rekeyed = false
         while case .sharing(let phase) = try store.phase() {
+            try engine.checkCancelled()
             switch phase {
             case .staged:
                 let household = try store.household()
@@ -89,12 +90,17 @@ public struct ShareFlow {
                     try store.setPhase(.sharing(.householdCreated))
                 }
             case .householdCreated:
-                try engine.push(into: &report)
-                try store.setPhase(.sharing(.uploaded))
+                // Uploaded only when the queue drained: a push that stopped early (frozen, or
+                // the server kept answering without taking records) leaves the step to resume.
+                guard try engine.push(into: &report) else { throw UploadIncomplete(pending: try store.pendingCount()) }
+                try engine.checkCancelled()
+                try store.transaction {
+                    if try store.phase() == .sharing(.householdCreated) { try store.setPhase(.sharing(.uploaded)) }
+                }
             case .uploaded:
                 let household = try store.household()
                 let api = engine.api
-                _ = try engine.retry.run { () throws(APIError) in try api.createShare(householdId: household.id) }
+                _ = try engine.retrying { () throws(APIError) in try api.createShare(householdId: household.id) }
                 try store.transaction {
                     var h = household
                     h.shared = true
@@ -109,7 +115,7 @@ public struct ShareFlow {
     private func createHousehold(_ household: HouseholdRecord) throws(APIError) -> APIClient.Answer<Wire.Household>? {
         let api = engine.api
         do {
-            return try engine.retry.run { () throws(APIError) in
+            return try engine.retrying { () throws(APIError) in
                 try api.putHousehold(id: household.id, name: household.name, currency: household.currency)
             }
         } catch {
@@ -133,8 +139,8 @@ public struct ShareFlow {
         let household = try ownedHousehold()
         do {
             let api = engine.api
-            _ = try engine.retry.run { () throws(APIError) in try api.createShare(householdId: household.id) }
-            return try engine.retry.run { () throws(APIError) in
+            _ = try engine.retrying { () throws(APIError) in try api.createShare(householdId: household.id) }
+            return try engine.retrying { () throws(APIError) in
                 try api.invite(householdId: household.id, handle: handle, permission: readOnly ? "readOnly" : "readWrite")
             }
         } catch { throw try engine.record(error) }
@@ -146,7 +152,7 @@ public struct ShareFlow {
         guard try store.phase() == .shared else { throw ClientError.notShared }
         let id = try store.household().id
         let api = engine.api
-        do { return try engine.retry.run { () throws(APIError) in try api.share(householdId: id) }.participants }
+        do { return try engine.retrying { () throws(APIError) in try api.share(householdId: id) }.participants }
         catch { throw try engine.record(error) }
     }
 
@@ -158,7 +164,7 @@ public struct ShareFlow {
             throw ClientError.invalid(field: "handle", message: "'\(handle)' is not a participant")
         }
         let api = engine.api
-        do { try engine.retry.run { () throws(APIError) in try api.removeParticipant(householdId: household.id, accountId: p.accountId) } }
+        do { try engine.retrying { () throws(APIError) in try api.removeParticipant(householdId: household.id, accountId: p.accountId) } }
         catch { throw try engine.record(error) }
         var revoked = p
         revoked.status = "revoked"
@@ -170,7 +176,7 @@ public struct ShareFlow {
         try engine.prepare()
         let household = try ownedHousehold()
         let api = engine.api
-        do { try engine.retry.run { () throws(APIError) in try api.deleteShare(householdId: household.id) } }
+        do { try engine.retrying { () throws(APIError) in try api.deleteShare(householdId: household.id) } }
         catch { if error.status != 404 { throw try engine.record(error) } }
         var h = household
         h.shared = false

@@ -8,6 +8,7 @@ extension LedgerError {
         case let e as LedgerError: self = e
         case let e as ClientError: self = LedgerError(e)
         case let e as APIError: self = LedgerError(e)
+        case let e as StoreFailure: self = .store(underlying: e.underlying)
         case is SQLiteError: self = .store(underlying: error)
         case is CancellationError: self = .cancelled
         case let e as CocoaError where e.isFileError: self = .store(underlying: e)

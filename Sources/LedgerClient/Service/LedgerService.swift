@@ -18,8 +18,8 @@ public final class LedgerService {
 
     /// Children with their balances; archived ones only when asked.
     public func children(includeArchived: Bool = true) throws -> [ChildBalance] {
-        try store.children().filter { includeArchived || !$0.archived }.map {
-            ChildBalance(child: $0, balanceCents: try store.balance(childId: $0.id))
+        try store.childSummaries().filter { includeArchived || !$0.child.archived }.map {
+            ChildBalance(child: $0.child, balanceCents: $0.balanceCents)
         }
     }
 

@@ -1,3 +1,4 @@
+import LedgerModel
 import SQLiteKit
 
 /// The kind of a queued record.
@@ -45,7 +46,8 @@ extension LedgerStore {
         try db.queryOne("SELECT version FROM pending WHERE kind = ? AND id = ?", [.text(kind.rawValue), .text(id)])?.int(0)
     }
 
-    /// Removes a queue entry; with `ifVersion`, only when no newer edit happened meanwhile.
+    /// Removes a queue entry; with `ifVersion`, only when no newer edit happened meanwhile (the
+    /// compare-and-set that lets two engines on one file push the same queue).
     public func dequeue(_ kind: RecordKind, id: String, ifVersion: Int64? = nil) throws {
         if let ifVersion {
             try db.run("DELETE FROM pending WHERE kind = ? AND id = ? AND version = ?",
@@ -55,15 +57,68 @@ extension LedgerStore {
         }
     }
 
-    /// Keeps a record the server refused for good, with its code.
-    public func markRejected(_ kind: RecordKind, id: String, code: String, json: String, now: Int64) throws {
-        try db.run("INSERT OR REPLACE INTO rejected (kind, id, code, json, rejected_at) VALUES (?, ?, ?, ?, ?)",
-                   [.text(kind.rawValue), .text(id), .text(code), .text(json), .integer(now)])
+    // MARK: Rejected
+
+    /// Keeps a record the server refused for good: its code, why in words, when, and the record
+    /// as it was (`json`: a transaction or a pushed child).
+    func markRejected(_ kind: RecordKind, id: String, code: String, detail: String, json: String, now: Int64) throws {
+        try db.run("INSERT OR REPLACE INTO rejected (kind, id, code, detail, json, rejected_at) VALUES (?, ?, ?, ?, ?, ?)",
+                   [.text(kind.rawValue), .text(id), .text(code), .text(detail), .text(json), .integer(now)])
+    }
+
+    /// Changes the server refused that the user has not dismissed, oldest first.
+    func rejectedChanges() throws -> [RejectedRecord] {
+        try db.query("SELECT kind, id, code, detail, json, rejected_at FROM rejected ORDER BY rejected_at, rowid").map {
+            RejectedRecord(kind: RecordKind(rawValue: $0.string(0)) ?? .transaction, id: $0.string(1), code: $0.string(2),
+                           detail: $0.string(3), json: $0.string(4), rejectedAt: $0.int(5))
+        }
+    }
+
+    /// Forgets a refused change once the user has seen it; false when there was none.
+    @discardableResult
+    func dismissRejected(_ kind: RecordKind, id: String) throws -> Bool {
+        try db.run("DELETE FROM rejected WHERE kind = ? AND id = ?", [.text(kind.rawValue), .text(id.lowercased())])
+        return db.changes > 0
     }
 
     /// Records the server refused, as (kind, id, code).
     public func rejectedRecords() throws -> [(kind: String, id: String, code: String)] {
-        try db.query("SELECT kind, id, code FROM rejected ORDER BY rejected_at").map { ($0.string(0), $0.string(1), $0.string(2)) }
+        try rejectedChanges().map { ($0.kind.rawValue, $0.id, $0.code) }
+    }
+
+    // MARK: Unmerged
+
+    /// Sets aside a pulled record that cannot be merged (kind `child` or `transaction`), or
+    /// notes a feed page that cannot be read (kind `page`, `id` the token it was asked from).
+    /// Returns true when it was not already set aside.
+    @discardableResult
+    func setAside(kind: String, id: String, reason: String, json: String, now: Int64) throws -> Bool {
+        let known = try db.queryOne("SELECT 1 FROM unmerged WHERE kind = ? AND id = ?", [.text(kind), .text(id)]) != nil
+        try db.run("INSERT OR REPLACE INTO unmerged (kind, id, reason, json, seen_at) VALUES (?, ?, ?, ?, ?)",
+                   [.text(kind), .text(id), .text(reason), .text(json), .integer(now)])
+        return !known
+    }
+
+    /// Pulled records and pages that could not be merged, oldest first.
+    func unmergedChanges() throws -> [UnmergedRecord] {
+        try db.query("SELECT kind, id, reason, json, seen_at FROM unmerged ORDER BY seen_at, rowid").map {
+            UnmergedRecord(kind: $0.string(0), id: $0.string(1), reason: $0.string(2), json: $0.string(3), seenAt: $0.int(4))
+        }
+    }
+
+    /// Number of records and pages set aside.
+    func unmergedCount() throws -> Int {
+        Int(try db.queryOne("SELECT COUNT(*) FROM unmerged")?.int(0) ?? 0)
+    }
+
+    /// Drops what is set aside under `kind` (every kind when nil): a readable version arrived,
+    /// or the user dismissed it.
+    func clearUnmerged(kind: String? = nil, id: String? = nil) throws {
+        switch (kind, id) {
+        case let (kind?, id?): try db.run("DELETE FROM unmerged WHERE kind = ? AND id = ?", [.text(kind), .text(id)])
+        case let (kind?, nil): try db.run("DELETE FROM unmerged WHERE kind = ?", [.text(kind)])
+        default: try db.run("DELETE FROM unmerged")
+        }
     }
 
     // MARK: Deferred
@@ -86,4 +141,45 @@ extension LedgerStore {
     public func deferredCount() throws -> Int {
         Int(try db.queryOne("SELECT COUNT(*) FROM deferred")?.int(0) ?? 0)
     }
+}
+
+/// A local change the server refused for good. It is off the queue and, for a transaction, out
+/// of the balances (the server's ledger never held it, so counting it would make this device
+/// disagree with every other one), but kept here with the reason until the user dismisses it.
+struct RejectedRecord: Sendable, Equatable {
+    var kind: RecordKind
+    var id: String
+    /// The server's stable code, e.g. `unknown_child`, `not_reversible`, `id_conflict`.
+    var code: String
+    /// Why, in words (the server's detail, or a sentence for the code).
+    var detail: String
+    /// The record as it was refused: a transaction, or the pushed child.
+    var json: String
+    /// When it was refused, in milliseconds since the epoch.
+    var rejectedAt: Int64
+
+    /// The refused transaction, for a transaction.
+    var transaction: TransactionRecord? {
+        guard kind == .transaction else { return nil }
+        return (try? JSONDecoderBox.decode(Wire.Transaction.self, json))?.record()
+    }
+
+    /// The refused version of the child, for a child.
+    var child: ChildRecord? {
+        guard kind == .child, let c = try? JSONDecoderBox.decode(Wire.PushChild.self, json),
+              let created = Timestamp.parse(c.createdAt), let modified = Timestamp.parse(c.modifiedAt) else { return nil }
+        return ChildRecord(id: c.id, name: c.name, sortOrder: c.sortOrder, archived: c.archived, createdAt: created,
+                           modifiedAt: modified, modifiedBy: c.modifiedBy, changeTag: c.baseChangeTag)
+    }
+}
+
+/// A pulled record (kind `child` or `transaction`) that could not be merged, or a feed page
+/// (kind `page`) that could not be read. Kept until a readable version arrives or it is dismissed.
+struct UnmergedRecord: Sendable, Equatable {
+    var kind: String
+    var id: String
+    var reason: String
+    /// The record as received (empty for a page).
+    var json: String
+    var seenAt: Int64
 }

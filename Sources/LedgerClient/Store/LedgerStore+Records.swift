@@ -107,15 +107,37 @@ extension LedgerStore {
                   .optionalText(t.reversesId)])
     }
 
-    /// Balance of one child: the sum of its transactions (nil on Int64 overflow, which the
-    /// service prevents).
+    /// Balance of one child: the sum of its transactions, kept in the child's row by triggers
+    /// in the same local transaction as every change to the rows (0 for an unknown child).
     public func balance(childId: String) throws -> Int64 {
-        var total: Int64 = 0
-        for row in try db.query("SELECT amount_cents FROM transactions WHERE child_id = ?", [.text(childId)]) {
-            let (s, o) = total.addingReportingOverflow(row.int(0))
-            total = o ? (row.int(0) > 0 ? .max : .min) : s
+        try db.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(childId)])?.int(0) ?? 0
+    }
+
+    /// Every child with its cached balance and the number of its queued changes (the child's
+    /// own edit and its transactions), in sort order then name. Costs one row per child plus
+    /// one per queued transaction, whatever the number of transactions held.
+    func childSummaries() throws -> [ChildSummaryRow] {
+        var pending: [String: Int] = [:]
+        for row in try db.query("""
+            SELECT t.child_id, COUNT(*) FROM pending p JOIN transactions t ON t.id = p.id
+            WHERE p.kind = 'transaction' GROUP BY t.child_id
+            """) {
+            pending[row.string(0)] = Int(row.int(1))
         }
-        return total
+        for row in try db.query("SELECT id FROM pending WHERE kind = 'child'") { pending[row.string(0), default: 0] += 1 }
+        return try db.query("SELECT \(Self.childColumns), balance_cents FROM children ORDER BY sort_order, name, id").map {
+            let child = Self.child(from: $0)
+            return ChildSummaryRow(child: child, balanceCents: $0.int(8), pendingCount: pending[child.id] ?? 0)
+        }
+    }
+
+    /// Children whose cached balance differs from the sum of their transactions, as
+    /// (id, cached, sum); empty unless the cache is broken (tests and `check` use it).
+    func balanceMismatches() throws -> [(id: String, cached: Int64, sum: Int64)] {
+        try db.query("""
+            SELECT c.id, c.balance_cents, COALESCE((SELECT SUM(amount_cents) FROM transactions t WHERE t.child_id = c.id), 0) AS s
+            FROM children c WHERE c.balance_cents != s
+            """).map { ($0.string(0), $0.int(1), $0.int(2)) }
     }
 
     /// Record counts of the local ledger.
@@ -125,11 +147,19 @@ extension LedgerStore {
         return (Int(c), Int(t))
     }
 
-    /// Removes every child, transaction, queued, deferred and rejected record (join with
+    /// Removes every child, transaction, queued, deferred, rejected and unmerged record (join with
     /// `--replace-local`, after an export was written).
     func wipeLedger() throws {
-        try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM rejected; DELETE FROM transactions; DELETE FROM children;")
+        try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM rejected; DELETE FROM unmerged; DELETE FROM transactions; DELETE FROM children;")
     }
+}
+
+/// A child as a snapshot lists it: its balance (cached in the replica) and how many of its
+/// changes wait to be pushed.
+struct ChildSummaryRow: Sendable, Equatable {
+    var child: ChildRecord
+    var balanceCents: Int64
+    var pendingCount: Int
 }
 
 import Foundation

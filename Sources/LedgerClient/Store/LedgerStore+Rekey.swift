@@ -41,7 +41,7 @@ extension LedgerStore {
                         .optionalText(t.reversesId.map { transactionIds[$0] ?? $0 }), .text(t.id)])
         }
         for old in childIds.keys { try db.run("DELETE FROM children WHERE id = ?", [.text(old)]) }
-        try db.execute("DELETE FROM deferred; DELETE FROM pending;")
+        try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM unmerged;")
         if requeue { try enqueueEverything() }
     }
 

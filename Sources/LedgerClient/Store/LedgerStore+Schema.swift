@@ -32,5 +32,29 @@ extension LedgerStore {
                 json TEXT NOT NULL, rejected_at INTEGER NOT NULL, PRIMARY KEY (kind, id));
             CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
             """),
+        Migration(version: 2, sql: """
+            -- Each child's balance, kept equal to the sum of its transactions by triggers, so it
+            -- changes in the same local transaction as the rows and reading it costs one row.
+            ALTER TABLE children ADD COLUMN balance_cents INTEGER NOT NULL DEFAULT 0;
+            UPDATE children SET balance_cents =
+                (SELECT COALESCE(SUM(amount_cents), 0) FROM transactions t WHERE t.child_id = children.id);
+            CREATE TRIGGER transactions_balance_insert AFTER INSERT ON transactions BEGIN
+                UPDATE children SET balance_cents = balance_cents + NEW.amount_cents WHERE id = NEW.child_id;
+            END;
+            CREATE TRIGGER transactions_balance_delete AFTER DELETE ON transactions BEGIN
+                UPDATE children SET balance_cents = balance_cents - OLD.amount_cents WHERE id = OLD.child_id;
+            END;
+            CREATE TRIGGER transactions_balance_update AFTER UPDATE OF child_id, amount_cents ON transactions BEGIN
+                UPDATE children SET balance_cents = balance_cents - OLD.amount_cents WHERE id = OLD.child_id;
+                UPDATE children SET balance_cents = balance_cents + NEW.amount_cents WHERE id = NEW.child_id;
+            END;
+            -- Why the server refused a change, in words, next to its code.
+            ALTER TABLE rejected ADD COLUMN detail TEXT NOT NULL DEFAULT '';
+            -- Pulled records (kind child or transaction) that could not be merged, and feed pages
+            -- (kind page, id = the token they were asked from) that could not be read: kept
+            -- for the user to see until a readable version arrives or they are dismissed.
+            CREATE TABLE unmerged (kind TEXT NOT NULL, id TEXT NOT NULL, reason TEXT NOT NULL,
+                json TEXT NOT NULL, seen_at INTEGER NOT NULL, PRIMARY KEY (kind, id));
+            """),
     ]
 }

@@ -45,10 +45,11 @@ public final class LedgerStore {
     }
 
     /// Opens (creating when absent) the store at `path` and brings its schema up to date.
-    /// A new store gets a fresh device id and an empty local household.
-    public init(path: String, now: Int64 = Timestamp.nowMs()) throws {
+    /// A new store gets a fresh device id and an empty local household. `busyTimeoutMs` is how
+    /// long a write waits for another connection on the same file (another process) to finish.
+    public init(path: String, now: Int64 = Timestamp.nowMs(), busyTimeoutMs: Int32 = 5000) throws {
         self.path = path
-        self.db = try SQLiteConnection(path: path, mode: .readWrite)
+        self.db = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMs: busyTimeoutMs)
         try Migrator.migrate(db, LedgerStore.migrations)
         try db.transaction {
             if try string(.deviceId) == nil {

@@ -30,8 +30,9 @@ public struct RetryPolicy: Sendable {
         return exponential * Double.random(in: 0.5...1.0, using: &rng)
     }
 
-    /// Runs `operation`, retrying transient `APIError`s.
-    public func run<T>(_ operation: () throws(APIError) -> T) throws(APIError) -> T {
+    /// Runs `operation`, retrying transient `APIError`s. With a `cancellation`, the waits between
+    /// tries are cut short when it fires (`APIError.transport(.cancelled)`).
+    public func run<T>(cancellation: SyncCancellation? = nil, _ operation: () throws(APIError) -> T) throws(APIError) -> T {
         var rng = SystemRandomNumberGenerator()
         var attempt = 0
         while true {
@@ -42,8 +43,21 @@ public struct RetryPolicy: Sendable {
                 guard error.isTransient, attempt < maxAttempts else { throw error }
                 var retryAfter: Double?
                 if case .problem(_, _, _, let seconds) = error { retryAfter = seconds }
-                sleep(delay(attempt: attempt, retryAfter: retryAfter, using: &rng))
+                try pause(delay(attempt: attempt, retryAfter: retryAfter, using: &rng), cancellation: cancellation)
             }
+        }
+    }
+
+    /// Waits `seconds`, in slices of at most 50 ms when a cancellation can cut it short.
+    func pause(_ seconds: Double, cancellation: SyncCancellation?) throws(APIError) {
+        guard let cancellation else { return sleep(seconds) }
+        var left = seconds
+        while true {
+            if cancellation.isCancelled { throw .transport(.cancelled) }
+            if left <= 0 { return }
+            let slice = min(left, 0.05)
+            sleep(slice)
+            left -= slice
         }
     }
 }

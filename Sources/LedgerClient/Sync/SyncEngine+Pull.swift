@@ -4,57 +4,80 @@ extension SyncEngine {
     /// Pulls the feed from the stored token, page by page (`moreComing`), merging each page
     /// atomically with its token. A 410 restarts from nothing, keeping pending changes. A page
     /// whose household or mode changed while it was in flight is dropped.
-    func pull(wait: Int, into report: inout Report) throws(APIError) {
-        let generation: Int64
-        let householdId: String
-        do {
-            generation = try store.generation()
-            householdId = try store.household().id
-        } catch { throw .invalidAnswer("store: \(error)") }
+    ///
+    /// The token is advanced with compare-and-set: a page is merged only when the stored token
+    /// is still the one it was asked from, so a second engine on the same file (another
+    /// process) that merged further meanwhile is never rewound nor has newer records
+    /// overwritten by older ones; the pull goes on from where that engine got to.
+    ///
+    /// Records that cannot be merged are set aside and reported (`SyncEvent.unmerged`) while
+    /// the rest of their page is merged; a page that cannot be read at all is noted the same
+    /// way before the error is thrown, and cleared once a later page merges.
+    func pull(wait: Int, into report: inout Report) throws {
+        let generation = try store.generation()
+        let householdId = try store.household().id
         var refetched = false
         var first = true
         while true {
-            let since: String?
-            do { since = try store.string(.syncToken) } catch { throw .invalidAnswer("store: \(error)") }
+            try checkCancelled()
+            let since = try store.string(.syncToken)
             let api = self.api
             let limit = pullPageSize
             let waitNow = first && since != nil ? wait : 0
             let page: Wire.ChangesPage
             do {
-                page = try retry.run { () throws(APIError) in
+                page = try retrying { () throws(APIError) in
                     try api.changes(householdId: householdId, since: since, limit: limit, wait: waitNow)
                 }
             } catch {
-                guard error.status == 410 && !refetched else { throw error }
-                refetched = true
-                do {
+                if error.status == 410 && !refetched {
+                    refetched = true
                     try store.transaction {
-                        if try store.generation() == generation { try store.set(.syncToken, nil) }
+                        if try store.generation() == generation, try store.string(.syncToken) == since {
+                            try store.set(.syncToken, nil)
+                        }
                     }
-                } catch { throw .invalidAnswer("store: \(error)") }
-                continue
+                    continue
+                }
+                if case .invalidAnswer(let why) = error { try noteUnreadablePage(since: since, reason: why) }
+                throw error
             }
             first = false
-            let merged: Bool
-            do {
-                merged = try store.transaction {
-                    guard try store.generation() == generation, try store.household().id == householdId,
-                          try store.phase() == .shared else { return false }
-                    try merge(page, householdId: householdId, report: &report)
-                    try store.set(.syncToken, page.nextToken)
-                    return true
-                }
-            } catch let error as APIError { throw error } catch { throw .invalidAnswer("store: \(error)") }
-            if !merged {
+            enum Outcome { case merged([SyncEvent]), dropped, superseded }
+            let outcome: Outcome = try store.transaction {
+                guard try store.generation() == generation, try store.household().id == householdId,
+                      try store.phase() == .shared else { return .dropped }
+                guard try store.string(.syncToken) == since else { return .superseded }
+                let events = try merge(page, householdId: householdId, report: &report)
+                try store.set(.syncToken, page.nextToken)
+                try store.clearUnmerged(kind: "page")
+                return .merged(events)
+            }
+            switch outcome {
+            case .dropped:
                 report.droppedPages += 1
                 return
+            case .superseded:
+                continue
+            case .merged(let events):
+                emit(events)
+                if !page.moreComing { return }
             }
-            if !page.moreComing { return }
         }
     }
 
-    /// Merges one page into the replica. Call inside a store transaction.
-    func merge(_ page: Wire.ChangesPage, householdId: String, report: inout Report) throws {
+    /// Notes that the page asked from `since` cannot be read, reporting it the first time.
+    private func noteUnreadablePage(since: String?, reason: String) throws {
+        let new = try store.transaction {
+            try store.setAside(kind: "page", id: since ?? "", reason: reason, json: "", now: now())
+        }
+        if new { emit([.unmerged(count: 1, reason: reason)]) }
+    }
+
+    /// Merges one page into the replica and returns the events to report once it committed.
+    /// Call inside a store transaction.
+    @discardableResult
+    func merge(_ page: Wire.ChangesPage, householdId: String, report: inout Report) throws -> [SyncEvent] {
         var household = try store.household()
         if let h = page.household, h.id.lowercased() == householdId {
             household.name = h.name
@@ -77,10 +100,20 @@ extension SyncEngine {
             try store.setAttention(nil)
         }
 
+        // Records set aside earlier are dropped from that list when a readable version arrives.
+        let anySetAside = try store.unmergedCount() > 0
+        var setAside: [String] = []
+        var children = 0, transactions = 0
         for wire in page.children {
-            guard let server = wire.record() else { throw APIError.invalidAnswer("child \(wire.id) has a malformed timestamp") }
+            guard let server = wire.record() else {
+                try store.setAside(kind: "child", id: wire.id.lowercased(), reason: "malformed timestamp", json: wire.jsonText(), now: now())
+                setAside.append("child \(wire.id) has a malformed timestamp")
+                continue
+            }
+            if anySetAside { try store.clearUnmerged(kind: "child", id: server.id) }
             try store.noteSeen(modifiedAt: server.modifiedAt)
             report.pulledChildren += 1
+            children += 1
             guard let local = try store.child(id: server.id),
                   try store.pendingVersion(.child, id: server.id) != nil else {
                 try store.upsert(server)
@@ -95,8 +128,14 @@ extension SyncEngine {
             }
         }
         for wire in page.transactions {
-            guard let server = wire.record() else { throw APIError.invalidAnswer("transaction \(wire.id) has a malformed timestamp") }
+            guard let server = wire.record() else {
+                try store.setAside(kind: "transaction", id: wire.id.lowercased(), reason: "malformed timestamp", json: wire.jsonText(), now: now())
+                setAside.append("transaction \(wire.id) has a malformed timestamp")
+                continue
+            }
+            if anySetAside { try store.clearUnmerged(kind: "transaction", id: server.id) }
             report.pulledTransactions += 1
+            transactions += 1
             if try store.child(id: server.childId) != nil {
                 try adopt(server)
             } else {
@@ -109,6 +148,10 @@ extension SyncEngine {
             }
             try store.removeDeferred(id: id)
         }
+        var events: [SyncEvent] = []
+        if children + transactions > 0 { events.append(.remoteChanges(children: children, transactions: transactions)) }
+        if let first = setAside.first { events.append(.unmerged(count: setAside.count, reason: first)) }
+        return events
     }
 
     /// Stores the server's version of a transaction; the server's copy is authoritative.

@@ -3,59 +3,64 @@ import LedgerModel
 extension SyncEngine {
     /// Pushes the queue in batches, each record read in its current state. Stops when the
     /// queue is empty, frozen, or a round made no progress (conflicts that keep losing).
-    func push(into report: inout Report) throws(APIError) {
-        let frozen: Bool
-        do { frozen = try store.attention() != nil || store.household().permission == "readOnly" } catch {
-            throw .invalidAnswer("store: \(error)")
+    /// Returns true when the queue is empty at the end.
+    ///
+    /// Every result is applied with compare-and-set on the queue entry's version, so a second
+    /// engine on the same file (another process) pushing or editing meanwhile never loses a
+    /// newer edit or has an older answer overwrite a newer one.
+    @discardableResult
+    func push(into report: inout Report) throws -> Bool {
+        if try store.attention() != nil || store.household().permission == "readOnly" {
+            return try store.pendingCount() == 0
         }
-        if frozen { return }
         var stalledRounds = 0
         while stalledRounds < 3 {
-            let before: Int
-            let batch: [PendingChange]
-            let householdId: String
-            do {
-                before = try store.pendingCount()
-                batch = try store.pendingBatch(limit: pushBatchSize)
-                householdId = try store.household().id
-            } catch { throw .invalidAnswer("store: \(error)") }
-            if batch.isEmpty { return }
+            try checkCancelled()
+            let before = try store.pendingCount()
+            let batch = try store.pendingBatch(limit: pushBatchSize)
+            let householdId = try store.household().id
+            if batch.isEmpty { return true }
             var request = Wire.PushRequest(children: [], transactions: [])
-            do {
-                for change in batch {
-                    switch change.kind {
-                    case .child:
-                        if let c = try store.child(id: change.id) { request.children.append(Wire.PushChild(c)) }
-                        else { try store.dequeue(.child, id: change.id) }
-                    case .transaction:
-                        if let t = try store.transaction(id: change.id) { request.transactions.append(Wire.PushTransaction(t)) }
-                        else { try store.dequeue(.transaction, id: change.id) }
-                    }
+            for change in batch {
+                switch change.kind {
+                case .child:
+                    if let c = try store.child(id: change.id) { request.children.append(Wire.PushChild(c)) }
+                    else { try store.dequeue(.child, id: change.id, ifVersion: change.version) }
+                case .transaction:
+                    if let t = try store.transaction(id: change.id) { request.transactions.append(Wire.PushTransaction(t)) }
+                    else { try store.dequeue(.transaction, id: change.id, ifVersion: change.version) }
                 }
-            } catch { throw .invalidAnswer("store: \(error)") }
-            if request.children.isEmpty && request.transactions.isEmpty { continue }
-            let api = self.api
-            let results = try retry.run { () throws(APIError) in try api.push(householdId: householdId, request) }
-            do {
+            }
+            if !request.children.isEmpty || !request.transactions.isEmpty {
+                let api = self.api
+                let results = try retrying { () throws(APIError) in try api.push(householdId: householdId, request) }
+                var events: [SyncEvent] = []
                 try store.transaction {
                     let versions = Dictionary(batch.map { ("\($0.kind.rawValue):\($0.id)", $0.version) }, uniquingKeysWith: max)
                     for result in results {
                         let kind: RecordKind = result.type == "child" ? .child : .transaction
                         let id = result.id.lowercased()
                         guard let version = versions["\(kind.rawValue):\(id)"] else { continue }
-                        try apply(result, kind: kind, id: id, version: version, report: &report)
+                        try apply(result, kind: kind, id: id, version: version, report: &report, events: &events)
                     }
                 }
-            } catch { throw .invalidAnswer("store: \(error)") }
-            report.pushed += request.children.count + request.transactions.count
-            let after: Int
-            do { after = try store.pendingCount() } catch { throw .invalidAnswer("store: \(error)") }
+                emit(events)
+                report.pushed += request.children.count + request.transactions.count
+            }
+            let after = try store.pendingCount()
             stalledRounds = after < before ? 0 : stalledRounds + 1
         }
+        return try store.pendingCount() == 0
     }
 
+    /// Applies one push result for the record pushed at queue `version`. Call inside a store
+    /// transaction.
     private func apply(_ result: Wire.PushResult, kind: RecordKind, id: String, version: Int64,
-                       report: inout Report) throws {
+                       report: inout Report, events: inout [SyncEvent]) throws {
+        // Settled already (another engine on this file applied the same answer): nothing to do.
+        guard let current = try store.pendingVersion(kind, id: id), current >= version else { return }
+        // False when the record was edited again after this batch was read.
+        let unchanged = current == version
         switch (kind, result.status) {
         case (.child, "saved"), (.child, "unchanged"):
             if let tag = result.changeTag { try store.setChangeTag(childId: id, tag) }
@@ -66,7 +71,7 @@ extension SyncEngine {
                 // No server copy: the id belongs to another household. Keep the record aside
                 // instead of retrying it forever.
                 report.rejected += 1
-                return try reject(kind: .child, id: id, code: "id_conflict")
+                return try reject(kind: .child, id: id, code: "id_conflict", detail: result.detail, events: &events)
             }
             guard let server = wire.record(), let local = try store.child(id: id) else { return }
             try store.noteSeen(modifiedAt: server.modifiedAt)
@@ -74,11 +79,13 @@ extension SyncEngine {
                 // Ours is newer: push it again on top of the server's version.
                 try store.setChangeTag(childId: id, server.changeTag ?? result.changeTag)
             } else {
+                // Decided on the current local state (read in this transaction), so the entry
+                // goes whatever its version.
                 try store.upsert(server)
                 try store.dequeue(.child, id: id)
             }
         case (.transaction, "saved"), (.transaction, "unchanged"):
-            try store.dequeue(.transaction, id: id)
+            try store.dequeue(.transaction, id: id, ifVersion: version)
         case (.transaction, "conflict"):
             // Same id, other content (two devices undid the same item): the server's copy wins.
             report.conflicts += 1
@@ -86,34 +93,58 @@ extension SyncEngine {
                 // No server copy: the id belongs to another household. Dropping it from the
                 // queue would leave a balance the server never sees; keep it aside instead.
                 report.rejected += 1
-                return try reject(kind: .transaction, id: id, code: "id_conflict")
+                return try reject(kind: .transaction, id: id, code: "id_conflict", detail: result.detail, events: &events)
             }
             if let server = wire.record() { try store.upsert(server) }
             try store.dequeue(.transaction, id: id)
         case (_, "rejected"):
+            // A child edited again since may be accepted in its new form: push that instead.
+            guard unchanged || kind == .transaction else { return }
             report.rejected += 1
-            try reject(kind: kind, id: id, code: result.code ?? "rejected")
+            try reject(kind: kind, id: id, code: result.code ?? "rejected", detail: result.detail, events: &events)
         default:
             break
         }
     }
 
-    /// Sets a refused record aside: kept in `rejected`, out of the balances, off the queue.
-    func reject(kind: RecordKind, id: String, code: String) throws {
+    /// Sets a refused record aside: kept as a rejected change with its reason (see
+    /// `RejectedRecord`), off the queue, and for a transaction out of the balances (with its
+    /// reversal, which the server cannot hold either).
+    func reject(kind: RecordKind, id: String, code: String, detail: String?, events: inout [SyncEvent]) throws {
+        let why = detail ?? Self.rejectionDetail(code: code)
         switch kind {
         case .transaction:
             if let t = try store.transaction(id: id) {
-                try store.markRejected(.transaction, id: id, code: code, json: Wire.Transaction(t).jsonText(), now: now())
+                try store.markRejected(.transaction, id: id, code: code, detail: why, json: Wire.Transaction(t).jsonText(), now: now())
                 if let reversal = try store.reversal(of: id) {
-                    try reject(kind: .transaction, id: reversal.id, code: "unknown_transaction")
+                    try reject(kind: .transaction, id: reversal.id, code: "unknown_transaction", detail: nil, events: &events)
                 }
                 try store.db.run("DELETE FROM transactions WHERE id = ?", [.text(id)])
             }
         case .child:
             if let c = try store.child(id: id) {
-                try store.markRejected(.child, id: id, code: code, json: Wire.PushChild(c).jsonText(), now: now())
+                try store.markRejected(.child, id: id, code: code, detail: why, json: Wire.PushChild(c).jsonText(), now: now())
             }
         }
         try store.dequeue(kind, id: id)
+        if let record = try store.rejectedChanges().first(where: { $0.kind == kind && $0.id == id }) {
+            events.append(.rejected(record))
+        }
+    }
+
+    /// A sentence for a rejection code the server sent without a detail.
+    static func rejectionDetail(code: String) -> String {
+        switch code {
+        case "unknown_child": return "The child it belongs to is not in the shared ledger."
+        case "unknown_transaction": return "The transaction it undoes is not in the shared ledger."
+        case "reversal_id_mismatch", "reversal_amount_mismatch": return "It does not match the transaction it undoes."
+        case "not_reversible": return "That transaction was already undone, or is itself an undo."
+        case "balance_overflow": return "It would take the balance beyond what can be stored."
+        case "validation_failed": return "The server found it invalid."
+        case "modified_by_mismatch": return "It was attributed to another account."
+        case "clock_skew": return "It was dated too far in the future; check the device's clock."
+        case "id_conflict": return "Its id belongs to another household."
+        default: return "The server refused it (\(code))."
+        }
     }
 }

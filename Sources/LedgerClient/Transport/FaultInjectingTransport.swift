@@ -46,6 +46,10 @@ public final class FaultInjectingTransport: Transport {
     }
 
     public func send(_ request: TransportRequest) throws -> TransportResponse {
+        try send(request, cancellation: nil)
+    }
+
+    public func send(_ request: TransportRequest, cancellation: SyncCancellation?) throws -> TransportResponse {
         let (offline, dropReq, dropResp) = state.withLock { s -> (Bool, Bool, Bool) in
             let a = Double.random(in: 0..<1, using: &s.rng) < s.faults.dropRequest
             let b = Double.random(in: 0..<1, using: &s.rng) < s.faults.dropResponse
@@ -54,7 +58,7 @@ public final class FaultInjectingTransport: Transport {
         }
         if offline { throw TransportError.unreachable("offline") }
         if dropReq { throw TransportError.unreachable("request dropped") }
-        let response = try inner.send(request)
+        let response = try inner.send(request, cancellation: cancellation)
         if dropResp { throw TransportError.unreachable("response dropped") }
         return response
     }

@@ -46,6 +46,8 @@ public enum TransportError: Error, Equatable, Sendable {
     case unreachable(String)
     /// No answer in time.
     case timedOut
+    /// The caller cancelled the request (`SyncCancellation`); it may have reached the server.
+    case cancelled
     /// The server's answer could not be read.
     case invalidResponse(String)
 }
@@ -55,4 +57,17 @@ public enum TransportError: Error, Equatable, Sendable {
 public protocol Transport: Sendable {
     /// Sends `request` and returns the server's response, or throws `TransportError`.
     func send(_ request: TransportRequest) throws -> TransportResponse
+    /// Sends `request`, abandoning it as soon as `cancellation` is cancelled (throwing
+    /// `TransportError.cancelled`). The default checks before and after a blocking `send`;
+    /// transports that can interrupt a request in flight override it.
+    func send(_ request: TransportRequest, cancellation: SyncCancellation?) throws -> TransportResponse
+}
+
+extension Transport {
+    public func send(_ request: TransportRequest, cancellation: SyncCancellation?) throws -> TransportResponse {
+        if cancellation?.isCancelled == true { throw TransportError.cancelled }
+        let response = try send(request)
+        if cancellation?.isCancelled == true { throw TransportError.cancelled }
+        return response
+    }
 }

@@ -11,6 +11,8 @@ public final class URLSessionTransport: Transport {
     private let session: URLSession
     /// Largest decoded response body accepted, in bytes (default 64 MiB).
     private let maxResponseBytes: Int
+    /// How often a waiting request looks at its cancellation.
+    static let cancellationPoll = 0.05
 
     /// `baseURL` must be an absolute http or https URL.
     public init(baseURL: URL, maxResponseBytes: Int = 64 << 20) {
@@ -26,6 +28,13 @@ public final class URLSessionTransport: Transport {
     deinit { session.finishTasksAndInvalidate() }
 
     public func send(_ request: TransportRequest) throws -> TransportResponse {
+        try send(request, cancellation: nil)
+    }
+
+    /// Sends `request`; when `cancellation` fires, the URLSession task is cancelled and this
+    /// returns within about 50 ms with `TransportError.cancelled`.
+    public func send(_ request: TransportRequest, cancellation: SyncCancellation?) throws -> TransportResponse {
+        if cancellation?.isCancelled == true { throw TransportError.cancelled }
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         guard let url = URL(string: base + request.path) else {
@@ -74,10 +83,19 @@ public final class URLSessionTransport: Transport {
             done.signal()
         }
         task.resume()
-        // The session's own timeout fires first; this guards against a lost callback.
-        if done.wait(timeout: .now() + request.timeout + 5) == .timedOut {
-            task.cancel()
-            throw TransportError.timedOut
+        // The session's own timeout fires first; the deadline guards against a lost callback.
+        let deadline = DispatchTime.now() + request.timeout + 5
+        while true {
+            let slice = cancellation == nil ? deadline : min(deadline, .now() + Self.cancellationPoll)
+            if done.wait(timeout: slice) == .success { break }
+            if cancellation?.isCancelled == true {
+                task.cancel()
+                throw TransportError.cancelled
+            }
+            if DispatchTime.now() >= deadline {
+                task.cancel()
+                throw TransportError.timedOut
+            }
         }
         switch outcome.withLock({ $0 }) {
         case .success(let response): return response
