@@ -42,6 +42,9 @@ let package = Package(
                 dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
                                .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
+        // Fakes for tests of LedgerClient and of apps: in-memory and fault-injecting
+        // transports, a seeded generator. Not part of the library.
+        .target(name: "LedgerClientTesting", dependencies: ["LedgerClient"]),
 
         // Executables: argument parsing and wiring only.
         .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer"]),
@@ -55,7 +58,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit", "LedgerModel"]),
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer"]),
-        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerServer", "LedgerModel", "HTTPServer"]),
+        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

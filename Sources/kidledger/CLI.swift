@@ -5,6 +5,11 @@ import LedgerModel
 import Glibc
 #endif
 
+/// The transport of a store without a server.
+private struct NoServer: Transport {
+    func send(_ request: TransportRequest) throws -> TransportResponse { throw TransportError.unreachable("no server configured") }
+}
+
 /// One invocation of `kidledger`: one device, one store file.
 final class CLI {
     let args: Arguments
@@ -30,7 +35,7 @@ final class CLI {
             transport = URLSessionTransport(baseURL: url)
             hasServer = true
         } else {
-            transport = InMemoryTransport { _ in throw TransportError.unreachable("no server configured") }
+            transport = NoServer()
             hasServer = false
         }
         service = LedgerService(store: store)

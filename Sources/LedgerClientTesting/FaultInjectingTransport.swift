@@ -1,3 +1,4 @@
+import LedgerClient
 
 /// Wraps a transport and, driven by a seeded generator, drops requests before they are sent
 /// or responses after the server applied them — the two failures a phone sees on a bad network.

@@ -1,3 +1,5 @@
+import LedgerClient
+
 /// A transport that hands each request to a closure in the same process (tests, previews).
 public struct InMemoryTransport: Transport {
     private let handler: @Sendable (TransportRequest) throws -> TransportResponse
