@@ -1,5 +1,6 @@
 import Foundation
 @testable import LedgerClient
+import LedgerClientTesting
 import LedgerModel
 import SQLiteKit
 import XCTest
