@@ -72,6 +72,9 @@ public final class HTTPServer: Sendable {
     /// Connections currently open, across all event loops.
     public var openConnections: Int { core.openConnections.load(ordering: .acquiring) }
 
+    /// Connections refused since the server was created, by reason.
+    public var refusedConnections: [ConnectionRefusalReason: Int] { core.admission.totals }
+
     /// Graceful stop: refuses new connections, closes idle ones, lets requests already
     /// received finish (their responses carry `Connection: close`), and returns when every
     /// connection closed or `configuration.shutdownDeadline` seconds passed; then closes the
