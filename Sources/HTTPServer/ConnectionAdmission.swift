@@ -126,14 +126,15 @@ final class ConnectionAdmission: Sendable {
 
     /// Reports refusals still waiting once `reportInterval` has passed (each event loop
     /// calls this every turn, so a burst is reported even when no refusal follows it).
-    func flush(now: Double) {
+    /// With `final` (the server stopped), what is waiting is reported whatever its age.
+    func flush(now: Double, final: Bool = false) {
         guard hasPending.load(ordering: .relaxed) else { return }
-        if let due = refusals.withLock({ take(&$0, now: now) }) { report?(due) }
+        if let due = refusals.withLock({ take(&$0, now: now, final: final) }) { report?(due) }
     }
 
-    private func take(_ r: inout Refusals, now: Double) -> ConnectionRefusalReport? {
+    private func take(_ r: inout Refusals, now: Double, final: Bool = false) -> ConnectionRefusalReport? {
         if r.pending.isEmpty { hasPending.store(false, ordering: .relaxed) }
-        guard !r.pending.isEmpty, now - r.lastReport >= reportInterval else { return nil }
+        guard !r.pending.isEmpty, final || now - r.lastReport >= reportInterval else { return nil }
         let out = ConnectionRefusalReport(counts: r.pending, lastAddress: r.lastAddress, seconds: now - r.lastReport)
         r.pending = [:]
         r.lastAddress = [:]

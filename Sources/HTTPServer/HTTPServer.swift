@@ -101,6 +101,7 @@ public final class HTTPServer: Sendable {
         for loop in loops { loop.enqueue(.stop) }
         for tid in threads { pthread_join(tid, nil) }
         close(fd)
+        core.admission.flush(now: EventLoop.monotonicNow(), final: true)
         state.withLock { $0.loops = [] }
     }
 }

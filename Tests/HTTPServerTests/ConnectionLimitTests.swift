@@ -102,8 +102,15 @@ extension HTTPServerTests {
         XCTAssertEqual(all[1].seconds, 10, accuracy: 0.001)
         admission.flush(now: 200)
         XCTAssertEqual(reports.withLock { $0.count }, 2, "no empty reports")
-        XCTAssertEqual(admission.totals, [.perAddress: 26, .maxConnections: 25])
-        XCTAssertEqual(all.reduce(0) { $0 + $1.counts.values.reduce(0, +) }, 51, "every refusal is in one report")
+        // When the server stops, what is waiting is reported at once.
+        admission.refused(.outOfDescriptors, address: nil, now: 201)
+        admission.refused(.outOfDescriptors, address: nil, now: 202)
+        admission.flush(now: 202.5, final: true)
+        let final = reports.withLock { $0 }
+        XCTAssertEqual(final.count, 4)
+        XCTAssertEqual(final.last?.counts, [.outOfDescriptors: 1])
+        XCTAssertEqual(admission.totals, [.perAddress: 26, .maxConnections: 25, .outOfDescriptors: 2])
+        XCTAssertEqual(final.reduce(0) { $0 + $1.counts.values.reduce(0, +) }, 53, "every refusal is in one report")
     }
 
     func testAdmissionCountsPerClientAndReleases() throws {
