@@ -15,6 +15,7 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registra
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]
        kidledger-server check [--data-dir DIR]
+       kidledger-server migrate --database-url postgres://…   (builds with the Postgres trait)
 Every flag can also be set as an environment variable: KIDLEDGER_HOST, KIDLEDGER_PORT,
 KIDLEDGER_DATA_DIR, KIDLEDGER_REGISTRATION, KIDLEDGER_BUNDLE_ID, KIDLEDGER_PRODUCT_ID (comma-separated),
 KIDLEDGER_ENVIRONMENT (comma-separated), KIDLEDGER_TRUSTED_ROOT (comma-separated), KIDLEDGER_PUBLIC_DIR,
@@ -180,6 +181,10 @@ do {
         let report = try AdminCommands.check(configuration(o))
         print(report.json)
         exit(report.ok ? 0 : 1)
+    case "migrate":
+        let o = Options(args.dropFirst(), allowed: ["database-url"])
+        guard let url = o.value("database-url") else { fail("migrate needs --database-url (or KIDLEDGER_DATABASE_URL)") }
+        print(try AdminCommands.migrate(databaseURL: url))
     case "help", "--help", "-h":
         print(usage)
     default:
