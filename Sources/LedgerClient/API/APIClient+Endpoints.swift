@@ -37,7 +37,7 @@ extension APIClient {
         var path = "/v1/households/\(householdId)/changes?limit=\(limit)"
         if let since { path += "&since=\(APIClient.escape(since))" }
         if wait > 0 { path += "&wait=\(wait)" }
-        return try json("GET", path, Wire.ChangesPage.self, timeout: timeout + Double(wait)).body
+        return try FeedPageDecoder.decode(call("GET", path, timeout: timeout + Double(wait)).body)
     }
 
     /// `POST /v1/households/{id}/changes` with at most 400 records.

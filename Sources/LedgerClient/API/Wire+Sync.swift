@@ -13,6 +13,21 @@ extension Wire {
         public var access: Access?
         public var nextToken: String?
         public var moreComing: Bool
+        /// Records of the page that do not have the contract's shape, set aside by the merge
+        /// (filled by `FeedPageDecoder`; never sent).
+        var unreadable: [UnreadableRecord] = []
+
+        enum CodingKeys: String, CodingKey { case household, children, transactions, access, nextToken, moreComing }
+    }
+
+    /// A record of a feed page that could not be read, kept as its JSON text.
+    struct UnreadableRecord: Sendable, Equatable {
+        /// `child` or `transaction`.
+        var kind: String
+        /// Its id when one could be read, else empty.
+        var id: String
+        var json: String
+        var reason: String
     }
 
     /// A child record in a push.

@@ -104,6 +104,11 @@ extension SyncEngine {
         let anySetAside = try store.unmergedCount() > 0
         var setAside: [String] = []
         var children = 0, transactions = 0
+        for record in page.unreadable {
+            try store.setAside(kind: record.kind, id: record.id.isEmpty ? "#\(record.json.hashValue)" : record.id,
+                               reason: record.reason, json: record.json, now: now())
+            setAside.append(record.reason)
+        }
         for wire in page.children {
             guard let server = wire.record() else {
                 try store.setAside(kind: "child", id: wire.id.lowercased(), reason: "malformed timestamp", json: wire.jsonText(), now: now())
