@@ -6,7 +6,7 @@ import Synchronization
 /// loop thread; other threads talk to it only through `enqueue(_:)`.
 final class EventLoop: @unchecked Sendable {
     enum Task {
-        case adopt(fd: Int32, address: String, key: PeerKey?)
+        case adopt(fd: Int32, address: String)
         case response(HTTPResponse, ConnectionHandle, UInt64)
         case shutdown
         case stop
@@ -125,7 +125,6 @@ final class EventLoop: @unchecked Sendable {
             date.refresh()
             fireTimers()
             resumeAccepting()
-            core.admission.flush(now: now)
         }
         for case let c? in connections { closeConnection(c) }
         connections = []
@@ -164,8 +163,8 @@ final class EventLoop: @unchecked Sendable {
         }
         for task in tasks {
             switch task {
-            case .adopt(let fd, let address, let key):
-                adopt(fd: fd, address: address, key: key)
+            case .adopt(let fd, let address):
+                adopt(fd: fd, address: address)
             case .response(let response, let handle, let sequence):
                 complete(response, handle: handle, sequence: sequence)
             case .shutdown:
@@ -182,9 +181,7 @@ final class EventLoop: @unchecked Sendable {
     private func busyResponse() -> [UInt8] {
         if busy.date != date.bytes {
             var out: [UInt8] = []
-            var refusal = ProblemResponse.serviceUnavailable()
-            refusal.headers.set("Retry-After", "1")
-            _ = ResponseEncoder.encode(refusal,
+            _ = ResponseEncoder.encode(ProblemResponse.serviceUnavailable(),
                                        options: .init(isHead: false, close: true, announceKeepAlive: false,
                                                       acceptsGzip: false, compressionThreshold: .max),
                                        date: date.bytes, serverName: core.serverName, into: &out)
@@ -216,34 +213,24 @@ final class EventLoop: @unchecked Sendable {
                 }
                 return
             }
-            let address = Socket.addressString(storage)
             if core.isShuttingDown {
-                refuse(fd, linger: false, reason: .shuttingDown, address: address)
+                refuse(fd, linger: false)
                 continue
             }
             let open = core.openConnections.load(ordering: .relaxed), limit = core.configuration.maxConnections
             if open >= limit {
                 // Refusals linger too, but at most as many as the limit (64 or more).
-                refuse(fd, linger: open - limit < max(limit, 64), reason: .maxConnections, address: address)
+                refuse(fd, linger: open - limit < max(limit, 64))
                 continue
-            }
-            var key: PeerKey? = nil
-            if core.admission.perAddressLimit > 0, core.configuration.exemptFromAddressLimit?(address) != true {
-                key = PeerKey(storage)
-                if let key, !core.admission.admit(key) {
-                    // No lingering: a client over its own limit must not hold descriptors
-                    // or connection slots that other clients need.
-                    refuse(fd, linger: false, reason: .perAddress, address: address)
-                    continue
-                }
             }
             core.openConnections.add(1, ordering: .relaxed)
             Socket.setNoDelay(fd)
+            let address = Socket.addressString(storage)
             let target = peers.isEmpty ? self : peers[core.nextLoop.add(1, ordering: .relaxed).oldValue % peers.count]
             if target === self {
-                adopt(fd: fd, address: address, key: key)
+                adopt(fd: fd, address: address)
             } else {
-                target.enqueue(.adopt(fd: fd, address: address, key: key))
+                target.enqueue(.adopt(fd: fd, address: address))
             }
         }
     }
@@ -259,7 +246,7 @@ final class EventLoop: @unchecked Sendable {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 break
             }
-            refuse(fd, linger: false, reason: .outOfDescriptors, address: nil)
+            refuse(fd, linger: false)
         }
         reserveFD = Self.openReserve()
     }
@@ -281,9 +268,8 @@ final class EventLoop: @unchecked Sendable {
     /// Answers a connection the server does not serve with 503 and shuts its write side.
     /// With `linger` it stays a moment, discarding input, so the client reads the answer
     /// instead of a reset; without, input already received is drained (at most 64 KiB)
-    /// and the socket is closed at once. Counted (and reported) under `reason`.
-    private func refuse(_ fd: Int32, linger: Bool, reason: ConnectionRefusalReason, address: String?) {
-        core.admission.refused(reason, address: address, now: now)
+    /// and the socket is closed at once.
+    private func refuse(_ fd: Int32, linger: Bool) {
         busyResponse().withUnsafeBytes { p in _ = send(fd, p.baseAddress, p.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         shutdown(fd, Int32(SHUT_WR))
         if linger {
@@ -300,22 +286,19 @@ final class EventLoop: @unchecked Sendable {
         close(fd)
     }
 
-    private func adopt(fd: Int32, address: String, key: PeerKey?) {
+    private func adopt(fd: Int32, address: String) {
         if core.isShuttingDown && !running {
             close(fd)
             core.openConnections.subtract(1, ordering: .relaxed)
-            if let key { core.admission.release(key) }
             return
         }
         nextID &+= 1
         let handle = ConnectionHandle(id: UInt64(index) << 56 | nextID, fd: fd)
         let parser = HTTPParser(maxHeadBytes: core.configuration.maxHeadBytes, maxBodyBytes: core.configuration.maxBodyBytes)
         let c = Connection(handle: handle, remoteAddress: address, parser: parser)
-        c.peerKey = key
         if !register(c) {
             close(fd)
             core.openConnections.subtract(1, ordering: .relaxed)
-            if let key { core.admission.release(key) }
         }
     }
 
@@ -368,7 +351,6 @@ final class EventLoop: @unchecked Sendable {
         c.slots.removeAll()
         c.inbound = []
         c.outbound = []
-        if let key = c.peerKey { core.admission.release(key) }
         core.openConnections.subtract(1, ordering: .releasing)
     }
 
@@ -409,12 +391,7 @@ final class EventLoop: @unchecked Sendable {
                 if c.headDeadline == nil { c.headDeadline = now + config.headerTimeout }
                 d = c.headDeadline
             } else if c.slots.isEmpty {
-                // A connection that has not sent a request yet gets the header timeout: an
-                // idle one costs a descriptor and a connection slot, and a client that
-                // means to send something does so at once.
-                if c.idleDeadline == nil {
-                    c.idleDeadline = now + (c.nextSequence == 0 ? config.headerTimeout : config.idleTimeout)
-                }
+                if c.idleDeadline == nil { c.idleDeadline = now + config.idleTimeout }
                 d = c.idleDeadline
             }
         }

@@ -81,10 +81,16 @@ public struct JoinFlow {
         do {
             if start == .accepting {
                 try accept(invitationId: invitationId, householdId: householdId)
-                try store.setPhase(.joining(.fetching, invitationId: invitationId, householdId: householdId))
+                try store.transaction {
+                    // What was set aside belongs to the ledger being replaced; the fetch starts empty.
+                    try clearStage()
+                    try store.clearUnmerged()
+                    try store.setPhase(.joining(.fetching, invitationId: invitationId, householdId: householdId))
+                }
             }
-            let pages = try fetchAll(householdId: householdId)
-            try importPages(pages, householdId: householdId)
+            try store.withUnflushedCommits { try fetchIntoStage(invitationId: invitationId, householdId: householdId) }
+            try engine.checkCancelled()
+            try importStage(invitationId: invitationId, householdId: householdId)
         } catch let error as APIError {
             if !error.isTransient, error.status == 403 || error.status == 404 {
                 // Not a member and no invitation to accept: nothing was imported, so the device
@@ -108,11 +114,12 @@ public struct JoinFlow {
                 try store.setAttention(.accountChanged)
             }
             try clearJoinMarks()
+            try clearStage()
             try store.bumpGeneration()
         }
     }
 
-    private func clearJoinMarks() throws {
+    func clearJoinMarks() throws {
         try store.set(.joinPreviousPhase, nil)
         try store.set(.joinPreviousAccountId, nil)
         try store.set(.joinPreviousAccountHandle, nil)
@@ -126,45 +133,6 @@ public struct JoinFlow {
             // Accepted before a lost answer or a kill: membership shows in the household.
             guard error.status == 404 || error.status == 409 else { throw error }
             _ = try engine.retrying { () throws(APIError) in try api.household(id: householdId) }
-        }
-    }
-
-    private func fetchAll(householdId: String) throws(APIError) -> [Wire.ChangesPage] {
-        let api = engine.api
-        let limit = engine.pullPageSize
-        var pages: [Wire.ChangesPage] = []
-        var since: String?
-        var more = true
-        while more {
-            let token = since
-            let page = try engine.retrying { () throws(APIError) in
-                try api.changes(householdId: householdId, since: token, limit: limit)
-            }
-            pages.append(page)
-            since = page.nextToken
-            more = page.moreComing
-        }
-        return pages
-    }
-
-    private func importPages(_ pages: [Wire.ChangesPage], householdId: String) throws {
-        try store.transaction {
-            let current = try store.household()
-            let keep = current.id == householdId
-            if !keep { try store.wipeLedger() }
-            let wire = pages.compactMap(\.household).last
-            try store.saveHousehold(HouseholdRecord(
-                id: householdId, name: wire?.name ?? current.name, currency: wire?.currency ?? current.currency,
-                ownerAccountId: wire?.ownerAccountId, changeTag: wire?.changeTag, role: wire?.role ?? "participant",
-                permission: wire?.permission ?? "readWrite", shared: true), now: engine.now())
-            var report = SyncEngine.Report()
-            for page in pages { try engine.merge(page, householdId: householdId, report: &report) }
-            try store.set(.syncToken, pages.last?.nextToken)
-            try store.setPhase(.shared)
-            try clearJoinMarks()
-            if try store.household().permission != "readOnly" { try store.setAttention(nil) }
-            try store.set(.lastOutcome, nil)
-            try store.bumpGeneration()
         }
     }
 

@@ -9,11 +9,9 @@ final class SyncLane: @unchecked Sendable {
     private let store: LedgerStore
     private let engine: SyncEngine
 
-    /// `events` hears what each sync did, on the lane's thread, after it was stored.
-    init(path: String, transport: any Transport, name: String, events: @escaping @Sendable (SyncEvent) -> Void) throws {
+    init(path: String, transport: any Transport, name: String) throws {
         store = try LedgerStore(path: path)
         engine = SyncEngine(store: store, transport: transport)
-        engine.onEvent = events
         queue = DispatchQueue(label: "kidledger.sync.\(name)")
     }
 

@@ -147,10 +147,11 @@ extension LedgerStore {
         return (Int(c), Int(t))
     }
 
-    /// Removes every child, transaction, queued, deferred, rejected and unmerged record (join with
-    /// `--replace-local`, after an export was written).
+    /// Removes every child, transaction, queued, deferred and rejected record (join with
+    /// `--replace-local`, after an export was written). Records set aside while the join
+    /// fetched stay listed.
     func wipeLedger() throws {
-        try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM rejected; DELETE FROM unmerged; DELETE FROM transactions; DELETE FROM children;")
+        try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM rejected; DELETE FROM transactions; DELETE FROM children;")
     }
 }
 

@@ -1,6 +1,9 @@
 import SQLiteKit
 
 extension LedgerStore {
+    /// The index behind history and balances; a join's bulk copy drops and rebuilds it.
+    static let transactionsChildIndex = "CREATE INDEX transactions_child ON transactions(child_id, created_at)"
+
     /// Forward-only schema of a device store.
     static let migrations: [Migration] = [
         Migration(version: 1, sql: """
@@ -20,7 +23,7 @@ extension LedgerStore {
                 created_at INTEGER NOT NULL, recorded_at INTEGER, author_account_id TEXT,
                 reverses_id TEXT);
             CREATE UNIQUE INDEX transactions_reverses ON transactions(reverses_id) WHERE reverses_id IS NOT NULL;
-            CREATE INDEX transactions_child ON transactions(child_id, created_at);
+            \(transactionsChildIndex);
             -- One row per record with local changes; `version` grows on every edit, so a push
             -- reads the record's current state and five renames become one.
             CREATE TABLE pending (kind TEXT NOT NULL, id TEXT NOT NULL, version INTEGER NOT NULL,
@@ -55,6 +58,21 @@ extension LedgerStore {
             -- for the user to see until a readable version arrives or they are dismissed.
             CREATE TABLE unmerged (kind TEXT NOT NULL, id TEXT NOT NULL, reason TEXT NOT NULL,
                 json TEXT NOT NULL, seen_at INTEGER NOT NULL, PRIMARY KEY (kind, id));
+            """),
+        Migration(version: 3, sql: """
+            -- A join's first fetch, page by page (each page one local transaction with the token
+            -- it reached, so a kill resumes where it stopped); moved into the replica in one
+            -- transaction once the last page arrived.
+            CREATE TABLE join_children (
+                id TEXT PRIMARY KEY, name TEXT NOT NULL, sort_order INTEGER NOT NULL,
+                archived INTEGER NOT NULL, created_at INTEGER NOT NULL,
+                modified_at INTEGER NOT NULL, modified_by TEXT NOT NULL, change_tag TEXT);
+            -- Appended in feed order without an index (the feed names each transaction once);
+            -- the copy into `transactions` sorts it.
+            CREATE TABLE join_transactions (
+                id TEXT NOT NULL, child_id TEXT NOT NULL, amount_cents INTEGER NOT NULL,
+                note TEXT NOT NULL, source TEXT NOT NULL, created_at INTEGER NOT NULL,
+                recorded_at INTEGER, author_account_id TEXT, reverses_id TEXT);
             """),
     ]
 }

@@ -42,6 +42,10 @@ public final class LedgerStore {
         case joinPreviousPhase = "join_previous_phase"
         case joinPreviousAccountId = "join_previous_account_id"
         case joinPreviousAccountHandle = "join_previous_account_handle"
+        /// While a join fetches: the feed token its staged pages reached, and the household
+        /// (with the caller's access) as the feed last described it, as JSON.
+        case joinStageToken = "join_stage_token"
+        case joinStageHousehold = "join_stage_household"
     }
 
     /// Opens (creating when absent) the store at `path` and brings its schema up to date.
@@ -64,6 +68,16 @@ public final class LedgerStore {
                     """, [.text(UUID().lowercased), .integer(now), .integer(now)])
             }
         }
+    }
+
+    /// Runs `body` with commits that are not flushed to disk one by one (`synchronous=NORMAL`:
+    /// the WAL is flushed at checkpoints; a power cut may lose the last commits, never
+    /// consistency). For work that a kill or power cut simply resumes, such as a join's staged
+    /// pages.
+    func withUnflushedCommits<T>(_ body: () throws -> T) throws -> T {
+        try db.execute("PRAGMA synchronous = NORMAL")
+        defer { try? db.execute("PRAGMA synchronous = FULL") }
+        return try body()
     }
 
     /// Runs `body` in one SQLite transaction (nested calls become savepoints).

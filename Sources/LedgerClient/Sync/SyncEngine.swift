@@ -15,6 +15,8 @@ public final class SyncEngine {
     public var pushBatchSize = 400
     /// Records per pulled page (1…1000); default 500.
     public var pullPageSize = 500
+    /// Records per page of a join's first fetch (1…1000); default 1000, the most the server hands out.
+    var joinPageSize = 1000
     /// When set, a running sync stops at its next step once it is cancelled, abandoning the
     /// request in flight, and throws `CancellationError`.
     public var cancellation: SyncCancellation? {

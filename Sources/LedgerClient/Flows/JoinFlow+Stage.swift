@@ -1,0 +1,214 @@
+import Foundation
+import LedgerModel
+import SQLiteKit
+
+/// A join's first fetch goes through staging tables: each page is written with the token it
+/// reached in one local transaction (so memory holds one page, and a kill resumes from the last
+/// page written), then everything moves into the replica in one transaction, so the device holds
+/// either its old ledger or the complete new one.
+extension JoinFlow {
+    /// Fetches the household's feed from where the staged pages reached to its end. The next
+    /// page is requested as soon as a page arrives, so it travels while this one is written.
+    func fetchIntoStage(invitationId: String, householdId: String) throws {
+        let api = engine.api, retry = engine.retry, cancellation = engine.cancellation, limit = engine.joinPageSize
+        let joining = LedgerPhase.joining(.fetching, invitationId: invitationId, householdId: householdId)
+        let request = { @Sendable (since: String?) in
+            PageRequest { () throws(APIError) in
+                try retry.run(cancellation: cancellation) { () throws(APIError) in
+                    try api.changes(householdId: householdId, since: since, limit: limit)
+                }
+            }
+        }
+        var next: (since: String?, request: PageRequest)?
+        while true {
+            try engine.checkCancelled()
+            let since = try store.string(.joinStageToken)
+            let current = next.flatMap { $0.since == since ? $0.request : nil } ?? request(since)
+            next = nil
+            let page = try current.page()
+            if page.moreComing {
+                guard let token = page.nextToken else { throw APIError.invalidAnswer("a feed page with more to come has no token") }
+                next = (token, request(token))
+            }
+            let staged = try store.transaction { () throws -> Bool in
+                // Another engine on this file may have staged this page or finished the join.
+                guard try store.phase() == joining, try store.string(.joinStageToken) == since else { return false }
+                try stage(page, householdId: householdId)
+                try store.set(.joinStageToken, page.nextToken)
+                return true
+            }
+            if try !staged && store.phase() != joining { return }
+            if staged && !page.moreComing { return }
+        }
+    }
+
+    /// Writes one page into the staging tables. Call inside a store transaction.
+    private func stage(_ page: Wire.ChangesPage, householdId: String) throws {
+        var household = try stagedHousehold()
+        if let h = page.household, h.id.lowercased() == householdId { household = h }
+        if let access = page.access {
+            var h = household ?? Wire.Household(id: householdId, name: "")
+            h.role = access.role ?? h.role
+            h.permission = access.permission ?? h.permission
+            household = h
+        }
+        if let household { try store.set(.joinStageHousehold, household.jsonText()) }
+        let now = engine.now()
+        for record in page.unreadable {
+            try store.setAside(kind: record.kind, id: record.id.isEmpty ? "#\(record.json.hashValue)" : record.id,
+                               reason: record.reason, json: record.json, now: now)
+        }
+        for wire in page.children {
+            guard let c = wire.record() else {
+                try store.setAside(kind: "child", id: wire.id.lowercased(), reason: "malformed timestamp", json: wire.jsonText(), now: now)
+                continue
+            }
+            try store.db.run("INSERT OR REPLACE INTO join_children (\(LedgerStore.childColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             [.text(c.id), .text(c.name), .integer(c.sortOrder), .bool(c.archived), .integer(c.createdAt),
+                              .integer(c.modifiedAt), .text(c.modifiedBy), .optionalText(c.changeTag)])
+        }
+        let insert = try store.db.prepare(
+            "INSERT INTO join_transactions (\(LedgerStore.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        for wire in page.transactions {
+            guard let t = wire.record() else {
+                try store.setAside(kind: "transaction", id: wire.id.lowercased(), reason: "malformed timestamp", json: wire.jsonText(), now: now)
+                continue
+            }
+            try insert.bind([.text(t.id), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source),
+                             .integer(t.createdAt), .optionalInteger(t.recordedAt), .optionalText(t.authorAccountId),
+                             .optionalText(t.reversesId)])
+            try insert.finish()
+        }
+    }
+
+    private func stagedHousehold() throws -> Wire.Household? {
+        try store.string(.joinStageHousehold).flatMap { try? JSONDecoderBox.decode(Wire.Household.self, $0) }
+    }
+
+    /// Moves the staged household into the replica, in one transaction: over a different
+    /// ledger (wiped; it was exported first when it held anything) in bulk, or record by record
+    /// through the usual merge when the replica already is this household.
+    func importStage(invitationId: String, householdId: String) throws {
+        let joining = LedgerPhase.joining(.fetching, invitationId: invitationId, householdId: householdId)
+        var report = SyncEngine.Report()
+        let events: [SyncEvent] = try store.transaction {
+            guard try store.phase() == joining else { return [] }  // finished by another engine on this file
+            let current = try store.household()
+            let keep = current.id == householdId
+            if !keep { try store.wipeLedger() }
+            let wire = try stagedHousehold()
+            try store.saveHousehold(HouseholdRecord(
+                id: householdId, name: wire?.name ?? current.name, currency: wire?.currency ?? current.currency,
+                ownerAccountId: wire?.ownerAccountId, changeTag: wire?.changeTag, role: wire?.role ?? "participant",
+                permission: wire?.permission ?? "readWrite", shared: true), now: engine.now())
+            var events: [SyncEvent]
+            if keep {
+                events = try mergeStage(householdId: householdId, report: &report)
+            } else {
+                events = try copyStage(report: &report)
+            }
+            if try store.household().permission == "readOnly" { try store.setAttention(.readOnly) } else { try store.setAttention(nil) }
+            try store.set(.syncToken, try store.string(.joinStageToken))
+            try store.setPhase(.shared)
+            try clearJoinMarks()
+            try clearStage()
+            try store.set(.lastOutcome, nil)
+            try store.bumpGeneration()
+            if report.pulledChildren + report.pulledTransactions > 0 {
+                events.insert(.remoteChanges(children: report.pulledChildren, transactions: report.pulledTransactions), at: 0)
+            }
+            return events
+        }
+        engine.emit(events)
+    }
+
+    /// Copies the staged records into an empty replica with a few statements; transactions of
+    /// a child the feed did not carry wait in `deferred` as usual.
+    private func copyStage(report: inout SyncEngine.Report) throws -> [SyncEvent] {
+        let db = store.db
+        let children = LedgerStore.childColumns, transactions = LedgerStore.transactionColumns
+        try db.execute("INSERT INTO children (\(children)) SELECT \(children) FROM join_children")
+        // Into an empty table in id order, so the id index is appended to, not searched at
+        // random; the child index is built once afterwards by sorting. A transaction named
+        // twice by the feed (it never changes) is taken once.
+        try db.execute("""
+            DROP INDEX transactions_child;
+            INSERT OR IGNORE INTO transactions (\(transactions)) SELECT \(transactions) FROM join_transactions
+            WHERE child_id IN (SELECT id FROM children) ORDER BY id;
+            \(LedgerStore.transactionsChildIndex);
+            """)
+        for row in try db.query("""
+            SELECT \(transactions) FROM join_transactions WHERE child_id NOT IN (SELECT id FROM children)
+            """) {
+            let t = LedgerStore.transaction(from: row)
+            try store.deferTransaction(id: t.id, childId: t.childId, json: Wire.Transaction(t).jsonText())
+        }
+        if let newest = try db.queryOne("SELECT MAX(modified_at) FROM join_children")?.optionalInt(0) {
+            try store.noteSeen(modifiedAt: newest)
+        }
+        report.pulledChildren = Int(try db.queryOne("SELECT COUNT(*) FROM join_children")?.int(0) ?? 0)
+        report.pulledTransactions = Int(try db.queryOne("SELECT COUNT(*) FROM join_transactions")?.int(0) ?? 0)
+        return []
+    }
+
+    /// Merges the staged records into a replica of the same household (a device joining again
+    /// what it holds), a thousand at a time, with the usual rules (pending edits, deferred).
+    private func mergeStage(householdId: String, report: inout SyncEngine.Report) throws -> [SyncEvent] {
+        var events: [SyncEvent] = []
+        let children = try store.db.query("SELECT \(LedgerStore.childColumns) FROM join_children ORDER BY rowid").map {
+            Wire.Child(LedgerStore.child(from: $0))
+        }
+        events += try engine.merge(Wire.ChangesPage(children: children, transactions: [], nextToken: nil, moreComing: false),
+                                   householdId: householdId, report: &report)
+        var after: Int64 = 0
+        while true {
+            let rows = try store.db.query("""
+                SELECT \(LedgerStore.transactionColumns), rowid FROM join_transactions WHERE rowid > ? ORDER BY rowid LIMIT 1000
+                """, [.integer(after)])
+            guard let last = rows.last else { break }
+            after = last.int(9)
+            let page = Wire.ChangesPage(children: [], transactions: rows.map { Wire.Transaction(LedgerStore.transaction(from: $0)) },
+                                        nextToken: nil, moreComing: false)
+            events += try engine.merge(page, householdId: householdId, report: &report)
+        }
+        return events.filter { if case .remoteChanges = $0 { return false }; return true }
+    }
+
+    /// Empties the staging tables and forgets the staged token and household.
+    func clearStage() throws {
+        try store.db.execute("DELETE FROM join_children; DELETE FROM join_transactions;")
+        try store.set(.joinStageToken, nil)
+        try store.set(.joinStageHousehold, nil)
+    }
+}
+
+extension Wire.Child {
+    /// The wire form of a replica child (for merging staged records).
+    init(_ c: ChildRecord) {
+        self.init(id: c.id, householdId: nil, name: c.name, sortOrder: c.sortOrder, archived: c.archived,
+                  createdAt: Timestamp.format(ms: c.createdAt), modifiedAt: Timestamp.format(ms: c.modifiedAt),
+                  modifiedBy: c.modifiedBy, changeTag: c.changeTag, balanceCents: nil)
+    }
+}
+
+/// One feed page requested on another thread; `page()` waits for it.
+final class PageRequest: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let result = Locked<Result<Wire.ChangesPage, APIError>?>(nil)
+
+    init(_ fetch: @escaping @Sendable () throws(APIError) -> Wire.ChangesPage) {
+        DispatchQueue.global().async { [done, result] in
+            let outcome: Result<Wire.ChangesPage, APIError>
+            do throws(APIError) { outcome = .success(try fetch()) } catch { outcome = .failure(error) }
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+    }
+
+    /// The page, once it arrived (or the call's error).
+    func page() throws(APIError) -> Wire.ChangesPage {
+        done.wait()
+        done.signal()
+        return try result.withLock { $0! }.get()
+    }
+}

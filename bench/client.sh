@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Device SDK benchmarks against a real kidledger-server on loopback (release builds):
+# joining a household of 100,000 transactions with `kidledger join` (first pull and merge into
+# the replica: wall time and peak RSS of the process), then reads and writes on that replica
+# (the `ClientBenchmarks` XCTest case, release build: snapshot() and a durable local mutation).
+# Usage: bench/client.sh [--transactions N] [--rounds R] [--skip-inprocess]
+# SERVER_BIN / CLIENT_BIN override the executables (default: release builds).
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+scratch="${SCRATCH:-$repo/.build-client-rel}"
+if [ -z "${SERVER_BIN:-}" ] || [ -z "${CLIENT_BIN:-}" ]; then
+    (cd "$repo" && swift build -c release --scratch-path "$scratch" --product kidledger-server >&2)
+    (cd "$repo" && swift build -c release --scratch-path "$scratch" --product kidledger >&2)
+    bin="$(cd "$repo" && swift build -c release --scratch-path "$scratch" --show-bin-path)"
+    SERVER_BIN="${SERVER_BIN:-$bin/kidledger-server}"
+    CLIENT_BIN="${CLIENT_BIN:-$bin/kidledger}"
+fi
+exec python3 "$repo/bench/client-bench.py" --server "$SERVER_BIN" --client "$CLIENT_BIN" \
+    --port "${OUR_PORT:-18191}" --repo "$repo" --scratch "$scratch" "$@"
