@@ -25,7 +25,9 @@ def main():
     # Server output goes to a file (a pipe nobody drains would block a logging server).
     log_path = os.path.join(data, "server.log")
     log = open(log_path, "wb")
-    proc = subprocess.Popen([a.server, "serve", "--port", str(a.port), "--data-dir", data],
+    # Every connection comes from one address here: no per-address cap.
+    proc = subprocess.Popen([a.server, "serve", "--port", str(a.port), "--data-dir", data,
+                             "--max-connections-per-address", "0"],
                             stdout=log, stderr=subprocess.STDOUT)
     startup = None
     deadline = time.monotonic() + 30

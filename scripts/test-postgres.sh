@@ -23,4 +23,4 @@ trap 'bash scripts/pg-cluster.sh stop "$cluster"' EXIT
 KIDLEDGER_TEST_DATABASE_URL=$(bash scripts/pg-cluster.sh start "$cluster")
 export KIDLEDGER_TEST_DATABASE_URL
 echo "PostgreSQL tests against $KIDLEDGER_TEST_DATABASE_URL"
-swift test --skip-build --traits Postgres --scratch-path "$scratch" --filter "${POSTGRES_TEST_FILTER:-Postgres}"
+swift test --skip-build --traits Postgres --scratch-path "$scratch" --filter "${POSTGRES_TEST_FILTER:-Postgres|MigrateCommand}"

@@ -31,6 +31,9 @@ final class Connection {
 
     let handle: ConnectionHandle
     let remoteAddress: String
+    /// The client this connection is counted under for `maxConnectionsPerAddress`; nil
+    /// when it is not counted (no limit, an exempt peer, or a refusal lingering).
+    var peerKey: PeerKey?
     var phase: Phase = .open
     var parser: HTTPParser
     /// Unconsumed input (partial head or chunk line, or a pipelined backlog). Empty when idle.

@@ -6,7 +6,7 @@ import Synchronization
 /// loop thread; other threads talk to it only through `enqueue(_:)`.
 final class EventLoop: @unchecked Sendable {
     enum Task {
-        case adopt(fd: Int32, address: String)
+        case adopt(fd: Int32, address: String, key: PeerKey?)
         case response(HTTPResponse, ConnectionHandle, UInt64)
         case shutdown
         case stop
@@ -125,6 +125,7 @@ final class EventLoop: @unchecked Sendable {
             date.refresh()
             fireTimers()
             resumeAccepting()
+            core.admission.flush(now: now)
         }
         for case let c? in connections { closeConnection(c) }
         connections = []
@@ -163,8 +164,8 @@ final class EventLoop: @unchecked Sendable {
         }
         for task in tasks {
             switch task {
-            case .adopt(let fd, let address):
-                adopt(fd: fd, address: address)
+            case .adopt(let fd, let address, let key):
+                adopt(fd: fd, address: address, key: key)
             case .response(let response, let handle, let sequence):
                 complete(response, handle: handle, sequence: sequence)
             case .shutdown:
@@ -181,7 +182,9 @@ final class EventLoop: @unchecked Sendable {
     private func busyResponse() -> [UInt8] {
         if busy.date != date.bytes {
             var out: [UInt8] = []
-            _ = ResponseEncoder.encode(ProblemResponse.serviceUnavailable(),
+            var refusal = ProblemResponse.serviceUnavailable()
+            refusal.headers.set("Retry-After", "1")
+            _ = ResponseEncoder.encode(refusal,
                                        options: .init(isHead: false, close: true, announceKeepAlive: false,
                                                       acceptsGzip: false, compressionThreshold: .max),
                                        date: date.bytes, serverName: core.serverName, into: &out)
@@ -213,24 +216,34 @@ final class EventLoop: @unchecked Sendable {
                 }
                 return
             }
+            let address = Socket.addressString(storage)
             if core.isShuttingDown {
-                refuse(fd, linger: false)
+                refuse(fd, linger: false, reason: .shuttingDown, address: address)
                 continue
             }
             let open = core.openConnections.load(ordering: .relaxed), limit = core.configuration.maxConnections
             if open >= limit {
                 // Refusals linger too, but at most as many as the limit (64 or more).
-                refuse(fd, linger: open - limit < max(limit, 64))
+                refuse(fd, linger: open - limit < max(limit, 64), reason: .maxConnections, address: address)
                 continue
+            }
+            var key: PeerKey? = nil
+            if core.admission.perAddressLimit > 0, core.configuration.exemptFromAddressLimit?(address) != true {
+                key = PeerKey(storage)
+                if let key, !core.admission.admit(key) {
+                    // No lingering: a client over its own limit must not hold descriptors
+                    // or connection slots that other clients need.
+                    refuse(fd, linger: false, reason: .perAddress, address: address)
+                    continue
+                }
             }
             core.openConnections.add(1, ordering: .relaxed)
             Socket.setNoDelay(fd)
-            let address = Socket.addressString(storage)
             let target = peers.isEmpty ? self : peers[core.nextLoop.add(1, ordering: .relaxed).oldValue % peers.count]
             if target === self {
-                adopt(fd: fd, address: address)
+                adopt(fd: fd, address: address, key: key)
             } else {
-                target.enqueue(.adopt(fd: fd, address: address))
+                target.enqueue(.adopt(fd: fd, address: address, key: key))
             }
         }
     }
@@ -246,7 +259,7 @@ final class EventLoop: @unchecked Sendable {
                 if errno == EINTR || errno == ECONNABORTED { continue }
                 break
             }
-            refuse(fd, linger: false)
+            refuse(fd, linger: false, reason: .outOfDescriptors, address: nil)
         }
         reserveFD = Self.openReserve()
     }
@@ -268,8 +281,9 @@ final class EventLoop: @unchecked Sendable {
     /// Answers a connection the server does not serve with 503 and shuts its write side.
     /// With `linger` it stays a moment, discarding input, so the client reads the answer
     /// instead of a reset; without, input already received is drained (at most 64 KiB)
-    /// and the socket is closed at once.
-    private func refuse(_ fd: Int32, linger: Bool) {
+    /// and the socket is closed at once. Counted (and reported) under `reason`.
+    private func refuse(_ fd: Int32, linger: Bool, reason: ConnectionRefusalReason, address: String?) {
+        core.admission.refused(reason, address: address, now: now)
         busyResponse().withUnsafeBytes { p in _ = send(fd, p.baseAddress, p.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
         shutdown(fd, Int32(SHUT_WR))
         if linger {
@@ -286,19 +300,22 @@ final class EventLoop: @unchecked Sendable {
         close(fd)
     }
 
-    private func adopt(fd: Int32, address: String) {
+    private func adopt(fd: Int32, address: String, key: PeerKey?) {
         if core.isShuttingDown && !running {
             close(fd)
             core.openConnections.subtract(1, ordering: .relaxed)
+            if let key { core.admission.release(key) }
             return
         }
         nextID &+= 1
         let handle = ConnectionHandle(id: UInt64(index) << 56 | nextID, fd: fd)
         let parser = HTTPParser(maxHeadBytes: core.configuration.maxHeadBytes, maxBodyBytes: core.configuration.maxBodyBytes)
         let c = Connection(handle: handle, remoteAddress: address, parser: parser)
+        c.peerKey = key
         if !register(c) {
             close(fd)
             core.openConnections.subtract(1, ordering: .relaxed)
+            if let key { core.admission.release(key) }
         }
     }
 
@@ -351,6 +368,7 @@ final class EventLoop: @unchecked Sendable {
         c.slots.removeAll()
         c.inbound = []
         c.outbound = []
+        if let key = c.peerKey { core.admission.release(key) }
         core.openConnections.subtract(1, ordering: .releasing)
     }
 
@@ -391,7 +409,12 @@ final class EventLoop: @unchecked Sendable {
                 if c.headDeadline == nil { c.headDeadline = now + config.headerTimeout }
                 d = c.headDeadline
             } else if c.slots.isEmpty {
-                if c.idleDeadline == nil { c.idleDeadline = now + config.idleTimeout }
+                // A connection that has not sent a request yet gets the header timeout: an
+                // idle one costs a descriptor and a connection slot, and a client that
+                // means to send something does so at once.
+                if c.idleDeadline == nil {
+                    c.idleDeadline = now + (c.nextSequence == 0 ? config.headerTimeout : config.idleTimeout)
+                }
                 d = c.idleDeadline
             }
         }

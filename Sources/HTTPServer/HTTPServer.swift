@@ -72,6 +72,9 @@ public final class HTTPServer: Sendable {
     /// Connections currently open, across all event loops.
     public var openConnections: Int { core.openConnections.load(ordering: .acquiring) }
 
+    /// Connections refused since the server was created, by reason.
+    public var refusedConnections: [ConnectionRefusalReason: Int] { core.admission.totals }
+
     /// Graceful stop: refuses new connections, closes idle ones, lets requests already
     /// received finish (their responses carry `Connection: close`), and returns when every
     /// connection closed or `configuration.shutdownDeadline` seconds passed; then closes the
@@ -98,6 +101,7 @@ public final class HTTPServer: Sendable {
         for loop in loops { loop.enqueue(.stop) }
         for tid in threads { pthread_join(tid, nil) }
         close(fd)
+        core.admission.flush(now: EventLoop.monotonicNow(), final: true)
         state.withLock { $0.loops = [] }
     }
 }

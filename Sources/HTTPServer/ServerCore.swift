@@ -10,11 +10,16 @@ final class ServerCore: Sendable {
     let hardStopped = Atomic<Bool>(false)
     /// Round-robin cursor for distributing accepted connections.
     let nextLoop = Atomic<Int>(0)
+    /// Connections per client, and refusals.
+    let admission: ConnectionAdmission
 
     init(configuration: HTTPServerConfiguration, handler: any HTTPHandler) {
         self.configuration = configuration
         self.handler = handler
         self.serverName = Array(configuration.serverName.utf8.filter { $0 >= 32 && $0 != 127 })
+        self.admission = ConnectionAdmission(perAddressLimit: configuration.maxConnectionsPerAddress,
+                                             reportInterval: configuration.refusalReportInterval,
+                                             report: configuration.connectionsRefused, now: EventLoop.monotonicNow())
     }
 
     var isShuttingDown: Bool { shuttingDown.load(ordering: .relaxed) }

@@ -38,11 +38,24 @@ public final class LedgerApp: Sendable {
             metrics.record(route: route, method: entry.method, status: entry.status, seconds: entry.duration)
             if accessLines { logger.append(AccessLine.render(entry, route: route)) }
         }
+        if !configuration.trustedProxies.isEmpty {
+            // A trusted proxy carries many clients over its connections.
+            let proxies = ClientAddress(trusted: configuration.trustedProxies)
+            http.exemptFromAddressLimit = { proxies.isTrusted($0) }
+        }
+        http.connectionsRefused = { report in
+            var counts = JSONObject(), last = JSONObject()
+            for (reason, n) in report.counts.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { counts[reason.rawValue] = .int(Int64(n)) }
+            for (reason, a) in report.lastAddress.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { last[reason.rawValue] = .string(a) }
+            logger.log(["event": "connections_refused", "refused": .object(counts), "lastAddress": .object(last),
+                        "seconds": .int(Int64(report.seconds.rounded()))])
+        }
         let handler = AppHandler(services: services, router: Routes.make(),
                                  staticFiles: StaticFiles(root: configuration.publicDirectory))
         self.server = HTTPServer(configuration: http, handler: handler)
         let server = self.server
         services.connections.set { server.openConnections }
+        services.refusedConnections.set { server.refusedConnections }
     }
 
     /// Opens the read-write connection and applies migrations.
@@ -62,7 +75,9 @@ public final class LedgerApp: Sendable {
     /// Starts listening and logs `{"event":"listening",…}`.
     public func start() throws {
         try server.start()
-        services.logger.log(["event": "listening", "host": .string(configuration.http.host), "port": .int(Int64(server.port))])
+        services.logger.log(["event": "listening", "host": .string(configuration.http.host), "port": .int(Int64(server.port)),
+                             "maxConnections": .int(Int64(configuration.http.maxConnections)),
+                             "maxConnectionsPerAddress": .int(Int64(configuration.http.maxConnectionsPerAddress))])
     }
 
     /// The bound port.

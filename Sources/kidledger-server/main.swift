@@ -8,16 +8,19 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registra
                               [--bundle-id ID] [--product-id ID]... [--environment Production|Sandbox]...
                               [--trusted-root FILE]... [--public-dir DIR] [--openapi FILE]
                               [--max-body-bytes N] [--max-head-bytes N] [--max-connections N]
+                              [--max-connections-per-address N]
                               [--header-timeout S] [--body-timeout S] [--idle-timeout S] [--shutdown-timeout S]
                               [--event-loops N] [--log-level debug|info|warning|error]
                               [--trusted-proxies ADDR[,ADDR|CIDR]...] [--auth-failures-per-minute N] [--quiet]
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]
        kidledger-server check [--data-dir DIR]
+       kidledger-server migrate --database-url postgres://…   (builds with the Postgres trait)
 Every flag can also be set as an environment variable: KIDLEDGER_HOST, KIDLEDGER_PORT,
 KIDLEDGER_DATA_DIR, KIDLEDGER_REGISTRATION, KIDLEDGER_BUNDLE_ID, KIDLEDGER_PRODUCT_ID (comma-separated),
 KIDLEDGER_ENVIRONMENT (comma-separated), KIDLEDGER_TRUSTED_ROOT (comma-separated), KIDLEDGER_PUBLIC_DIR,
 KIDLEDGER_OPENAPI, KIDLEDGER_MAX_BODY_BYTES, KIDLEDGER_MAX_HEAD_BYTES, KIDLEDGER_MAX_CONNECTIONS,
+KIDLEDGER_MAX_CONNECTIONS_PER_ADDRESS (0: no limit),
 KIDLEDGER_HEADER_TIMEOUT, KIDLEDGER_BODY_TIMEOUT, KIDLEDGER_IDLE_TIMEOUT, KIDLEDGER_SHUTDOWN_TIMEOUT (seconds),
 KIDLEDGER_EVENT_LOOPS, KIDLEDGER_LOG_LEVEL, KIDLEDGER_TRUSTED_PROXIES (comma-separated),
 KIDLEDGER_AUTH_FAILURES_PER_MINUTE. An empty variable counts as unset.
@@ -108,6 +111,7 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let n = o.int("max-body-bytes") { c.http.maxBodyBytes = n }
     if let n = o.positiveInt("max-head-bytes") { c.http.maxHeadBytes = n }
     if let n = o.positiveInt("max-connections") { c.http.maxConnections = n }
+    if let n = o.int("max-connections-per-address") { c.http.maxConnectionsPerAddress = n }
     if let t = o.seconds("header-timeout") { c.http.headerTimeout = t }
     if let t = o.seconds("body-timeout") { c.http.bodyTimeout = t }
     if let t = o.seconds("idle-timeout") { c.http.idleTimeout = t }
@@ -144,6 +148,7 @@ func keepFreedHeap() {
 let serveOptions: Set<String> = ["host", "port", "data-dir", "registration", "bundle-id", "product-id", "environment",
                                  "trusted-root", "public-dir", "openapi", "max-body-bytes", "event-loops", "quiet", "log-level",
                                  "trusted-proxies", "auth-failures-per-minute", "max-head-bytes", "max-connections",
+                                 "max-connections-per-address",
                                  "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout"]
 let args = CommandLine.arguments.dropFirst()
 guard let command = args.first else { print(usage); exit(2) }
@@ -153,6 +158,8 @@ do {
     case "serve":
         let o = Options(args.dropFirst(), allowed: serveOptions)
         keepFreedHeap()
+        // Before the configuration: the default --max-connections follows the descriptor limit.
+        HTTPServerConfiguration.raiseDescriptorLimit()
         TerminationSignal.install()
         let app = try LedgerApp(configuration: configuration(o))
         try app.start()
@@ -174,6 +181,10 @@ do {
         let report = try AdminCommands.check(configuration(o))
         print(report.json)
         exit(report.ok ? 0 : 1)
+    case "migrate":
+        let o = Options(args.dropFirst(), allowed: ["database-url"])
+        guard let url = o.value("database-url") else { fail("migrate needs --database-url (or KIDLEDGER_DATABASE_URL)") }
+        print(try AdminCommands.migrate(databaseURL: url))
     case "help", "--help", "-h":
         print(usage)
     default:

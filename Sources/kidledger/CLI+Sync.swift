@@ -3,193 +3,232 @@ import LedgerClient
 import LedgerModel
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 extension CLI {
-    func signup() throws {
+    func signup() async throws {
         try args.expectPositionals(1)
-        try requireServer()
         guard let handle = args.option("--handle"), let name = args.option("--name") else {
             throw Arguments.UsageError(description: "usage: kidledger signup --handle H --name N [--device-name D]")
         }
+        let ledger = try await ledgerWithServer()
         let device = args.option("--device-name") ?? ProcessInfo.processInfo.hostName
-        report(try AccountFlow(engine: engine).signup(handle: handle, displayName: name, deviceName: device))
+        try await ledger.signUp(handle: handle, displayName: name, deviceName: device)
+        await reportSignIn(ledger)
     }
 
-    func login() throws {
+    func login() async throws {
         try args.expectPositionals(1)
         if args.flag("--pinned") {
-            report(try AccountFlow(engine: engine).restorePinned())
+            let ledger = try await ledger()
+            do { try await ledger.signInToLedgerAccount() } catch LedgerError.notAllowed {
+                throw CLIError("login --pinned needs a ledger signed in as another account than its own")
+            }
+            await reportSignIn(ledger)
             return
         }
-        try requireServer()
         guard let token = args.option("--token") else { throw Arguments.UsageError(description: "usage: kidledger login --token T | --pinned") }
-        report(try AccountFlow(engine: engine).login(token: token))
+        let ledger = try await ledgerWithServer()
+        try await ledger.signIn(token: token)
+        await reportSignIn(ledger)
     }
 
-    private func report(_ outcome: AccountFlow.Outcome) {
-        switch outcome {
-        case .pinned(let id, let handle):
-            if json { emit(.object(["accountId": .string(id), "handle": .string(handle), "accountChanged": .bool(false)])) }
-            else { print("signed in as @\(handle)") }
-        case .accountChanged(let pinned, let signedIn):
+    private func reportSignIn(_ ledger: Ledger) async {
+        let account = await ledger.account
+        if let pinned = await ledger.ledgerAccountWhileSwitched {
             if json {
-                emit(.object(["accountId": .string(signedIn), "pinnedAccountId": .string(pinned), "accountChanged": .bool(true)]))
+                emit(.object(["accountId": .string(account?.id ?? ""), "pinnedAccountId": .string(pinned.id), "accountChanged": .bool(true)]))
             } else {
                 print("signed in as another account than this ledger's; shared editing is frozen until you go back with `kidledger login --pinned` or join with --replace-local")
             }
+        } else if json {
+            emit(.object(["accountId": .string(account?.id ?? ""), "handle": .string(account?.handle ?? ""), "accountChanged": .bool(false)]))
+        } else {
+            print("signed in as @\(account?.handle ?? "")")
         }
     }
 
-    func status(_ rest: [String]) throws {
+    func status(_ rest: [String]) async throws {
         try args.expectPositionals(1)
-        let status = try service.status()
-        if json { emit(Output.status(status)); return }
-        let household = try store.household()
-        print(Output.describe(status))
-        switch try store.phase() {
-        case .localOnly: print("ledger: \(household.name), local only")
-        case .sharing(let p): print("ledger: \(household.name), sharing being enabled (step: \(p.rawValue)); run `kidledger sync` to finish")
-        case .joining: print("ledger: joining a household; run `kidledger sync` to finish")
-        case .shared: print("ledger: \(household.name) (\(household.role ?? "member"), \(household.permission ?? "readWrite"))")
+        let ledger = try await ledger()
+        var status = await ledger.status()
+        // A stored "offline" may be old news: check the server quickly before saying so.
+        if case .offline = status, await ledger.server != nil {
+            _ = try? await withDeadline(seconds: 3) { try await ledger.syncNow() }
+            status = await ledger.status()
         }
-        if let handle = try store.string(.accountHandle) {
-            if let other = try store.string(.signedInAccountHandle) {
-                print("account: @\(handle) (this ledger's); signed in as @\(other)")
-            } else {
-                print("account: @\(handle)")
+        if json { emit(Output.status(status)); return }
+        let snapshot = try await ledger.snapshot()
+        print(Output.describe(status))
+        if let household = snapshot.household {
+            switch (status, household.role) {
+            case (.localOnly, _): print("ledger: \(household.name), local only")
+            case (_, nil): print("ledger: \(household.name), sharing or joining under way; run `kidledger sync` to finish")
+            case (_, let role?): print("ledger: \(household.name) (\(role.rawValue), \(household.permission?.rawValue ?? "readWrite"))")
             }
         }
-        let rejected = try store.rejectedRecords()
-        if !rejected.isEmpty { print("\(rejected.count) records were refused by the server and kept aside") }
+        if let pinned = await ledger.ledgerAccountWhileSwitched {
+            print("account: @\(pinned.handle) (this ledger's); signed in as @\(await ledger.account?.handle ?? "?")")
+        } else if let account = await ledger.account {
+            print("account: @\(account.handle)")
+        }
+        if !snapshot.rejected.isEmpty { print("\(snapshot.rejected.count) records were refused by the server and kept aside") }
     }
 
-    func sync(_ rest: [String]) throws {
+    func sync(_ rest: [String]) async throws {
         try args.expectPositionals(1)
-        try requireServer()
-        if try store.phase() == .localOnly, try store.string(.token) != nil {
-            if json { printReport(SyncEngine.Report()) } else {
+        let ledger = try await ledgerWithServer()
+        if await ledger.status() == .localOnly, await ledger.account != nil {
+            if json { printReport(SyncReport(), .localOnly) } else {
                 print("this ledger is local only: nothing to sync (run `kidledger share enable` to share it)")
             }
             return
         }
         guard args.flag("--watch") else {
-            let report = try engine.sync()
-            printReport(report)
+            let report = try await ledger.syncNow()
+            printReport(report, await ledger.status())
             return
         }
-        var failures = 0
-        var rng = SystemRandomNumberGenerator()
-        while true {
-            do {
-                let report = try engine.sync(wait: 30)
-                failures = 0
-                if report.pushed + report.pulledChildren + report.pulledTransactions > 0 { printReport(report) }
-            } catch ClientError.offline(let why) {
-                failures += 1
-                FileHandle.standardError.write(Data("kidledger: offline (\(why)); retrying\n".utf8))
-                engine.retry.sleep(engine.retry.delay(attempt: failures, retryAfter: nil, using: &rng))
+        // Automatic sync until interrupted: changes are printed as they arrive.
+        await ledger.startAutomaticSync()
+        for await event in ledger.events() {
+            switch event {
+            case .remoteChanges(let children, let transactions):
+                var report = SyncReport()
+                report.pulledChildren = children
+                report.pulledTransactions = transactions
+                printReport(report, await ledger.status())
+            case .syncFailed(let error):
+                FileHandle.standardError.write(Data("kidledger: \(Wording.describe(error)); retrying\n".utf8))
+            case .rejected(let change):
+                FileHandle.standardError.write(Data("kidledger: a change was refused by the server (\(change.code)) and kept aside\n".utf8))
+            case .attentionRequired(let reason):
+                FileHandle.standardError.write(Data("kidledger: shared editing is frozen: \(Wording.lowered(reason.explanation)); \(Wording.remedy(reason))\n".utf8))
             }
             fflush(nil)
         }
     }
 
-    private func printReport(_ r: SyncEngine.Report) {
-        let status = (try? service.status()) ?? .synced
+    private func printReport(_ r: SyncReport, _ status: SyncStatus) {
         if json {
             emit(.object(["pushed": .int(Int64(r.pushed)), "pulledChildren": .int(Int64(r.pulledChildren)),
                           "pulledTransactions": .int(Int64(r.pulledTransactions)), "conflicts": .int(Int64(r.conflicts)),
-                          "rejected": .int(Int64(r.rejected)), "state": .string(status.state),
-                          "pending": .int(Int64(status.pending))]))
+                          "rejected": .int(Int64(r.rejected)), "state": .string(Output.state(status)),
+                          "pending": .int(Int64(status.pendingCount))]))
         } else {
             print("pushed \(r.pushed), pulled \(Output.count(r.pulledChildren, "child", "children")) and \(Output.count(r.pulledTransactions, "transaction", "transactions")); \(Output.describe(status))")
         }
     }
 
-    func share(_ rest: [String]) throws {
-        try requireServer()
-        let flow = ShareFlow(engine: engine)
+    func share(_ rest: [String]) async throws {
         switch rest.first {
         case "enable":
             try args.expectPositionals(2)
-            let preview = try flow.preview(name: args.option("--name"))
-            let resuming: Bool
-            if case .sharing = try store.phase() { resuming = true } else { resuming = false }
+            let ledger = try await ledgerWithServer()
+            let preview = try await ledger.sharingPreview()
+            let name = args.option("--name") ?? preview.household.name
+            let resuming = await ledger.status() != .localOnly && !preview.household.shared
+            let what = "household '\(name)' with \(Output.count(preview.childCount, "child", "children")) and \(Output.count(preview.transactionCount, "transaction", "transactions"))"
             if !args.flag("--yes") && !resuming {
-                let line = "will upload household '\(preview.householdName)' with \(Output.count(preview.children, "child", "children")) and \(Output.count(preview.transactions, "transaction", "transactions"))"
                 guard isatty(0) == 1 else {
-                    FileHandle.standardError.write(Data("kidledger: \(line); nothing was changed, pass --yes to confirm\n".utf8))
-                    exit(1)
+                    // A preview is not a failure: say what would happen and change nothing.
+                    if json {
+                        emit(.object(["householdName": .string(name), "children": .int(Int64(preview.childCount)),
+                                      "transactions": .int(Int64(preview.transactionCount)), "shared": .bool(false)]))
+                    } else {
+                        print("would upload \(what); nothing was changed, pass --yes to share it")
+                    }
+                    return
                 }
-                print("\(line). Continue? [y/N] ", terminator: "")
+                print("will upload \(what). Continue? [y/N] ", terminator: "")
                 fflush(nil)
-                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else { throw ClientError.confirmationRequired }
+                guard let answer = readLine(), ["y", "yes"].contains(answer.lowercased()) else {
+                    throw CLIError("nothing was changed; pass --yes to confirm")
+                }
             }
-            try flow.enable(name: args.option("--name"))
-            let household = try store.household()
+            try await ledger.enableSharing(householdName: args.option("--name"))
+            let household = try await ledger.snapshot().household
             if json {
-                emit(.object(["householdId": .string(household.id), "name": .string(household.name),
-                              "children": .int(Int64(preview.children)), "transactions": .int(Int64(preview.transactions)),
+                emit(.object(["householdId": .string(household?.id ?? ""), "name": .string(household?.name ?? name),
+                              "children": .int(Int64(preview.childCount)), "transactions": .int(Int64(preview.transactionCount)),
                               "shared": .bool(true)]))
             } else {
-                print("sharing enabled for '\(household.name)' (\(Output.count(preview.children, "child", "children")), \(Output.count(preview.transactions, "transaction", "transactions")) uploaded)")
+                print("sharing enabled for '\(household?.name ?? name)' (\(Output.count(preview.childCount, "child", "children")), \(Output.count(preview.transactionCount, "transaction", "transactions")) uploaded)")
             }
         case "invite":
             try args.expectPositionals(3)
-            let p = try flow.invite(handle: try args.positional(2, "HANDLE"), readOnly: args.flag("--read-only"))
-            if json { emit(Output.participant(p)) } else { print("invited @\(p.handle ?? "") (\(p.permission))") }
+            let handle = try args.positional(2, "HANDLE")
+            let p = try await ledgerWithServer().invite(handle: handle, permission: args.flag("--read-only") ? .readOnly : .readWrite)
+            if json { emit(Output.participant(p)) } else { print("invited @\(p.handle ?? handle) (\(p.permission.rawValue))") }
         case "participants":
             try args.expectPositionals(2)
-            let all = try flow.participants()
+            let all = try await ledgerWithServer().participants()
             if json { emit(.array(all.map(Output.participant))); return }
             if all.isEmpty { print("no participants") }
-            for p in all { print("@\(p.handle ?? p.accountId)\t\(p.permission)\t\(p.status)") }
+            for p in all { print("@\(p.handle ?? p.accountId)\t\(p.permission.rawValue)\t\(p.status.rawValue)") }
         case "revoke":
             try args.expectPositionals(3)
-            let p = try flow.revoke(handle: try args.positional(2, "HANDLE"))
-            if json { emit(Output.participant(p)) } else { print("revoked @\(p.handle ?? "")") }
+            let handle = try args.positional(2, "HANDLE")
+            let ledger = try await ledgerWithServer()
+            guard var p = try await ledger.participants().first(where: { $0.handle?.lowercased() == handle.lowercased() }) else {
+                throw CLIError("handle '\(handle)' is not a participant")
+            }
+            try await ledger.revoke(p.accountId)
+            p.status = .revoked
+            if json { emit(Output.participant(p)) } else { print("revoked @\(p.handle ?? handle)") }
         case "stop":
             try args.expectPositionals(2)
-            try flow.stop()
-            if json { emit(Output.household(try store.household())) } else { print("sharing stopped; participants lost access") }
+            let ledger = try await ledgerWithServer()
+            try await ledger.stopSharing()
+            if json { emit(Output.household(try await ledger.snapshot().household)) } else { print("sharing stopped; participants lost access") }
         default:
             throw Arguments.UsageError(description: "usage: kidledger share enable|invite|participants|revoke|stop")
         }
     }
 
-    func invitations(_ rest: [String]) throws {
+    func invitations(_ rest: [String]) async throws {
         try args.expectPositionals(1)
-        try requireServer()
-        let all = try JoinFlow(engine: engine).invitations()
+        let all = try await ledgerWithServer().pendingInvitations()
         if json {
             emit(.array(all.map { .object(["id": .string($0.id), "householdName": .string($0.householdName),
-                                           "permission": .string($0.permission)]) }))
+                                           "permission": .string($0.permission.rawValue)]) }))
             return
         }
         if all.isEmpty { print("no pending invitations") }
-        for i in all { print("\(i.id)\t\(i.householdName)\t\(i.permission)\tfrom \(i.ownerDisplayName ?? "?")") }
+        for i in all { print("\(i.id)\t\(i.householdName)\t\(i.permission.rawValue)\tfrom \(i.ownerDisplayName ?? "?")") }
     }
 
-    func join(_ rest: [String]) throws {
+    func join(_ rest: [String]) async throws {
         try args.expectPositionals(2)
-        try requireServer()
-        let result = try JoinFlow(engine: engine).join(invitationId: try args.positional(1, "ID"),
-                                                       replaceLocal: args.flag("--replace-local"))
-        if let path = result.exportPath, !json { print("previous ledger exported to \(path)") }
+        let id = try args.positional(1, "ID")
+        let ledger = try await ledgerWithServer()
+        let exported: URL?
+        do {
+            exported = try await ledger.join(id, replacingLocal: args.flag("--replace-local"))
+        } catch LedgerError.joinWouldReplaceLocalLedger {
+            let preview = try await ledger.sharingPreview()
+            throw CLIError("this device holds a different ledger (\(Output.count(preview.childCount, "child", "children")), \(Output.count(preview.transactionCount, "transaction", "transactions"))); keeping it. Use --replace-local to export it and join anyway")
+        } catch LedgerError.notFound {
+            throw CLIError("no pending invitation '\(id)'; run `kidledger invitations` to list them")
+        }
+        if let path = exported?.path, !json { print("previous ledger exported to \(path)") }
+        let snapshot = try await ledger.snapshot()
         if json {
-            var obj = Output.household(result.household)
-            if case .object(var o) = obj { o["exportPath"] = result.exportPath.map { .string($0) } ?? .null; obj = .object(o) }
+            var obj = Output.household(snapshot.household)
+            if case .object(var o) = obj { o["exportPath"] = exported.map { .string($0.path) } ?? .null; obj = .object(o) }
             emit(obj)
         } else {
-            let counts = try store.counts()
-            print("joined '\(result.household.name)' (\(Output.count(counts.children, "child", "children")), \(Output.count(counts.transactions, "transaction", "transactions")))")
+            let transactions = try await ledger.sharingPreview().transactionCount
+            print("joined '\(snapshot.household?.name ?? "")' (\(Output.count(snapshot.children.count, "child", "children")), \(Output.count(transactions, "transaction", "transactions")))")
         }
     }
 
-    func leave(_ rest: [String]) throws {
+    func leave(_ rest: [String]) async throws {
         try args.expectPositionals(1)
-        try requireServer()
-        try JoinFlow(engine: engine).leave()
-        if json { emit(Output.household(try store.household())) } else { print("left the household; this device keeps a local copy") }
+        let ledger = try await ledgerWithServer()
+        try await ledger.leave()
+        if json { emit(Output.household(try await ledger.snapshot().household)) } else { print("left the household; this device keeps a local copy") }
     }
 }

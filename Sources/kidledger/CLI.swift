@@ -1,91 +1,81 @@
 import Foundation
 import LedgerClient
 import LedgerModel
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// The transport of a store without a server.
-private struct NoServer: Transport {
-    func send(_ request: TransportRequest) throws -> TransportResponse { throw TransportError.unreachable("no server configured") }
-}
-
-/// One invocation of `kidledger`: one device, one store file.
+/// One invocation of `kidledger`: one device, one store file. Built only on the public
+/// `LedgerClient` API; nothing is created on disk until a command needs the store.
 final class CLI {
     let args: Arguments
     let json: Bool
-    let store: LedgerStore
-    let service: LedgerService
-    let engine: SyncEngine
-    let hasServer: Bool
+    let storePath: String
+    let server: URL?
+    private var opened: Ledger?
 
     init(args: Arguments, environment: [String: String]) throws {
         self.args = args
         self.json = args.flag("--json")
-        let path = args.option("--store") ?? environment["KIDLEDGER_STORE"] ?? "./kidledger.store"
-        store = try LedgerStore(path: path)
-        if let server = args.option("--server") ?? environment["KIDLEDGER_SERVER"] {
-            guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw Arguments.UsageError(description: "--server must be an http(s) URL, not '\(server)'")
+        self.storePath = args.option("--store") ?? environment["KIDLEDGER_STORE"] ?? "./kidledger.store"
+        if let text = args.option("--server") ?? environment["KIDLEDGER_SERVER"] {
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw Arguments.UsageError(description: "--server must be an http(s) URL, not '\(text)'")
             }
-            try store.set(.serverURL, server)
-        }
-        let transport: any Transport
-        if let server = try store.string(.serverURL), let url = URL(string: server) {
-            transport = URLSessionTransport(baseURL: url)
-            hasServer = true
+            server = url
         } else {
-            transport = NoServer()
-            hasServer = false
+            server = nil
         }
-        service = LedgerService(store: store)
-        engine = SyncEngine(store: store, transport: transport)
+    }
+
+    /// The ledger of `--store`, opened (and created) on first use.
+    func ledger() async throws -> Ledger {
+        if let opened { return opened }
+        let store = URL(fileURLWithPath: storePath)
+        let ledger = try await Ledger.open(store: store, server: server,
+                                           credentials: FileCredentialStore(file: URL(fileURLWithPath: storePath + ".token")))
+        opened = ledger
+        return ledger
     }
 
     func emit(_ value: JSONValue) {
         print(value.serializedString)
     }
 
-    func requireServer() throws {
-        if !hasServer { throw ClientError.noServer }
+    /// The ledger, refusing when no server was ever given for it.
+    func ledgerWithServer() async throws -> Ledger {
+        let ledger = try await ledger()
+        guard await ledger.server != nil else { throw CLIError("no server configured; pass --server URL or set KIDLEDGER_SERVER") }
+        return ledger
     }
 
     /// After a mutation: one quick, quiet sync attempt when the ledger is shared.
-    func autoSync() {
-        guard hasServer, !args.flag("--no-sync"), ProcessInfo.processInfo.environment["KIDLEDGER_NO_AUTOSYNC"] == nil,
-              (try? store.phase()) == .shared else { return }
-        let saved = engine.retry
-        engine.retry = .once
-        engine.api.timeout = 5
-        _ = try? engine.sync()
-        engine.retry = saved
-        engine.api.timeout = 30
+    func autoSync(_ ledger: Ledger) async {
+        guard !args.flag("--no-sync"), ProcessInfo.processInfo.environment["KIDLEDGER_NO_AUTOSYNC"] == nil,
+              await ledger.server != nil, let household = try? await ledger.snapshot().household, household.role != nil else { return }
+        _ = try? await withDeadline(seconds: 5) { try await ledger.syncNow() }
     }
 
-    func run() throws {
+    func run() async throws {
         let command = try args.positional(0, "command (try `kidledger help`)")
         let rest = Array(args.positionals.dropFirst())
         switch command {
-        case "help": print(CLI.usage)
-        case "signup": try signup()
-        case "login": try login()
-        case "child": try childCommand(rest)
-        case "children": try children(rest)
-        case "add": try money(rest, take: false)
-        case "take": try money(rest, take: true)
-        case "undo": try undo(rest)
-        case "history": try history(rest)
-        case "rename": try rename(rest)
-        case "archive": try archive(rest, true)
-        case "unarchive": try archive(rest, false)
-        case "status": try status(rest)
-        case "sync": try sync(rest)
-        case "share": try share(rest)
-        case "invitations": try invitations(rest)
-        case "join": try join(rest)
-        case "leave": try leave(rest)
-        case "export": try export(rest)
-        case "import": try importFile(rest)
+        case "signup": try await signup()
+        case "login": try await login()
+        case "child": try await childCommand(rest)
+        case "children": try await children(rest)
+        case "add": try await money(rest, take: false)
+        case "take": try await money(rest, take: true)
+        case "undo": try await undo(rest)
+        case "history": try await history(rest)
+        case "rename": try await rename(rest)
+        case "archive": try await archive(rest, true)
+        case "unarchive": try await archive(rest, false)
+        case "status": try await status(rest)
+        case "sync": try await sync(rest)
+        case "share": try await share(rest)
+        case "invitations": try await invitations(rest)
+        case "join": try await join(rest)
+        case "leave": try await leave(rest)
+        case "export": try await export(rest)
+        case "import": try await importFile(rest)
         default: throw Arguments.UsageError(description: "unknown command '\(command)' (try `kidledger help`)")
         }
     }
@@ -101,4 +91,18 @@ final class CLI {
           export [--out FILE]   import FILE
         environment: KIDLEDGER_STORE, KIDLEDGER_SERVER
         """
+}
+
+/// Runs `body`, cancelling it after `seconds`.
+func withDeadline<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+            throw LedgerError.cancelled
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next() else { throw LedgerError.cancelled }
+        return first
+    }
 }

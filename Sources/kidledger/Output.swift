@@ -1,53 +1,76 @@
+import Foundation
 import LedgerClient
 import LedgerModel
 
 /// JSON shapes the CLI prints with `--json`.
 enum Output {
-    static func child(_ c: ChildRecord, balance: Int64) -> JSONValue {
-        .object(["id": .string(c.id), "name": .string(c.name), "sortOrder": .int(c.sortOrder),
-                 "archived": .bool(c.archived), "balanceCents": .int(balance),
-                 "createdAt": .string(Timestamp.format(ms: c.createdAt)),
-                 "modifiedAt": .string(Timestamp.format(ms: c.modifiedAt)), "modifiedBy": .string(c.modifiedBy)])
+    static func ms(_ date: Date) -> String {
+        Timestamp.format(ms: Int64((date.timeIntervalSince1970 * 1000).rounded()))
     }
 
-    static func childSummary(_ c: ChildBalance) -> JSONValue {
-        .object(["id": .string(c.child.id), "name": .string(c.child.name), "archived": .bool(c.child.archived),
+    static func child(_ c: LedgerClient.Child, balance: Int64) -> JSONValue {
+        .object(["id": .string(c.id), "name": .string(c.name), "sortOrder": .int(c.sortOrder),
+                 "archived": .bool(c.archived), "balanceCents": .int(balance),
+                 "createdAt": .string(ms(c.createdAt)), "modifiedAt": .string(ms(c.modifiedAt))])
+    }
+
+    static func childSummary(_ c: ChildSummary) -> JSONValue {
+        .object(["id": .string(c.id), "name": .string(c.name), "archived": .bool(c.archived),
                  "balanceCents": .int(c.balanceCents)])
     }
 
-    static func transaction(_ t: TransactionRecord, reversedById: String? = nil) -> JSONValue {
+    static func transaction(_ t: LedgerClient.LedgerTransaction) -> JSONValue {
         .object(["id": .string(t.id), "childId": .string(t.childId), "amountCents": .int(t.amountCents),
-                 "note": .string(t.note), "source": .string(t.source),
-                 "createdAt": .string(Timestamp.format(ms: t.createdAt)),
+                 "note": .string(t.note), "source": .string(t.source.rawValue),
+                 "createdAt": .string(ms(t.createdAt)),
                  "reversesId": t.reversesId.map { .string($0) } ?? .null,
-                 "reversedById": reversedById.map { .string($0) } ?? .null])
+                 "reversedById": t.reversedBy.map { .string($0) } ?? .null])
     }
 
-    static func status(_ s: SyncState) -> JSONValue {
-        .object(["state": .string(s.state), "pending": .int(Int64(s.pending)),
-                 "reason": s.reason.map { .string($0.rawValue) } ?? .null])
-    }
-
-    static func participant(_ p: Wire.Participant) -> JSONValue {
-        .object(["accountId": .string(p.accountId), "handle": p.handle.map { .string($0) } ?? .null,
-                 "displayName": p.displayName.map { .string($0) } ?? .null, "permission": .string(p.permission),
-                 "status": .string(p.status)])
-    }
-
-    static func household(_ h: HouseholdRecord) -> JSONValue {
-        .object(["id": .string(h.id), "name": .string(h.name), "currency": .string(h.currency),
-                 "role": h.role.map { .string($0) } ?? .null, "permission": h.permission.map { .string($0) } ?? .null,
-                 "shared": .bool(h.shared)])
-    }
-
-    static func describe(_ s: SyncState) -> String {
+    /// The `state` word of `status --json`: synced, changesPending, offline, accountUnavailable,
+    /// attentionRequired (a local-only ledger is synced: it has nothing to upload).
+    static func state(_ s: SyncStatus) -> String {
         switch s {
-        case .synced: return "synced"
-        case .changesPending(let n): return n > 0 ? "changes pending (\(n))" : "changes pending"
-        case .offline(let n): return "offline" + (n > 0 ? " (\(count(n, "change", "changes")) pending)" : "")
+        case .synced, .syncing, .localOnly: return "synced"
+        case .pending: return "changesPending"
+        case .offline: return "offline"
+        case .accountUnavailable: return "accountUnavailable"
+        case .attentionRequired: return "attentionRequired"
+        }
+    }
+
+    static func status(_ s: SyncStatus) -> JSONValue {
+        var reason: JSONValue = .null
+        if case .attentionRequired(let r, _) = s { reason = .string(r.rawValue) }
+        return .object(["state": .string(state(s)), "pending": .int(Int64(s.pendingCount)), "reason": reason])
+    }
+
+    static func participant(_ p: Participant) -> JSONValue {
+        .object(["accountId": .string(p.accountId), "handle": p.handle.map { .string($0) } ?? .null,
+                 "displayName": p.displayName.map { .string($0) } ?? .null, "permission": .string(p.permission.rawValue),
+                 "status": .string(p.status.rawValue)])
+    }
+
+    static func household(_ h: HouseholdInfo?) -> JSONValue {
+        guard let h else { return .null }
+        return .object(["id": .string(h.id), "name": .string(h.name), "currency": .string(h.currency),
+                        "role": h.role.map { .string($0.rawValue) } ?? .null,
+                        "permission": h.permission.map { .string($0.rawValue) } ?? .null,
+                        "shared": .bool(h.shared)])
+    }
+
+    /// The status in words, with when it was last known.
+    static func describe(_ s: SyncStatus) -> String {
+        switch s {
+        case .synced(let at): return "synced" + (at.timeIntervalSince1970 > 0 ? " (last sync \(ms(at)))" : "")
+        case .syncing: return "syncing"
+        case .localOnly: return "synced (local only)"
+        case .pending(let n): return n > 0 ? "changes pending (\(n))" : "changes pending"
+        case .offline(let n, let since):
+            return "offline since \(ms(since))" + (n > 0 ? " (\(count(n, "change", "changes")) pending)" : "")
         case .accountUnavailable(let n): return "account unavailable" + (n > 0 ? " (\(count(n, "change", "changes")) pending)" : "")
         case .attentionRequired(let r, let n):
-            return "attention required: \(r.explanation)" + (n > 0 ? " (\(count(n, "change", "changes")) pending)" : "")
+            return "attention required: \(Wording.lowered(r.explanation))" + (n > 0 ? " (\(count(n, "change", "changes")) pending)" : "")
         }
     }
 

@@ -2,6 +2,8 @@ import Foundation
 import LedgerClient
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Prints one line on stderr and exits with `status`.
@@ -16,11 +18,13 @@ do {
         print(CLI.usage)
         exit(args.positionals.isEmpty && !args.flag("--help") ? 2 : 0)  // `help` opens no store
     }
-    try CLI(args: args, environment: ProcessInfo.processInfo.environment).run()
+    try await CLI(args: args, environment: ProcessInfo.processInfo.environment).run()
 } catch let error as Arguments.UsageError {
     fail(error.description, status: 2)
-} catch let error as ClientError {
+} catch let error as CLIError {
     fail(error.description, status: 1)
+} catch let error as LedgerError {
+    fail(Wording.describe(error), status: 1)
 } catch {
     fail(String(describing: error).split(separator: "\n").first.map(String.init) ?? "error", status: 1)
 }

@@ -14,7 +14,7 @@ final class HTTPServerTests: XCTestCase {
         super.tearDown()
     }
 
-    private func start(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    func start(_ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
                        handler: @escaping @Sendable (HTTPRequest, any HTTPResponder) -> Void = HTTPServerTests.echo) throws -> HTTPServer {
         var config = HTTPServerConfiguration()
         config.port = 0

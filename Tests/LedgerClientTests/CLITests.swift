@@ -29,6 +29,10 @@ final class CLITests: XCTestCase {
     /// Runs `kidledger --store <phone>.store [--server URL] args…` in `directory`.
     @discardableResult
     private func kl(_ phone: String, _ args: String..., server: Bool = true) throws -> Run {
+        try kl(phone, args, server: server)
+    }
+
+    private func kl(_ phone: String, _ args: [String], server: Bool = true) throws -> Run {
         let process = Process()
         process.executableURL = executable
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
@@ -77,8 +81,11 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try kl("mum", "signup", "--handle", "mum", "--name", "Mum").status, 0)
         let localSync = try kl("mum", "sync")
         XCTAssertTrue(localSync.out.contains("local only"), localSync.out)
+        // A preview is not a failure: it says what would be uploaded and changes nothing.
         let preview = try kl("mum", "share", "enable")
-        assertOneLineError(preview, contains: "1 child and 1 transaction;")
+        XCTAssertEqual(preview.status, 0, preview.err)
+        XCTAssertTrue(preview.out.contains("1 child and 1 transaction;"), preview.out)
+        XCTAssertEqual(try json(try kl("mum", "--json", "status"))["state"], .string("synced"))
         let synced = try json(try kl("mum", "--json", "status"))
         XCTAssertEqual(Set(synced.objectValue?.keys ?? []), ["state", "pending", "reason"])
         XCTAssertEqual(synced["state"], .string("synced"))
@@ -117,6 +124,47 @@ final class CLITests: XCTestCase {
         app.stop()
         assertOneLineError(try kl("mum", "sync"), contains: "offline")
         app = nil
+    }
+
+    func testUsageErrorsOpenNoStore() throws {
+        for args in [["add"], ["add", "Ann"], ["frobnicate"], ["child"], ["share", "enable", "extra"], ["--bogus", "children"], []] {
+            let run = try kl("never", args, server: false)
+            XCTAssertEqual(run.status, 2, "\(args): \(run.err)")
+        }
+        // Without --store either: nothing appears in the working folder.
+        let process = Process()
+        process.executableURL = executable
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        process.arguments = ["add"]
+        process.standardError = Pipe()
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 2)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != "server" }, [])
+    }
+
+    func testTokenIsKeptOutsideTheStoreAndStatusRechecksAnOfflineServer() throws {
+        XCTAssertEqual(try kl("mum", "signup", "--handle", "mum", "--name", "Mum").status, 0)
+        let tokenFile = directory + "/mum.store.token"
+        let token = try String(contentsOfFile: tokenFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(token.hasPrefix("kl_"), token)
+        let mode = try FileManager.default.attributesOfItem(atPath: tokenFile)[.posixPermissions] as? NSNumber
+        XCTAssertEqual(mode?.intValue, 0o600)
+        XCTAssertNil(try Data(contentsOf: URL(fileURLWithPath: directory + "/mum.store")).range(of: Data(token.utf8)))
+
+        XCTAssertEqual(try kl("mum", "child", "add", "Ann").status, 0)
+        XCTAssertEqual(try kl("mum", "share", "enable", "--yes").status, 0)
+        let port = app.port
+        app.stop()
+        XCTAssertEqual(try kl("mum", "add", "Ann", "1").status, 0, "a mutation works offline")
+        XCTAssertEqual(try json(try kl("mum", "--json", "status"))["state"], .string("offline"))
+        let offline = try kl("mum", "status")
+        XCTAssertTrue(offline.out.contains("offline since"), offline.out)
+        app = try LoopbackServer.start(in: directory, port: port)
+        // The server is back: status finds out instead of repeating "offline".
+        let back = try json(try kl("mum", "--json", "status"))
+        XCTAssertEqual(back["state"], .string("synced"))
+        XCTAssertEqual(back["pending"], .int(0))
     }
 
     func testHelpOpensNoStore() throws {

@@ -127,6 +127,35 @@ final class LedgerSyncTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 1)
     }
 
+    func testCancelledSyncStopsWithinOneSecondAndLeavesTheLedgerConsistent() async throws {
+        let (mum, _, ada) = try await family()
+        try await mum.add(cents: 5, to: ada)
+        let pending = try await mum.snapshot().status.pendingCount
+        XCTAssertEqual(pending, 1)
+        // A server that takes the connection and never answers.
+        let silent = try SilentListener()
+        try await mum.setServer(URL(string: "http://127.0.0.1:\(silent.port)")!)
+        let task = Task { try await mum.syncNow() }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let cancelledAt = Date()
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("a sync against a silent server finished")
+        } catch {
+            XCTAssertEqual(error as? LedgerError, .cancelled)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(cancelledAt), 1, "stopped within a second")
+        let after = try await mum.snapshot()
+        XCTAssertEqual(after.status.pendingCount, 1, "the pending change is kept")
+        XCTAssertEqual(after.children.first?.balanceCents, 1_005)
+        try await mum.setServer(server)
+        let report = try await mum.syncNow()
+        XCTAssertEqual(report.pushed, 1)
+        let synced = await mum.status()
+        guard case .synced = synced else { return XCTFail("\(synced)") }
+    }
+
     func testAutomaticSyncPushesWithinItsDebounceAndStaysLive() async throws {
         let (mum, dad, ada) = try await family()
         await mum.startAutomaticSync()

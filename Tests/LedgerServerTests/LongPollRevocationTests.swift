@@ -179,4 +179,14 @@ final class LongPollRevocationTests: XCTestCase {
         notifier.notify(tokens: ["t1", "t2"])
         XCTAssertEqual(woken.withLock { $0.count }, 3)
     }
+
+    /// A pull that arrives while the server stops is refused a place (and must not trap).
+    func testRegisteringAfterShutdownParksNothing() {
+        let notifier = ChangeNotifier()
+        notifier.shutdown()
+        for i in 0..<100 {
+            XCTAssertNil(notifier.register(household: "h\(i)", token: "t", seconds: 30) { _ in XCTFail("woken") })
+        }
+        XCTAssertEqual(notifier.parked, 0)
+    }
 }

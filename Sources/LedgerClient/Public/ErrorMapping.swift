@@ -9,6 +9,8 @@ extension LedgerError {
         case let e as ClientError: self = LedgerError(e)
         case let e as APIError: self = LedgerError(e)
         case let e as StoreFailure: self = .store(underlying: e.underlying)
+        case let e as UploadIncomplete:
+            self = .notAllowed(reason: "Sharing is not finished: \(e.pending) \(e.pending == 1 ? "change waits" : "changes wait") to be uploaded. It continues with the next sync.")
         case is SQLiteError: self = .store(underlying: error)
         case is CancellationError: self = .cancelled
         case let e as CocoaError where e.isFileError: self = .store(underlying: e)
@@ -18,8 +20,8 @@ extension LedgerError {
 
     init(_ error: APIError) {
         switch error {
-        case .transport:
-            self = .offline
+        case .transport(let t):
+            self = t == .cancelled ? .cancelled : .offline
         case .problem(let status, let code, let detail, _):
             if status == 401 { self = .unauthenticated; return }
             if status >= 500 || status == 429 || status == 408 { self = .offline; return }

@@ -84,28 +84,13 @@ extension Ledger {
     }
 
     /// Forgets a refused change the user has seen.
-    public func dismissRejected(_ id: String) async throws {
-        try publicErrors { try store.db.run("DELETE FROM rejected WHERE id = ?", [.text(id.lowercased())]) }
+    public func dismissRejected(_ change: RejectedChange) async throws {
+        try publicErrors { _ = try store.dismissRejected(change.kind == .child ? .child : .transaction, id: change.id) }
         await publish()
     }
 
     func readRejected() throws -> [RejectedChange] {
-        try store.db.query("SELECT kind, id, code, json, rejected_at FROM rejected ORDER BY rejected_at, id").map { r in
-            let kind = RejectedChange.Kind(rawValue: r.string(0)) ?? .transaction
-            var change = RejectedChange(kind: kind, id: r.string(1), childId: nil, name: nil, amountCents: nil, note: nil,
-                                        code: r.string(2), rejectedAt: Date(ms: r.int(4)))
-            let json = (try? JSONValue.parse(r.string(3))) ?? .null
-            switch kind {
-            case .child:
-                change.childId = r.string(1)
-                change.name = json["name"]?.stringValue
-            case .transaction:
-                change.childId = json["childId"]?.stringValue
-                change.amountCents = json["amountCents"]?.intValue
-                change.note = json["note"]?.stringValue
-            }
-            return change
-        }
+        try store.rejectedChanges().map(RejectedChange.init)
     }
 
     /// The status as a user sees it.
@@ -116,6 +101,7 @@ extension Ledger {
     func readStatus() throws -> SyncStatus {
         let pending = try store.pendingCount()
         if let reason = try store.attention() { return .attentionRequired(reason, pending: pending) }
+        if try store.unmergedCount() > 0 { return .attentionRequired(.unreadableChanges, pending: pending) }
         let phase = try store.phase()
         if phase == .localOnly { return .localOnly }
         if try store.string(.tokenId) == nil && store.string(.accountId) == nil { return .accountUnavailable(pending: pending) }
@@ -129,6 +115,23 @@ extension Ledger {
         if phase != .shared { return .pending(count: 0) }
         let at = try store.string(.lastSyncAt).flatMap(Int64.init).map(Date.init(ms:)) ?? Date(timeIntervalSince1970: 0)
         return .synced(at: at)
+    }
+}
+
+extension RejectedChange {
+    init(_ r: RejectedRecord) {
+        self.init(kind: r.kind == .child ? .child : .transaction, id: r.id, childId: nil, name: nil, amountCents: nil,
+                  note: nil, code: r.code, detail: r.detail, rejectedAt: Date(ms: r.rejectedAt))
+        let json = (try? JSONValue.parse(r.json)) ?? .null
+        switch kind {
+        case .child:
+            childId = r.id
+            name = json["name"]?.stringValue
+        case .transaction:
+            childId = json["childId"]?.stringValue?.lowercased()
+            amountCents = json["amountCents"]?.intValue
+            note = json["note"]?.stringValue
+        }
     }
 }
 

@@ -66,26 +66,31 @@ extension Ledger {
 
     /// What a sync is compared against to find out what it changed.
     struct SyncMarks {
-        var rejected: Set<String>
         var attention: AttentionReason?
     }
 
     func readSyncMarks() throws -> SyncMarks {
-        SyncMarks(rejected: Set(try store.db.query("SELECT id FROM rejected").map { $0.string(0) }),
-                  attention: try store.attention())
+        SyncMarks(attention: try store.attention())
     }
 
     private func afterSync(before: SyncMarks?, report: SyncEngine.Report?, failure: LedgerError?) async {
-        if let report, report.pulledChildren + report.pulledTransactions > 0 {
-            emit(.remoteChanges(children: report.pulledChildren, transactions: report.pulledTransactions))
-        }
-        if let before, let after = try? readSyncMarks() {
-            for change in (try? readRejected()) ?? [] where !before.rejected.contains(change.id) && after.rejected.contains(change.id) {
-                emit(.rejected(change))
-            }
-            if let reason = after.attention, reason != before.attention { emit(.attentionRequired(reason)) }
+        if let before, let reason = (try? readSyncMarks())?.attention, reason != before.attention {
+            emit(.attentionRequired(reason))
         }
         if let failure, failure != .cancelled { emit(.syncFailed(failure)) }
+        await publish()
+    }
+
+    /// What the engine reports from a lane: remote changes, refused changes, unreadable records.
+    func received(_ event: SyncEvent) async {
+        switch event {
+        case .remoteChanges(let children, let transactions):
+            emit(.remoteChanges(children: children, transactions: transactions))
+        case .rejected(let record):
+            emit(.rejected(RejectedChange(record)))
+        case .unmerged:
+            emit(.attentionRequired(.unreadableChanges))
+        }
         await publish()
     }
 

@@ -134,8 +134,12 @@ public actor Ledger {
             guard let url = server else { throw LedgerError.notAllowed(reason: "This ledger has no server set.") }
             transport = URLSessionTransport(baseURL: url)
         }
+        let events: @Sendable (SyncEvent) -> Void = { [weak self] event in
+            Task { await self?.received(event) }
+        }
         let made = try publicErrors {
-            (try SyncLane(path: path, transport: transport, name: "live"), try SyncLane(path: path, transport: transport, name: "push"))
+            (try SyncLane(path: path, transport: transport, name: "live", events: events),
+             try SyncLane(path: path, transport: transport, name: "push", events: events))
         }
         lanes = made
         return made

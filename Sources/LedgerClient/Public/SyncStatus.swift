@@ -10,6 +10,8 @@ public enum AttentionReason: String, Sendable, Equatable, Hashable, CaseIterable
     case householdDeleted
     /// The device is signed in as a different account than the one its ledger belongs to.
     case accountChanged
+    /// Records from the server could not be read and were set aside; everything else syncs.
+    case unreadableChanges
 
     /// What happened, as a sentence for app users.
     public var explanation: String {
@@ -18,6 +20,7 @@ public enum AttentionReason: String, Sendable, Equatable, Hashable, CaseIterable
         case .readOnly: return "You have read-only access to this household."
         case .householdDeleted: return "This household was deleted by its owner."
         case .accountChanged: return "This device is signed in to a different account than the one this ledger belongs to."
+        case .unreadableChanges: return "Some changes from other devices could not be read by this version of the app."
         }
     }
 
@@ -28,6 +31,7 @@ public enum AttentionReason: String, Sendable, Equatable, Hashable, CaseIterable
         case .readOnly: return "Ask the owner for read-write access."
         case .householdDeleted: return "Leave the household to keep this copy as your own ledger."
         case .accountChanged: return "Sign in to this ledger's account again, or join another household and replace this ledger."
+        case .unreadableChanges: return "Update the app to see them; your own changes are kept and keep syncing."
         }
     }
 }

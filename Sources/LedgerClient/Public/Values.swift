@@ -174,6 +174,8 @@ public struct RejectedChange: Sendable, Equatable, Hashable, Identifiable {
     public var note: String?
     /// The server's stable code, e.g. `validation_failed`.
     public var code: String
+    /// The server's own words about it (may be empty).
+    public var detail: String
     public var rejectedAt: Date
 
     /// A sentence for app users.

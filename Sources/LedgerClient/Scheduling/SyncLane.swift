@@ -9,9 +9,11 @@ final class SyncLane: @unchecked Sendable {
     private let store: LedgerStore
     private let engine: SyncEngine
 
-    init(path: String, transport: any Transport, name: String) throws {
+    /// `events` hears what each sync did, on the lane's thread, after it was stored.
+    init(path: String, transport: any Transport, name: String, events: @escaping @Sendable (SyncEvent) -> Void) throws {
         store = try LedgerStore(path: path)
         engine = SyncEngine(store: store, transport: transport)
+        engine.onEvent = events
         queue = DispatchQueue(label: "kidledger.sync.\(name)")
     }
 

@@ -1,3 +1,4 @@
+import HTTPServer
 import Synchronization
 
 /// Prometheus counters and a latency histogram, rendered as text format 0.0.4.
@@ -38,7 +39,7 @@ final class Metrics: Sendable {
         state.withLock { $0.commits += 1; $0.committedJobs += UInt64(jobs) }
     }
 
-    func render(openConnections: Int, parkedPolls: Int) -> String {
+    func render(openConnections: Int, refusedConnections: [ConnectionRefusalReason: Int] = [:], parkedPolls: Int) -> String {
         state.withLock { s in
             var out = "# HELP kidledger_http_requests_total HTTP requests answered, by route, method and status.\n"
             out += "# TYPE kidledger_http_requests_total counter\n"
@@ -57,6 +58,11 @@ final class Metrics: Sendable {
             }
             out += "# HELP kidledger_open_connections Open client connections.\n# TYPE kidledger_open_connections gauge\n"
             out += "kidledger_open_connections \(openConnections)\n"
+            out += "# HELP kidledger_connections_refused_total Connections answered 503 and closed unserved, by reason.\n"
+            out += "# TYPE kidledger_connections_refused_total counter\n"
+            for reason in ConnectionRefusalReason.allCases {
+                out += "kidledger_connections_refused_total{reason=\"\(reason.rawValue)\"} \(refusedConnections[reason] ?? 0)\n"
+            }
             out += "# HELP kidledger_parked_long_polls Change-feed requests waiting for a change.\n# TYPE kidledger_parked_long_polls gauge\n"
             out += "kidledger_parked_long_polls \(parkedPolls)\n"
             out += "# HELP kidledger_db_commits_total Write transactions committed (group commits).\n# TYPE kidledger_db_commits_total counter\n"

@@ -16,6 +16,8 @@ final class Services: Sendable {
     let subscriptions: SubscriptionService?
     /// Open HTTP connections, bound once the listener exists.
     let connections = LateBound<Int>()
+    /// Refused HTTP connections so far, by reason, bound once the listener exists.
+    let refusedConnections = LateBound<[ConnectionRefusalReason: Int]>()
     let clientAddress: ClientAddress
     /// Encrypts and authenticates list cursors.
     let cursors: Cursor

@@ -18,6 +18,7 @@ enum OperationsRoutes {
         }
         r.add("GET", "/metrics") { ctx in
             let text = ctx.services.metrics.render(openConnections: ctx.services.connectionCount(),
+                                                   refusedConnections: ctx.services.refusedConnections.get([:]),
                                                    parkedPolls: ctx.services.notifier.parked)
             return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: text))
         }

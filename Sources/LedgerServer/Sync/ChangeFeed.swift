@@ -54,25 +54,9 @@ enum ChangeFeed {
             after = t.seq
         }
 
-        var entries = try changes(db, household: household, after: after, limit: limit + 1)
-        var moreComing = false
-        var endSeq = headSeq
-        if entries.count > limit {
-            moreComing = true
-            // Never split one commit's records across pages: a token promises that every
-            // record stamped with a seq up to it was delivered.
-            var cut = limit
-            while cut > 0 && entries[cut - 1].seq == entries[cut].seq { cut -= 1 }
-            if cut == 0 {
-                let s = entries[0].seq
-                entries = try changes(db, household: household, after: s - 1, limit: Int.max, onlySeq: s)
-                endSeq = s
-                moreComing = endSeq < headSeq
-            } else {
-                entries.removeSubrange(cut...)
-                endSeq = entries[cut - 1].seq
-            }
-        }
+        let (entries, endSeq, moreComing) = try FeedPaging.page(
+            changes(db, household: household, after: after, limit: limit + 1), limit: limit, headSeq: headSeq, seq: \.seq
+        ) { s in try changes(db, household: household, after: s - 1, limit: Int.max, onlySeq: s) }
 
         let (householdJSON, _) = try LedgerStore.householdJSON(db, id: household, membership: membership)
         let token = SyncToken(household: household, incarnation: incarnation, seq: endSeq)

@@ -43,17 +43,19 @@ final class ChangeNotifier: Sendable {
     /// happens.
     func register(household: String, token: String, seconds: Double,
                   wake: @escaping @Sendable (_ timedOut: Bool) -> Void) -> UInt64? {
-        let timer = DispatchSource.makeTimerSource(queue: timerQueue)
-        let id: UInt64? = state.withLock { s in
+        // The timer is made only for a waiter that is registered: Dispatch traps when a
+        // source that was never resumed is released.
+        let registered: (UInt64, DispatchSourceTimer)? = state.withLock { s in
             if s.stopped { return nil }
             s.next += 1
             let id = s.next
+            let timer = DispatchSource.makeTimerSource(queue: timerQueue)
             s.byHousehold[household, default: [:]][id] = Waiter(household: household, token: token, wake: wake, timer: timer)
             s.byToken[token, default: [:]][id] = household
             s.count += 1
-            return id
+            return (id, timer)
         }
-        guard let id else { return nil }
+        guard let (id, timer) = registered else { return nil }
         timer.setEventHandler { [weak self] in
             guard let self, let w = self.state.withLock({ $0.remove(household: household, id: id) }) else { return }
             w.timer.cancel()

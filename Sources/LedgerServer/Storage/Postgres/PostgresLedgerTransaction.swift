@@ -1,0 +1,437 @@
+#if Postgres
+import LedgerModel
+import PostgresKit
+
+/// The primitives of `LedgerWriting` on one PostgreSQL connection, inside one transaction
+/// (`PostgresLedgerStorage` opens and ends it).
+///
+/// In a write transaction the first statement about a household locks its row
+/// (`FOR NO KEY UPDATE`), so every write of one household runs after the previous one
+/// committed, the change sequence advances in commit order, and what a write reads of the
+/// household is current. In a read (REPEATABLE READ, read only) nothing is locked and every
+/// statement sees the same snapshot.
+final class PostgresLedgerTransaction: LedgerWriting {
+    private let db: PGConnection
+    private let writing: Bool
+    /// Households locked by this transaction, with their change sequence value.
+    private var locked: [String: Int64?] = [:]
+    private(set) var commit = StorageCommit()
+
+    init(_ db: PGConnection, writing: Bool) {
+        self.db = db
+        self.writing = writing
+    }
+
+    /// Locks the household's row first, once per transaction (writes only).
+    private func lock(_ household: String) throws {
+        guard writing, locked[household] == nil else { return }
+        let row = try db.queryOne("SELECT seq FROM households WHERE id = $1 FOR NO KEY UPDATE", [.uuid(household)])
+        locked[household] = .some(row?.int(0))
+    }
+
+    // MARK: row decoding
+
+    private static let childColumns =
+        "household_id, id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents"
+    private static let txColumns =
+        "household_id, id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, reversed_by_id"
+    private static let householdColumns =
+        "id, name, currency, owner_account_id, created_at, modified_at, change_tag, shared"
+    private static let participantColumns =
+        "p.household_id, p.account_id, a.handle, a.display_name, p.permission, p.status, p.invitation_id, p.invited_at"
+
+    private static func child(_ r: PGRow) -> Child {
+        Child(id: r.uuid(1), householdId: r.uuid(0), name: r.string(2), sortOrder: r.int(3), archived: r.bool(4),
+              createdAt: r.timestampMs(5), modifiedAt: r.timestampMs(6), modifiedBy: r.uuid(7), changeTag: r.string(8),
+              balanceCents: r.int(9))
+    }
+
+    private static func transaction(_ r: PGRow) -> LedgerTransaction {
+        LedgerTransaction(id: r.uuid(1), householdId: r.uuid(0), childId: r.uuid(2), amountCents: r.int(3), note: r.string(4),
+                          source: TransactionSource(rawValue: r.string(5)) ?? .api, createdAt: r.timestampMs(6),
+                          recordedAt: r.timestampMs(7), authorAccountId: r.uuid(8), reversesId: r.optionalUUID(9),
+                          reversedById: r.optionalUUID(10))
+    }
+
+    private static func household(_ r: PGRow) -> HouseholdRecord {
+        HouseholdRecord(id: r.uuid(0), name: r.string(1), currency: r.string(2), ownerAccountId: r.uuid(3),
+                        createdAt: r.timestampMs(4), modifiedAt: r.timestampMs(5), changeTag: r.string(6), shared: r.bool(7))
+    }
+
+    private static func participant(_ r: PGRow) -> Participant {
+        Participant(householdId: r.uuid(0), accountId: r.uuid(1), handle: r.string(2), displayName: r.string(3),
+                    permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly,
+                    status: ShareStore.Status(rawValue: r.string(5)) ?? .revoked, invitationId: r.uuid(6),
+                    invitedAt: r.timestampMs(7))
+    }
+
+    private static func token(_ r: PGRow) -> TokenRecord {
+        TokenRecord(id: r.uuid(0), accountId: r.uuid(1), deviceName: r.string(2), createdAt: r.timestampMs(3),
+                    lastUsedAt: r.optionalTimestampMs(4))
+    }
+
+    // MARK: accounts and tokens
+
+    func caller(tokenHash: [UInt8]) throws -> Caller? {
+        guard let r = try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = $1 AND revoked_at IS NULL",
+                                      [.bytes(tokenHash)]),
+              TokenSecret.constantTimeEqual(r.bytea(2), tokenHash) else { return nil }
+        return Caller(accountId: r.uuid(1), tokenId: r.uuid(0))
+    }
+
+    func account(id: String) throws -> AccountRecord? {
+        try db.queryOne("SELECT id, handle, display_name, created_at FROM accounts WHERE id = $1", [.uuid(id)]).map {
+            AccountRecord(id: $0.uuid(0), handle: $0.string(1), displayName: $0.string(2), createdAt: $0.timestampMs(3))
+        }
+    }
+
+    func accountId(handle: String) throws -> String? {
+        try db.queryOne("SELECT id FROM accounts WHERE handle = $1", [.text(handle)])?.uuid(0)
+    }
+
+    func token(id: String) throws -> TokenRecord? {
+        try db.queryOne("SELECT id, account_id, device_name, created_at, last_used_at FROM tokens WHERE id = $1",
+                        [.uuid(id)]).map(Self.token)
+    }
+
+    func activeTokens(account: String) throws -> [TokenRecord] {
+        try db.query("""
+            SELECT id, account_id, device_name, created_at, last_used_at FROM tokens
+            WHERE account_id = $1 AND revoked_at IS NULL ORDER BY created_at, id
+            """, [.uuid(account)]).rows.map(Self.token)
+    }
+
+    func insertAccount(_ a: AccountRecord) throws {
+        try db.query("INSERT INTO accounts (id, handle, display_name, created_at) VALUES ($1, $2, $3, $4)",
+                     [.uuid(a.id), .text(a.handle), .text(a.displayName), .timestamp(ms: a.createdAt)])
+    }
+
+    func insertToken(_ t: TokenRecord, hash: [UInt8]) throws {
+        try db.query("INSERT INTO tokens (id, account_id, hash, device_name, created_at) VALUES ($1, $2, $3, $4, $5)",
+                     [.uuid(t.id), .uuid(t.accountId), .bytes(hash), .text(t.deviceName), .timestamp(ms: t.createdAt)])
+    }
+
+    func revokeToken(id: String, account: String, at: Int64) throws -> Bool {
+        let n = try db.query("UPDATE tokens SET revoked_at = $3 WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL",
+                             [.uuid(id), .uuid(account), .timestamp(ms: at)]).affectedRows
+        if n > 0 { commit.revokedTokens = true }
+        return n > 0
+    }
+
+    // MARK: households
+
+    func household(id: String) throws -> HouseholdRecord? {
+        try lock(id)
+        return try db.queryOne("SELECT \(Self.householdColumns) FROM households WHERE id = $1", [.uuid(id)]).map(Self.household)
+    }
+
+    func accessRecord(household: String, account: String) throws -> AccessRecord? {
+        try lock(household)
+        guard let r = try db.queryOne("""
+            SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL
+            FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $2
+            WHERE h.id = $1
+            """, [.uuid(household), .uuid(account)]) else { return nil }
+        return AccessRecord(ownerAccountId: r.uuid(0), status: r.optionalString(1).flatMap(ShareStore.Status.init(rawValue:)),
+                            permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
+                            everAccepted: r.optionalBool(3) ?? false)
+    }
+
+    func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing> {
+        let rows = try db.query("""
+            SELECT \(Self.householdColumns.split(separator: ",").map { "h." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")),
+                   p.permission, h.n
+            FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $1
+            WHERE (h.owner_account_id = $1 OR p.status = 'accepted') AND h.n > $2
+            ORDER BY h.n LIMIT $3
+            """, [.uuid(account), .int(after ?? 0), .int(Int64(limit) + 1)]).rows
+        let page = rows.prefix(limit)
+        let items = page.map { r -> HouseholdListing in
+            let h = Self.household(r)
+            return h.ownerAccountId == account
+                ? HouseholdListing(household: h, role: .owner, permission: .readWrite)
+                : HouseholdListing(household: h, role: .participant,
+                                   permission: r.optionalString(8).flatMap(Membership.Permission.init(rawValue:)) ?? .readOnly)
+        }
+        return ListPage(items: items, next: rows.count > limit ? page.last!.int(9) : nil)
+    }
+
+    func nextSeq(household: String) throws -> Int64 {
+        try lock(household)
+        guard case .some(.some(let current)) = locked[household] else { throw LedgerStorageError.householdNotFound }
+        let next = current + 1
+        try db.query("UPDATE households SET seq = $2 WHERE id = $1", [.uuid(household), .int(next)])
+        locked[household] = .some(next)
+        commit.touched.insert(household)
+        return next
+    }
+
+    func insertHousehold(_ h: HouseholdRecord, incarnation: Int64) throws {
+        try lock(h.id)
+        try db.query("""
+            INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation,
+                                    seq, household_seq, shared)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, 1, $9)
+            """, [.uuid(h.id), .text(h.name), .text(h.currency), .uuid(h.ownerAccountId), .timestamp(ms: h.createdAt),
+                  .timestamp(ms: h.modifiedAt), .text(h.changeTag), .int(incarnation), .bool(h.shared)])
+        locked[h.id] = .some(1)
+    }
+
+    func updateHousehold(id: String, name: String, currency: String, shared: Bool, modifiedAt: Int64, seq: Int64) throws {
+        try lock(id)
+        try db.query("""
+            UPDATE households SET name = $2, currency = $3, shared = $4, modified_at = $5, change_tag = $6, household_seq = $7
+            WHERE id = $1
+            """, [.uuid(id), .text(name), .text(currency), .bool(shared), .timestamp(ms: modifiedAt),
+                  .text(LedgerStore.tag(seq)), .int(seq)])
+    }
+
+    func deleteHousehold(id: String) throws {
+        try lock(id)
+        try db.query("DELETE FROM households WHERE id = $1", [.uuid(id)])
+        commit.touched.insert(id)
+    }
+
+    // MARK: children and transactions
+
+    func child(household: String, id: String) throws -> Child? {
+        try lock(household)
+        return try db.queryOne("SELECT \(Self.childColumns) FROM children WHERE household_id = $1 AND id = $2",
+                               [.uuid(household), .uuid(id)]).map(Self.child)
+    }
+
+    func children(household: String, includeArchived: Bool) throws -> [Child] {
+        try lock(household)
+        return try db.query("""
+            SELECT \(Self.childColumns) FROM children WHERE household_id = $1 AND (NOT archived OR $2)
+            ORDER BY sort_order, created_at, id
+            """, [.uuid(household), .bool(includeArchived)]).rows.map(Self.child)
+    }
+
+    func transaction(household: String, id: String) throws -> LedgerTransaction? {
+        try lock(household)
+        return try db.queryOne("SELECT \(Self.txColumns) FROM transactions WHERE household_id = $1 AND id = $2",
+                               [.uuid(household), .uuid(id)]).map(Self.transaction)
+    }
+
+    func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
+        try lock(household)
+        return try db.queryOne("SELECT \(Self.txColumns) FROM transactions WHERE household_id = $1 AND reversal_id = $2",
+                               [.uuid(household), .uuid(id)]).map(Self.transaction)
+    }
+
+    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
+        try lock(household)
+        let bound = PGValue.int(before ?? Int64.max), count = PGValue.int(Int64(limit) + 1)
+        let result = if let child {
+            try db.query("""
+                SELECT \(Self.txColumns), n FROM transactions WHERE household_id = $1 AND child_id = $2 AND n < $3
+                ORDER BY n DESC LIMIT $4
+                """, [.uuid(household), .uuid(child), bound, count])
+        } else {
+            try db.query("""
+                SELECT \(Self.txColumns), n FROM transactions WHERE household_id = $1 AND n < $2 ORDER BY n DESC LIMIT $3
+                """, [.uuid(household), bound, count])
+        }
+        let rows = result.rows, page = rows.prefix(limit)
+        return ListPage(items: page.map(Self.transaction), next: rows.count > limit ? page.last!.int(11) : nil)
+    }
+
+    func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {
+        try lock(household)
+        return try db.queryOne("""
+            SELECT \(Self.txColumns) FROM transactions
+            WHERE household_id = $1 AND child_id = $2 AND reverses_id IS NULL AND reversed_by_id IS NULL
+            ORDER BY n DESC LIMIT 1
+            """, [.uuid(household), .uuid(child)]).map(Self.transaction)
+    }
+
+    func insertChild(_ c: Child, seq: Int64) throws {
+        try lock(c.householdId)
+        try db.query("""
+            INSERT INTO children (household_id, id, name, sort_order, archived, created_at, modified_at, modified_by,
+                                  change_tag, balance_cents, seq)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            """, [.uuid(c.householdId), .uuid(c.id), .text(c.name), .int(c.sortOrder), .bool(c.archived),
+                  .timestamp(ms: c.createdAt), .timestamp(ms: c.modifiedAt), .uuid(c.modifiedBy), .text(c.changeTag),
+                  .int(c.balanceCents), .int(seq)])
+    }
+
+    func updateChild(_ c: Child, seq: Int64) throws {
+        try lock(c.householdId)
+        try db.query("""
+            UPDATE children SET name = $3, sort_order = $4, archived = $5, modified_at = $6, modified_by = $7,
+                change_tag = $8, seq = $9
+            WHERE household_id = $1 AND id = $2
+            """, [.uuid(c.householdId), .uuid(c.id), .text(c.name), .int(c.sortOrder), .bool(c.archived),
+                  .timestamp(ms: c.modifiedAt), .uuid(c.modifiedBy), .text(c.changeTag), .int(seq)])
+    }
+
+    func insertTransaction(_ t: LedgerTransaction, seq: Int64) throws {
+        try lock(t.householdId)
+        let reserved = t.reversesId == nil ? LedgerIDs.parse(t.id).map { LedgerIDs.reversalID(of: $0).lowercased } : nil
+        try db.query("""
+            INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                      author_account_id, reverses_id, reversal_id, seq)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            """, [.uuid(t.householdId), .uuid(t.id), .uuid(t.childId), .int(t.amountCents), .text(t.note),
+                  .text(t.source.rawValue), .timestamp(ms: t.createdAt), .timestamp(ms: t.recordedAt),
+                  .uuid(t.authorAccountId), .optionalUUID(t.reversesId), .optionalUUID(reserved), .int(seq)])
+    }
+
+    func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
+        try lock(household)
+        try db.query("UPDATE transactions SET reversed_by_id = $3, seq = $4 WHERE household_id = $1 AND id = $2",
+                     [.uuid(household), .uuid(id), .uuid(reversal), .int(seq)])
+    }
+
+    func setBalance(household: String, child: String, cents: Int64) throws {
+        try lock(household)
+        try db.query("UPDATE children SET balance_cents = $3 WHERE household_id = $1 AND id = $2",
+                     [.uuid(household), .uuid(child), .int(cents)])
+    }
+
+    // MARK: sharing
+
+    func participant(household: String, account: String) throws -> Participant? {
+        try lock(household)
+        return try db.queryOne("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.household_id = $1 AND p.account_id = $2
+            """, [.uuid(household), .uuid(account)]).map(Self.participant)
+    }
+
+    func participant(invitation: String, account: String) throws -> Participant? {
+        if writing {
+            // Lock the household first, then read the row as it is now.
+            guard let h = try db.queryOne("SELECT household_id FROM participants WHERE invitation_id = $1 AND account_id = $2",
+                                          [.uuid(invitation), .uuid(account)])?.uuid(0) else { return nil }
+            try lock(h)
+        }
+        return try db.queryOne("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.invitation_id = $1 AND p.account_id = $2
+            """, [.uuid(invitation), .uuid(account)]).map(Self.participant)
+    }
+
+    func participants(household: String) throws -> [Participant] {
+        try lock(household)
+        return try db.query("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.household_id = $1 ORDER BY p.invited_at, p.n
+            """, [.uuid(household)]).rows.map(Self.participant)
+    }
+
+    func pendingInvitations(account: String) throws -> [Invitation] {
+        try db.query("""
+            SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at
+            FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
+            WHERE p.account_id = $1 AND p.status = 'invited' AND h.shared
+            ORDER BY p.invited_at DESC, p.n DESC
+            """, [.uuid(account)]).rows.map { r in
+            Invitation(id: r.uuid(0), householdId: r.uuid(1), householdName: r.string(2), ownerDisplayName: r.string(3),
+                       permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly, invitedAt: r.timestampMs(5))
+        }
+    }
+
+    func insertParticipant(household: String, account: String, permission: Membership.Permission,
+                           invitation: String, at: Int64) throws {
+        try lock(household)
+        try db.query("""
+            INSERT INTO participants (household_id, account_id, permission, status, invitation_id, invited_at, updated_at)
+            VALUES ($1, $2, $3, 'invited', $4, $5, $5)
+            """, [.uuid(household), .uuid(account), .text(permission.rawValue), .uuid(invitation), .timestamp(ms: at)])
+    }
+
+    func updateParticipant(household: String, account: String, status: ShareStore.Status,
+                           permission: Membership.Permission?, newInvitation: String?, at: Int64) throws {
+        try lock(household)
+        if let newInvitation {
+            try db.query("""
+                UPDATE participants SET status = $3, permission = COALESCE($4, permission), invitation_id = $5,
+                    invited_at = $6, updated_at = $6, accepted_at = NULL
+                WHERE household_id = $1 AND account_id = $2
+                """, [.uuid(household), .uuid(account), .text(status.rawValue), .optionalText(permission?.rawValue),
+                      .uuid(newInvitation), .timestamp(ms: at)])
+        } else {
+            try db.query("""
+                UPDATE participants SET status = $3, permission = COALESCE($4, permission), updated_at = $5,
+                    accepted_at = CASE WHEN $3 = 'accepted' THEN COALESCE(accepted_at, $5) ELSE accepted_at END
+                WHERE household_id = $1 AND account_id = $2
+                """, [.uuid(household), .uuid(account), .text(status.rawValue), .optionalText(permission?.rawValue),
+                      .timestamp(ms: at)])
+        }
+    }
+
+    func revokeParticipants(household: String, at: Int64) throws {
+        try lock(household)
+        try db.query("""
+            UPDATE participants SET status = 'revoked', updated_at = $2
+            WHERE household_id = $1 AND status IN ('invited', 'accepted')
+            """, [.uuid(household), .timestamp(ms: at)])
+    }
+
+    // MARK: sync
+
+    func head(household: String) throws -> FeedHead? {
+        try lock(household)
+        return try db.queryOne("SELECT seq, incarnation FROM households WHERE id = $1", [.uuid(household)]).map {
+            FeedHead(seq: $0.int(0), incarnation: $0.int(1))
+        }
+    }
+
+    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> [FeedChange] {
+        try lock(household)
+        let condition = onlySeq == nil ? "seq > $2" : "seq = $2"
+        let params: [PGValue] = [.uuid(household), .int(onlySeq ?? after), .int(Int64(min(limit, Int(Int32.max))))]
+        let kids = try db.query("SELECT \(Self.childColumns), seq FROM children WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
+        let txs = try db.query("SELECT \(Self.txColumns), seq FROM transactions WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
+        var out: [FeedChange] = []
+        out.reserveCapacity(min(limit, kids.count + txs.count))
+        var i = 0, j = 0
+        while out.count < limit && (i < kids.count || j < txs.count) {
+            if j >= txs.count || (i < kids.count && kids[i].int(10) <= txs[j].int(11)) {
+                out.append(.child(Self.child(kids[i]), seq: kids[i].int(10))); i += 1
+            } else {
+                out.append(.transaction(Self.transaction(txs[j]), seq: txs[j].int(11))); j += 1
+            }
+        }
+        return out
+    }
+
+    func devices(household: String) throws -> [DeviceSyncRecord] {
+        try lock(household)
+        return try db.query("""
+            SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at,
+                   (SELECT count(*) FROM children c WHERE c.household_id = $1 AND c.seq > d.last_pull_seq)
+                   + (SELECT count(*) FROM transactions x WHERE x.household_id = $1 AND x.seq > d.last_pull_seq)
+            FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
+            JOIN households h ON h.id = d.household_id
+            WHERE d.household_id = $1 AND (t.account_id = h.owner_account_id OR EXISTS (
+                SELECT 1 FROM participants p WHERE p.household_id = $1 AND p.account_id = t.account_id AND p.status = 'accepted'))
+            ORDER BY t.account_id, d.token_id
+            """, [.uuid(household)]).rows.map { r in
+            DeviceSyncRecord(tokenId: r.uuid(0), accountId: r.uuid(1), deviceName: r.string(2),
+                             lastPullAt: r.optionalTimestampMs(3), lastPushAt: r.optionalTimestampMs(4), changesBehind: r.int(5))
+        }
+    }
+
+    func recordPull(token: String, household: String, seq: Int64, at: Int64) throws {
+        // No household lock: a device's progress is not part of the change sequence.
+        try db.query("""
+            INSERT INTO device_sync (token_id, household_id, last_pull_at, last_pull_seq)
+            SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM households WHERE id = $2)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET last_pull_at = excluded.last_pull_at,
+                last_pull_seq = excluded.last_pull_seq
+            """, [.uuid(token), .uuid(household), .timestamp(ms: at), .int(seq)])
+    }
+
+    func recordPush(token: String, household: String, at: Int64) throws {
+        try lock(household)
+        try db.query("""
+            INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES ($1, $2, $3)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
+            """, [.uuid(token), .uuid(household), .timestamp(ms: at)])
+    }
+}
+#endif

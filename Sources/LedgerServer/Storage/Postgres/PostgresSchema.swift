@@ -1,0 +1,127 @@
+#if Postgres
+import PostgresKit
+
+/// The server's PostgreSQL schema as forward-only migrations (applied by `PGMigrator`
+/// under an advisory lock, so several processes starting together apply each once).
+///
+/// Native types throughout: uuid ids, bigint amounts and sequence numbers, timestamptz
+/// instants (millisecond values in, millisecond values out), booleans, identity columns
+/// for the row numbers list cursors use. A record's identity is `(household_id, id)`.
+/// `households.seq` is the household's change sequence: every write transaction locks
+/// that row first, so per-household sequence order is commit order.
+enum PostgresSchema {
+    static let migrations: [PGMigrator.Step] = [
+        (1, """
+        CREATE TABLE accounts (
+            id uuid PRIMARY KEY,
+            handle text NOT NULL UNIQUE,
+            display_name text NOT NULL,
+            created_at timestamptz NOT NULL
+        );
+        CREATE TABLE tokens (
+            id uuid PRIMARY KEY,
+            account_id uuid NOT NULL REFERENCES accounts(id),
+            hash bytea NOT NULL UNIQUE,
+            device_name text NOT NULL,
+            created_at timestamptz NOT NULL,
+            last_used_at timestamptz,
+            revoked_at timestamptz
+        );
+        CREATE INDEX tokens_account ON tokens(account_id);
+        CREATE TABLE households (
+            n bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            id uuid PRIMARY KEY,
+            name text NOT NULL,
+            currency text NOT NULL,
+            owner_account_id uuid NOT NULL REFERENCES accounts(id),
+            created_at timestamptz NOT NULL,
+            modified_at timestamptz NOT NULL,
+            change_tag text NOT NULL,
+            incarnation bigint NOT NULL,
+            seq bigint NOT NULL DEFAULT 0,
+            household_seq bigint NOT NULL DEFAULT 0,
+            shared boolean NOT NULL DEFAULT false
+        );
+        CREATE INDEX households_owner ON households(owner_account_id, n);
+        CREATE TABLE children (
+            household_id uuid NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            id uuid NOT NULL,
+            name text NOT NULL,
+            sort_order bigint NOT NULL,
+            archived boolean NOT NULL DEFAULT false,
+            created_at timestamptz NOT NULL,
+            modified_at timestamptz NOT NULL,
+            modified_by uuid NOT NULL,
+            change_tag text NOT NULL,
+            balance_cents bigint NOT NULL DEFAULT 0,
+            seq bigint NOT NULL,
+            PRIMARY KEY (household_id, id)
+        );
+        CREATE INDEX children_order ON children(household_id, sort_order, created_at, id);
+        CREATE INDEX children_feed ON children(household_id, seq);
+        CREATE TABLE transactions (
+            n bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            household_id uuid NOT NULL,
+            id uuid NOT NULL,
+            child_id uuid NOT NULL,
+            amount_cents bigint NOT NULL,
+            note text NOT NULL,
+            source text NOT NULL,
+            created_at timestamptz NOT NULL,
+            recorded_at timestamptz NOT NULL,
+            author_account_id uuid NOT NULL,
+            reverses_id uuid,
+            reversed_by_id uuid,
+            -- The id this transaction's reversal will take (NULL for reversals): reserved.
+            reversal_id uuid,
+            seq bigint NOT NULL,
+            PRIMARY KEY (household_id, id),
+            FOREIGN KEY (household_id, child_id) REFERENCES children(household_id, id) ON DELETE CASCADE
+        );
+        CREATE INDEX transactions_child ON transactions(household_id, child_id, n);
+        CREATE INDEX transactions_household ON transactions(household_id, n);
+        CREATE INDEX transactions_feed ON transactions(household_id, seq);
+        CREATE UNIQUE INDEX transactions_reverses ON transactions(household_id, reverses_id) WHERE reverses_id IS NOT NULL;
+        CREATE INDEX transactions_reversal_id ON transactions(household_id, reversal_id) WHERE reversal_id IS NOT NULL;
+        CREATE INDEX transactions_undoable ON transactions(household_id, child_id, n)
+            WHERE reverses_id IS NULL AND reversed_by_id IS NULL;
+        CREATE TABLE participants (
+            n bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+            household_id uuid NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            account_id uuid NOT NULL REFERENCES accounts(id),
+            permission text NOT NULL CHECK (permission IN ('readWrite', 'readOnly')),
+            status text NOT NULL CHECK (status IN ('invited', 'accepted', 'declined', 'revoked', 'left')),
+            invitation_id uuid NOT NULL UNIQUE,
+            invited_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL,
+            accepted_at timestamptz,
+            PRIMARY KEY (household_id, account_id)
+        );
+        CREATE INDEX participants_account ON participants(account_id, status);
+        CREATE TABLE subscriptions (
+            household_id uuid PRIMARY KEY REFERENCES households(id) ON DELETE CASCADE,
+            signed_transaction text NOT NULL,
+            product_id text NOT NULL,
+            original_transaction_id text NOT NULL,
+            expires_at timestamptz,
+            environment text NOT NULL,
+            verified_at timestamptz NOT NULL,
+            granted_by uuid NOT NULL
+        );
+        CREATE TABLE device_sync (
+            token_id uuid NOT NULL REFERENCES tokens(id),
+            household_id uuid NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            last_pull_at timestamptz,
+            last_push_at timestamptz,
+            last_pull_seq bigint NOT NULL DEFAULT 0,
+            PRIMARY KEY (token_id, household_id)
+        );
+        """),
+    ]
+
+    /// Applies the migrations on one connection; returns the versions it applied.
+    static func migrate(_ db: PGConnection) throws -> [Int] {
+        try PGMigrator.migrate(db, migrations)
+    }
+}
+#endif

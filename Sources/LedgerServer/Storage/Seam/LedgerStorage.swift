@@ -1,0 +1,130 @@
+import Dispatch
+import LedgerModel
+
+/// The server's storage seam. Two conformers sit behind it: SQLite (the embedded default,
+/// one process, one writer thread with group commit) and PostgreSQL (several stateless
+/// processes over one database). It speaks domain types and `LedgerStorageError`s only:
+/// no SQL, no database types and no HTTP statuses cross it.
+///
+/// Work is scoped. `read` runs its body against one consistent snapshot. `write` runs its
+/// body inside a write transaction and calls back once the transaction is durable (or
+/// failed; a failed body leaves nothing behind). Inside a write, the first operation on a
+/// household locks that household's change-sequence row, before anything else of it is
+/// read or written, so per-household change order is commit order and a feed reader can
+/// never step over a change that commits late.
+///
+/// The ledger's rules (idempotent inserts, reversals, undo, access, the feed's paging)
+/// are written once, over the primitive operations of `LedgerReading`/`LedgerWriting`
+/// (see `LedgerWriting+Rules.swift`, `LedgerReading+Rules.swift`).
+protocol LedgerStorage: Sendable {
+    /// Runs `body` on the calling thread against one snapshot.
+    func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T
+
+    /// Runs `body` in a write transaction; `completion` gets its value once committed, or
+    /// the error (a `LedgerStorageError`, or what `body` threw).
+    func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+}
+
+extension LedgerStorage {
+    /// `write`, waiting for the outcome on the calling thread (admin commands, tests).
+    func writeAndWait<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        write(body) { result in box.set(result); done.signal() }
+        done.wait()
+        return try box.get()
+    }
+}
+
+/// What a body may read, all inside one snapshot (or one write transaction).
+protocol LedgerReading {
+    // MARK: accounts and tokens
+    /// The caller a token hash stands for, when the token exists and is not revoked.
+    func caller(tokenHash: [UInt8]) throws -> Caller?
+    func account(id: String) throws -> AccountRecord?
+    func accountId(handle: String) throws -> String?
+    func token(id: String) throws -> TokenRecord?
+    /// The account's tokens that are not revoked, oldest first.
+    func activeTokens(account: String) throws -> [TokenRecord]
+
+    // MARK: households
+    func household(id: String) throws -> HouseholdRecord?
+    /// The household's owner and `account`'s participant row (nil: no such household).
+    func accessRecord(household: String, account: String) throws -> AccessRecord?
+    /// Households `account` owns or has accepted, by creation order after the position `after`.
+    func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing>
+
+    // MARK: children and transactions
+    func child(household: String, id: String) throws -> Child?
+    /// By sort order, then creation, then id.
+    func children(household: String, includeArchived: Bool) throws -> [Child]
+    func transaction(household: String, id: String) throws -> LedgerTransaction?
+    /// The transaction whose reversal would take `id` (ids reserved for reversals).
+    func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction?
+    /// Newest first, before the position `before`; `child` nil: the whole household.
+    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction>
+    /// The child's newest transaction that is neither a reversal nor reversed.
+    func newestUndoable(household: String, child: String) throws -> LedgerTransaction?
+
+    // MARK: sharing
+    func participant(household: String, account: String) throws -> Participant?
+    /// The participant row holding `invitation`, only when it is addressed to `account`.
+    func participant(invitation: String, account: String) throws -> Participant?
+    /// In invitation order.
+    func participants(household: String) throws -> [Participant]
+    /// Invitations addressed to `account` still pending in shared households, newest first.
+    func pendingInvitations(account: String) throws -> [Invitation]
+
+    // MARK: sync
+    /// The household's feed position (nil: no such household).
+    func head(household: String) throws -> FeedHead?
+    /// Children and transactions with `seq > after` (or `seq == onlySeq`), oldest change
+    /// first, children before transactions within one seq; at most `limit`.
+    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> [FeedChange]
+    /// Devices of current members that synced this household, with how far behind they are.
+    func devices(household: String) throws -> [DeviceSyncRecord]
+}
+
+/// What a write body may do, on top of reading. Callers go through the rules in
+/// `LedgerWriting+Rules.swift`; these primitives do no checking of their own beyond the
+/// database's constraints.
+protocol LedgerWriting: LedgerReading {
+    // MARK: accounts and tokens
+    /// Throws `handleTaken` when the handle exists.
+    func insertAccount(_ account: AccountRecord) throws
+    func insertToken(_ token: TokenRecord, hash: [UInt8]) throws
+    /// Whether an active token of `account` was revoked.
+    func revokeToken(id: String, account: String, at: Int64) throws -> Bool
+
+    // MARK: households
+    /// Advances the household's change sequence and returns the new value (the household
+    /// counts as touched: its long-polls wake after the commit).
+    func nextSeq(household: String) throws -> Int64
+    /// Throws `householdIdTaken` when the id exists.
+    func insertHousehold(_ h: HouseholdRecord, incarnation: Int64) throws
+    func updateHousehold(id: String, name: String, currency: String, shared: Bool, modifiedAt: Int64, seq: Int64) throws
+    func deleteHousehold(id: String) throws
+
+    // MARK: children and transactions
+    func insertChild(_ c: Child, seq: Int64) throws
+    func updateChild(_ c: Child, seq: Int64) throws
+    func insertTransaction(_ t: LedgerTransaction, seq: Int64) throws
+    func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws
+    func setBalance(household: String, child: String, cents: Int64) throws
+
+    // MARK: sharing
+    func insertParticipant(household: String, account: String, permission: Membership.Permission,
+                           invitation: String, at: Int64) throws
+    /// Sets a participant's status (and permission; a new invitation id when given, which
+    /// also clears its acceptance). Accepting stamps the first acceptance.
+    func updateParticipant(household: String, account: String, status: ShareStore.Status,
+                           permission: Membership.Permission?, newInvitation: String?, at: Int64) throws
+    /// Revokes every invited or accepted participant.
+    func revokeParticipants(household: String, at: Int64) throws
+
+    // MARK: sync
+    /// Only while the household exists.
+    func recordPull(token: String, household: String, seq: Int64, at: Int64) throws
+    func recordPush(token: String, household: String, at: Int64) throws
+}

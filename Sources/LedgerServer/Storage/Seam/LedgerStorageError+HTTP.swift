@@ -1,0 +1,68 @@
+import LedgerModel
+
+/// The one place where storage's domain errors become HTTP answers.
+extension LedgerStorageError {
+    /// The problem+json answer for this refusal.
+    var apiError: APIError {
+        switch self {
+        case .householdNotFound: return .notFound("No such household.")
+        case .childNotFound: return .notFound("No such child.")
+        case .transactionNotFound: return .notFound("No such transaction.")
+        case .tokenNotFound: return .notFound("No such token.")
+        case .participantNotFound: return .notFound("No such participant.")
+        case .invitationNotFound: return .notFound("No such invitation.")
+        case .unknownHandle(let h): return APIError(404, "unknown_handle", "No account has the handle \(h).")
+        case .accessRevoked: return .accessRevoked
+        case .readOnly: return .readOnly
+        case .ownerOnly: return .ownerOnly
+        case .handleTaken(let h): return APIError(409, "handle_taken", "The handle \(h) is taken.")
+        case .householdIdTaken(let id): return APIError(409, "id_conflict", "A household with id \(id) already exists.")
+        case .childIdTaken(let id): return APIError(409, "id_conflict", "A different child with id \(id) already exists.")
+        case .transactionIdTaken(let existing):
+            return APIError(409, "id_conflict", "A different transaction with id \(existing.id) already exists.", current: existing.json)
+        case .reversalIdReserved(let id, let owner):
+            return APIError(409, "id_conflict", "The id \(id) is reserved for the reversal of transaction \(owner.id).")
+        case .alreadyReversed(let target, let by):
+            return APIError(409, "id_conflict", "Transaction \(target) is already reversed by \(by.id).", current: by.json)
+        case .notReversible: return APIError(422, "not_reversible", "A reversal cannot be reversed.")
+        case .reversalIdMismatch(let expected):
+            return APIError(422, "reversal_id_mismatch", "A reversal of this transaction must have id \(expected).")
+        case .reversalAmountMismatch(let amount):
+            return APIError(422, "reversal_amount_mismatch", "A reversal must take back exactly \(amount) from the same child.")
+        case .balanceOverflow: return APIError(422, "balance_overflow", "This would take the balance outside the 64-bit range.")
+        case .nothingToUndo: return APIError(422, "nothing_to_undo", "This child has no transaction left to undo.")
+        case .undoTargetChanged(let current):
+            return APIError(409, "undo_target_changed", "The newest transaction is \(current.id).", current: current.json)
+        case .preconditionFailed(let tag, let current): return Preconditions.failed(currentTag: tag, current: current)
+        case .notShared: return APIError(404, "not_shared", "This household is not shared.")
+        case .shareRequired: return APIError(409, "not_shared", "Share the household (POST …/share) before inviting parents.")
+        case .cannotInviteSelf: return APIError(422, "cannot_invite_self", "You own this household; invite another parent.")
+        case .syncTokenExpired: return SyncToken.expired
+        case .unavailable(let unknown):
+            var e = APIError(503, "service_unavailable", unknown
+                             ? "The database connection was lost while committing; retry with the same id."
+                             : "The database is unavailable; retry shortly.")
+            e.headers.set("Retry-After", "1")
+            return e
+        }
+    }
+
+    /// The `rejected` code of a pushed transaction this refusal stands for; nil when the
+    /// push answers `conflict` instead (a different record holds the id).
+    var pushRejectionCode: String? {
+        switch self {
+        case .transactionIdTaken: return nil
+        case .childNotFound: return "unknown_child"
+        case .transactionNotFound: return "unknown_transaction"
+        case .alreadyReversed, .notReversible: return "not_reversible"
+        default: return apiError.code
+        }
+    }
+}
+
+private extension APIError {
+    init(_ status: Int, _ code: String, _ detail: String, current: JSONValue) {
+        self.init(status, code, detail)
+        extra["current"] = current
+    }
+}

@@ -1,0 +1,55 @@
+import LedgerModel
+
+/// Why storage refused an operation, in the ledger's terms. The HTTP edge chooses each
+/// one's status and problem code (`LedgerStorageError+HTTP.swift`).
+enum LedgerStorageError: Error, Sendable, Equatable {
+    // Not there (or not to be revealed to this caller).
+    case householdNotFound
+    case childNotFound
+    case transactionNotFound
+    case tokenNotFound
+    case participantNotFound
+    case invitationNotFound
+    case unknownHandle(String)
+
+    // Access.
+    case accessRevoked
+    case readOnly
+    case ownerOnly
+
+    // Identity conflicts.
+    case handleTaken(String)
+    /// The id is taken by a household of another account (or, on create, by any household).
+    case householdIdTaken(String)
+    case childIdTaken(String)
+    /// A different transaction has this id; `existing` is it.
+    case transactionIdTaken(LedgerTransaction)
+    /// The id is reserved for the reversal of `of`.
+    case reversalIdReserved(String, of: LedgerTransaction)
+    /// The target is already reversed by `by`.
+    case alreadyReversed(target: String, by: LedgerTransaction)
+
+    // Ledger rules.
+    case notReversible
+    case reversalIdMismatch(expected: String)
+    case reversalAmountMismatch(expected: Int64)
+    case balanceOverflow
+    case nothingToUndo
+    case undoTargetChanged(current: LedgerTransaction)
+    /// If-Match named another version; `current` is the record's API form now.
+    case preconditionFailed(currentTag: String, current: JSONValue)
+
+    // Sharing.
+    /// The household is not shared (reading or ending its share).
+    case notShared
+    /// Inviting needs a share first.
+    case shareRequired
+    case cannotInviteSelf
+
+    // Sync.
+    case syncTokenExpired
+
+    /// The database cannot be reached (or is shutting down); nothing was changed, unless
+    /// `commitOutcomeUnknown` (the connection died during COMMIT).
+    case unavailable(commitOutcomeUnknown: Bool)
+}

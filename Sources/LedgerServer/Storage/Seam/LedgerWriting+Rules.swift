@@ -1,0 +1,315 @@
+import Foundation
+import LedgerModel
+
+/// The write-side rules, written once over the primitives every backend provides. Each
+/// checks everything before it writes, so a refusal leaves nothing behind.
+extension LedgerWriting {
+    // MARK: accounts and tokens
+
+    /// A new account with its first token; the token's secret is returned once.
+    func createAccount(handle: String, displayName: String, deviceName: String, now: Int64) throws -> (AccountRecord, IssuedToken) {
+        if try accountId(handle: handle) != nil { throw LedgerStorageError.handleTaken(handle) }
+        let account = AccountRecord(id: UUID().lowercased, handle: handle, displayName: displayName, createdAt: now)
+        try insertAccount(account)
+        return (account, try createToken(account: account.id, deviceName: deviceName, now: now))
+    }
+
+    func createToken(account: String, deviceName: String, now: Int64) throws -> IssuedToken {
+        let secret = TokenSecret.generate()
+        let record = TokenRecord(id: UUID().lowercased, accountId: account, deviceName: deviceName, createdAt: now, lastUsedAt: nil)
+        try insertToken(record, hash: TokenSecret.sha256(secret))
+        return IssuedToken(record: record, secret: secret)
+    }
+
+    // MARK: households
+
+    /// POST (`ifAbsentOnly`: any existing id is a conflict) or PUT (the owner's existing
+    /// household is answered as it is; another account's is a conflict).
+    func createHousehold(id: String, name: String, currency: String, owner: String, ifAbsentOnly: Bool,
+                         now: Int64) throws -> Written<HouseholdRecord> {
+        if let existing = try household(id: id) {
+            guard !ifAbsentOnly, existing.ownerAccountId == owner else { throw LedgerStorageError.householdIdTaken(id) }
+            return .existing(existing)
+        }
+        let h = HouseholdRecord(id: id, name: name, currency: currency, ownerAccountId: owner, createdAt: now,
+                                modifiedAt: now, changeTag: LedgerStore.tag(1), shared: false)
+        try insertHousehold(h, incarnation: Int64.random(in: 1...Int64(Int32.max)))
+        return .created(h)
+    }
+
+    /// PATCH: renames and/or changes the currency when `matches` accepts the current tag.
+    func updateHousehold(id: String, account: String, matches: (String) -> Bool, name: String?, currency: String?,
+                         now: Int64) throws -> (HouseholdRecord, Membership) {
+        let (h, m) = try household(id: id, account: account, need: .write)
+        guard matches(h.changeTag) else {
+            throw LedgerStorageError.preconditionFailed(currentTag: h.changeTag, current: h.json(m))
+        }
+        if name == nil && currency == nil { return (h, m) }
+        let seq = try nextSeq(household: id)
+        try updateHousehold(id: id, name: name ?? h.name, currency: currency ?? h.currency, shared: h.shared,
+                            modifiedAt: now, seq: seq)
+        guard let updated = try household(id: id) else { throw LedgerStorageError.householdNotFound }
+        return (updated, m)
+    }
+
+    func deleteHousehold(id: String, account: String) throws {
+        _ = try membership(household: id, account: account, need: .owner)
+        try deleteHousehold(id: id)
+    }
+
+    // MARK: children
+
+    /// POST …/children: the same id with the same name (and sort order, when given) is the
+    /// same child; a different one is a conflict. New children go after the last.
+    func createChild(household: String, account: String, id: String, name: String, sortOrder: Int64?,
+                     now: Int64) throws -> Written<Child> {
+        _ = try membership(household: household, account: account, need: .write)
+        if let existing = try child(household: household, id: id) {
+            guard existing.name == name, sortOrder == nil || sortOrder == existing.sortOrder else {
+                throw LedgerStorageError.childIdTaken(id)
+            }
+            return .existing(existing)
+        }
+        let order = try sortOrder ?? children(household: household, includeArchived: true).map(\.sortOrder).max()
+            .map { $0 == Int64.max ? $0 : $0 + 1 } ?? 0
+        let seq = try nextSeq(household: household)
+        let c = Child(id: id, householdId: household, name: name, sortOrder: order, archived: false, createdAt: now,
+                      modifiedAt: now, modifiedBy: account, changeTag: LedgerStore.tag(seq), balanceCents: 0)
+        try insertChild(c, seq: seq)
+        return .created(c)
+    }
+
+    /// PATCH …/children/{id} when `matches` accepts the current tag.
+    func updateChild(household: String, account: String, id: String, matches: (String) -> Bool, name: String?,
+                     sortOrder: Int64?, archived: Bool?, now: Int64) throws -> Child {
+        _ = try membership(household: household, account: account, need: .write)
+        guard var c = try child(household: household, id: id) else { throw LedgerStorageError.childNotFound }
+        guard matches(c.changeTag) else { throw LedgerStorageError.preconditionFailed(currentTag: c.changeTag, current: c.json) }
+        let newName = name ?? c.name, newOrder = sortOrder ?? c.sortOrder, newArchived = archived ?? c.archived
+        if newName == c.name && newOrder == c.sortOrder && newArchived == c.archived { return c }
+        let seq = try nextSeq(household: household)
+        c.name = newName; c.sortOrder = newOrder; c.archived = newArchived
+        c.modifiedAt = LWW.stamp(now: now, newestSeen: c.modifiedAt)
+        c.modifiedBy = account
+        c.changeTag = LedgerStore.tag(seq)
+        try updateChild(c, seq: seq)
+        return c
+    }
+
+    /// A pushed child: new id → saved; same content → unchanged; base tag matches → saved;
+    /// else a conflict with the server's record. The caller checked write access and
+    /// attribution.
+    func pushChild(household: String, _ r: PushBatch.ChildRecord) throws -> PushedChild {
+        guard var current = try child(household: household, id: r.id) else {
+            let seq = try nextSeq(household: household)
+            let c = Child(id: r.id, householdId: household, name: r.name, sortOrder: r.sortOrder, archived: r.archived,
+                          createdAt: r.createdAt, modifiedAt: r.modifiedAt, modifiedBy: r.modifiedBy,
+                          changeTag: LedgerStore.tag(seq), balanceCents: 0)
+            try insertChild(c, seq: seq)
+            return .saved(changeTag: c.changeTag)
+        }
+        if current.name == r.name && current.sortOrder == r.sortOrder && current.archived == r.archived {
+            return .unchanged(changeTag: current.changeTag)
+        }
+        guard r.baseChangeTag == current.changeTag else { return .conflict(current) }
+        let seq = try nextSeq(household: household)
+        current.name = r.name; current.sortOrder = r.sortOrder; current.archived = r.archived
+        current.modifiedAt = r.modifiedAt; current.modifiedBy = r.modifiedBy
+        current.changeTag = LedgerStore.tag(seq)
+        try updateChild(current, seq: seq)
+        return .saved(changeTag: current.changeTag)
+    }
+
+    // MARK: transactions
+
+    /// Insert-if-absent with every ledger rule: an identical replay answers the stored
+    /// record; a different record with the id, an id reserved for another transaction's
+    /// reversal, an inconsistent reversal or a balance outside 64 bits is refused. Updates
+    /// the cached balance; a reversal also marks its target (two changes, in that order,
+    /// so the feed can page between them). The caller checked write access (once for a
+    /// whole push).
+    func addTransaction(household: String, author: String, _ t: LedgerStore.NewTransaction, now: Int64) throws -> TransactionWrite {
+        if let existing = try transaction(household: household, id: t.id) {
+            let same: Bool
+            if let rev = t.reversesId {
+                // Reversals are derived records: the same target, child and amount is the same record.
+                same = existing.reversesId == rev && existing.childId == t.childId && existing.amountCents == t.amountCents
+            } else {
+                same = existing.reversesId == nil && existing.childId == t.childId && existing.amountCents == t.amountCents
+                    && existing.note == t.note && existing.source == t.source
+                    && (t.createdAt == nil || t.createdAt == existing.createdAt)
+            }
+            guard same else { throw LedgerStorageError.transactionIdTaken(existing) }
+            let balance = try child(household: household, id: existing.childId)?.balanceCents ?? 0
+            return TransactionWrite(transaction: existing, balanceCents: balance, saved: false)
+        }
+        if t.reversesId == nil, let owner = try transaction(household: household, reservingReversalId: t.id) {
+            throw LedgerStorageError.reversalIdReserved(t.id, of: owner)
+        }
+        guard let child = try child(household: household, id: t.childId) else { throw LedgerStorageError.childNotFound }
+        if let rev = t.reversesId {
+            guard let target = try transaction(household: household, id: rev) else { throw LedgerStorageError.transactionNotFound }
+            if target.reversesId != nil { throw LedgerStorageError.notReversible }
+            if let by = target.reversedById, let existing = try transaction(household: household, id: by) {
+                throw LedgerStorageError.alreadyReversed(target: rev, by: existing)
+            }
+            let expected = LedgerIDs.parse(rev).map { LedgerIDs.reversalID(of: $0).lowercased }
+            guard expected == t.id else { throw LedgerStorageError.reversalIdMismatch(expected: expected ?? "") }
+            guard t.amountCents == -target.amountCents, t.childId == target.childId else {
+                throw LedgerStorageError.reversalAmountMismatch(expected: target.amountCents)
+            }
+        }
+        guard let balance = Cents.add(child.balanceCents, t.amountCents) else { throw LedgerStorageError.balanceOverflow }
+        var seq = try nextSeq(household: household)
+        if let rev = t.reversesId {
+            try markReversed(household: household, id: rev, by: t.id, seq: seq)
+            seq = try nextSeq(household: household)
+        }
+        let saved = LedgerTransaction(id: t.id, householdId: household, childId: t.childId, amountCents: t.amountCents,
+                                      note: t.note, source: t.source, createdAt: t.createdAt ?? now, recordedAt: now,
+                                      authorAccountId: author, reversesId: t.reversesId, reversedById: nil)
+        try insertTransaction(saved, seq: seq)
+        try setBalance(household: household, child: t.childId, cents: balance)
+        return TransactionWrite(transaction: saved, balanceCents: balance, saved: true)
+    }
+
+    /// POST …/transactions/{id}/reversal: an existing reversal is answered as it is.
+    func reverse(household: String, author: String, transaction id: String, now: Int64) throws -> TransactionWrite {
+        _ = try membership(household: household, account: author, need: .write)
+        guard let target = try transaction(household: household, id: id) else { throw LedgerStorageError.transactionNotFound }
+        if target.reversesId != nil { throw LedgerStorageError.notReversible }
+        if let by = target.reversedById, let existing = try transaction(household: household, id: by) {
+            let balance = try child(household: household, id: existing.childId)?.balanceCents ?? 0
+            return TransactionWrite(transaction: existing, balanceCents: balance, saved: false)
+        }
+        return try addTransaction(household: household, author: author, LedgerStore.reversal(of: target), now: now)
+    }
+
+    /// POST …/undo-last: reverses the child's newest undoable transaction, only if it is
+    /// `expected` (when given).
+    func undoLast(household: String, author: String, child: String, expected: String?, now: Int64) throws -> TransactionWrite {
+        _ = try membership(household: household, account: author, need: .write)
+        guard try self.child(household: household, id: child) != nil else { throw LedgerStorageError.childNotFound }
+        guard let target = try newestUndoable(household: household, child: child) else { throw LedgerStorageError.nothingToUndo }
+        if let expected, expected != target.id { throw LedgerStorageError.undoTargetChanged(current: target) }
+        return try addTransaction(household: household, author: author, LedgerStore.reversal(of: target), now: now)
+    }
+
+    // MARK: sharing
+
+    /// Shares the household (the owner only); `.existing` when it already was.
+    func share(household: String, owner: String) throws -> Written<[Participant]> {
+        _ = try membership(household: household, account: owner, need: .owner)
+        guard let h = try self.household(id: household) else { throw LedgerStorageError.householdNotFound }
+        if h.shared { return .existing(try participants(household: household)) }
+        try setShared(h, true)
+        return .created(try participants(household: household))
+    }
+
+    /// Ends the share: every invited or accepted participant is revoked.
+    func unshare(household: String, owner: String, now: Int64) throws {
+        _ = try membership(household: household, account: owner, need: .owner)
+        guard let h = try self.household(id: household), h.shared else { throw LedgerStorageError.notShared }
+        try revokeParticipants(household: household, at: now)
+        try setShared(h, false)
+    }
+
+    private func setShared(_ h: HouseholdRecord, _ shared: Bool) throws {
+        let seq = try nextSeq(household: h.id)
+        try updateHousehold(id: h.id, name: h.name, currency: h.currency, shared: shared, modifiedAt: h.modifiedAt, seq: seq)
+    }
+
+    /// Invites `handle`: an invited or accepted participant is answered unchanged; a
+    /// declined, revoked or departed one gets a new invitation.
+    func invite(household: String, owner: String, handle: String, permission: Membership.Permission,
+                now: Int64) throws -> Written<Participant> {
+        _ = try membership(household: household, account: owner, need: .owner)
+        guard let h = try self.household(id: household), h.shared else { throw LedgerStorageError.shareRequired }
+        guard let account = try accountId(handle: handle) else { throw LedgerStorageError.unknownHandle(handle) }
+        if account == owner { throw LedgerStorageError.cannotInviteSelf }
+        if let existing = try participant(household: household, account: account) {
+            if existing.status.isActive { return .existing(existing) }
+            try updateParticipant(household: household, account: account, status: .invited, permission: permission,
+                                  newInvitation: UUID().lowercased, at: now)
+        } else {
+            try insertParticipant(household: household, account: account, permission: permission,
+                                  invitation: UUID().lowercased, at: now)
+        }
+        _ = try nextSeq(household: household)
+        guard let p = try participant(household: household, account: account) else { throw LedgerStorageError.participantNotFound }
+        return .created(p)
+    }
+
+    /// Changes an active participant's permission (the owner only).
+    func setPermission(household: String, owner: String, account: String, permission: Membership.Permission,
+                       now: Int64) throws -> Participant {
+        _ = try membership(household: household, account: owner, need: .owner)
+        guard let p = try participant(household: household, account: account), p.status.isActive else {
+            throw LedgerStorageError.participantNotFound
+        }
+        if p.permission == permission { return p }
+        try changeStatus(household: household, account: account, status: p.status, permission: permission, now: now)
+        guard let updated = try participant(household: household, account: account) else { throw LedgerStorageError.participantNotFound }
+        return updated
+    }
+
+    /// A participant leaves (`account` is the caller) or the owner revokes them; already
+    /// inactive participants stay as they are.
+    func removeParticipant(household: String, caller: String, account: String, now: Int64) throws {
+        if account == caller, let me = try participant(household: household, account: account), me.status.isActive {
+            try changeStatus(household: household, account: account, status: .left, now: now)
+            return
+        }
+        _ = try membership(household: household, account: caller, need: .owner)
+        guard let p = try participant(household: household, account: account) else { throw LedgerStorageError.participantNotFound }
+        if p.status.isActive { try changeStatus(household: household, account: account, status: .revoked, now: now) }
+    }
+
+    /// Accepts an invitation addressed to `account` (accepting twice is fine).
+    func acceptInvitation(_ invitation: String, account: String, now: Int64) throws -> (HouseholdRecord, Membership) {
+        guard let p = try participant(invitation: invitation, account: account),
+              p.status == .invited || p.status == .accepted else { throw LedgerStorageError.invitationNotFound }
+        if p.status == .invited { try changeStatus(household: p.householdId, account: account, status: .accepted, now: now) }
+        return try household(id: p.householdId, account: account, need: .read)
+    }
+
+    /// Declines an invitation addressed to `account` (declining twice is fine).
+    func declineInvitation(_ invitation: String, account: String, now: Int64) throws {
+        guard let p = try participant(invitation: invitation, account: account),
+              p.status == .invited || p.status == .declined else { throw LedgerStorageError.invitationNotFound }
+        if p.status == .invited { try changeStatus(household: p.householdId, account: account, status: .declined, now: now) }
+    }
+
+    /// A participant change members can see: the feed reports the new `access`.
+    private func changeStatus(household: String, account: String, status: ShareStore.Status,
+                              permission: Membership.Permission? = nil, now: Int64) throws {
+        try updateParticipant(household: household, account: account, status: status, permission: permission,
+                              newInvitation: nil, at: now)
+        _ = try nextSeq(household: household)
+    }
+}
+
+/// A token as issued: its record and its secret, shown once.
+struct IssuedToken: Sendable, Equatable {
+    var record: TokenRecord
+    var secret: String
+}
+
+/// What a pushed child came to.
+enum PushedChild: Sendable, Equatable {
+    case saved(changeTag: String)
+    case unchanged(changeTag: String)
+    case conflict(Child)
+}
+
+extension HouseholdRecord {
+    /// The API JSON form as `m` sees it.
+    func json(_ m: Membership) -> JSONValue {
+        .object([
+            "id": .string(id), "name": .string(name), "currency": .string(currency), "ownerAccountId": .string(ownerAccountId),
+            "createdAt": .string(Timestamp.format(ms: createdAt)), "modifiedAt": .string(Timestamp.format(ms: modifiedAt)),
+            "changeTag": .string(changeTag), "role": .string(m.role.rawValue), "permission": .string(m.permission.rawValue),
+            "shared": .bool(shared),
+        ])
+    }
+}

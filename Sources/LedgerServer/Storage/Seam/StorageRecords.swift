@@ -1,0 +1,149 @@
+import LedgerModel
+
+/// An account as stored.
+struct AccountRecord: Sendable, Equatable {
+    var id: String
+    var handle: String
+    var displayName: String
+    var createdAt: Int64
+}
+
+/// A device token as stored (never its secret).
+struct TokenRecord: Sendable, Equatable {
+    var id: String
+    var accountId: String
+    var deviceName: String
+    var createdAt: Int64
+    var lastUsedAt: Int64?
+}
+
+/// A household as stored.
+struct HouseholdRecord: Sendable, Equatable {
+    var id: String
+    var name: String
+    var currency: String
+    var ownerAccountId: String
+    var createdAt: Int64
+    var modifiedAt: Int64
+    var changeTag: String
+    var shared: Bool
+}
+
+/// A household in an account's list, with the account's standing in it.
+struct HouseholdListing: Sendable, Equatable {
+    var household: HouseholdRecord
+    var role: Membership.Role
+    var permission: Membership.Permission
+}
+
+/// One page of a list and the position to continue after (nil: the last page).
+struct ListPage<Item: Sendable>: Sendable {
+    var items: [Item]
+    var next: Int64?
+}
+
+/// What decides an account's access to a household: its owner and the account's
+/// participant row, if it was ever invited.
+struct AccessRecord: Sendable, Equatable {
+    var ownerAccountId: String
+    var status: ShareStore.Status?
+    var permission: Membership.Permission?
+    /// Whether the participant ever accepted (a revoked or departed one who never did was
+    /// never a member).
+    var everAccepted: Bool
+}
+
+/// An invitation addressed to the caller.
+struct Invitation: Sendable, Equatable {
+    var id: String
+    var householdId: String
+    var householdName: String
+    var ownerDisplayName: String
+    var permission: Membership.Permission
+    var invitedAt: Int64
+}
+
+/// A household's feed position.
+struct FeedHead: Sendable, Equatable {
+    var seq: Int64
+    var incarnation: Int64
+}
+
+/// One record of the change feed with the sequence value of its last change.
+enum FeedChange: Sendable, Equatable {
+    case child(Child, seq: Int64)
+    case transaction(LedgerTransaction, seq: Int64)
+
+    var seq: Int64 {
+        switch self {
+        case .child(_, let s), .transaction(_, let s): return s
+        }
+    }
+}
+
+/// One page of a household's change feed, read in one snapshot.
+struct FeedPage: Sendable {
+    var household: HouseholdRecord
+    var membership: Membership
+    var children: [Child]
+    var transactions: [LedgerTransaction]
+    /// Where the page ends.
+    var nextToken: SyncToken
+    /// The position the page started after (0 for a full pull).
+    var since: Int64
+    var moreComing: Bool
+
+    var records: Int { children.count + transactions.count }
+    /// Whether the household changed after `since`.
+    var hasNews: Bool { nextToken.seq > since || records > 0 }
+}
+
+/// A device's sync progress in one household.
+struct DeviceSyncRecord: Sendable, Equatable {
+    var tokenId: String
+    var accountId: String
+    var deviceName: String
+    var lastPullAt: Int64?
+    var lastPushAt: Int64?
+    /// Records changed after the device's last pull.
+    var changesBehind: Int64
+}
+
+/// `GET …/sync-status`, read in one snapshot.
+struct SyncStatusReport: Sendable {
+    var latestToken: SyncToken
+    var membership: Membership
+    var devices: [DeviceSyncRecord]
+}
+
+/// A write that may have found its record already there.
+enum Written<Record: Sendable>: Sendable {
+    case created(Record)
+    case existing(Record)
+
+    var record: Record {
+        switch self {
+        case .created(let r), .existing(let r): return r
+        }
+    }
+    var isCreated: Bool { if case .created = self { true } else { false } }
+}
+
+/// A transaction written (or found already written) and its child's balance after it.
+struct TransactionWrite: Sendable, Equatable {
+    var transaction: LedgerTransaction
+    var balanceCents: Int64
+    /// false: an identical record was already there (an idempotent replay).
+    var saved: Bool
+}
+
+/// A participant row joined with its account.
+typealias Participant = ShareStore.Participant
+
+/// What one durable commit changed, for wake-ups and caches.
+struct StorageCommit: Sendable, Equatable {
+    /// Households whose feed moved (or that were deleted): their long-polls wake.
+    var touched: Set<String> = []
+    /// A token may have been revoked: remembered tokens must be checked again.
+    var revokedTokens = false
+}
