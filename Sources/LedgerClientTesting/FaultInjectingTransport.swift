@@ -2,17 +2,17 @@ import LedgerClient
 
 /// Wraps a transport and, driven by a seeded generator, drops requests before they are sent
 /// or responses after the server applied them — the two failures a phone sees on a bad network.
-public final class FaultInjectingTransport: Transport {
+package final class FaultInjectingTransport: Transport {
     /// What the wrapper does with each request.
-    public struct Faults: Sendable {
+    package struct Faults: Sendable {
         /// Probability (0…1) that a request is lost before reaching the server.
-        public var dropRequest: Double
+        package var dropRequest: Double
         /// Probability (0…1) that the response is lost after the server handled the request.
-        public var dropResponse: Double
+        package var dropResponse: Double
         /// When true every request fails as unreachable (the device is offline).
-        public var offline: Bool
+        package var offline: Bool
 
-        public init(dropRequest: Double = 0, dropResponse: Double = 0, offline: Bool = false) {
+        package init(dropRequest: Double = 0, dropResponse: Double = 0, offline: Bool = false) {
             self.dropRequest = dropRequest
             self.dropResponse = dropResponse
             self.offline = offline
@@ -30,27 +30,27 @@ public final class FaultInjectingTransport: Transport {
     private let state: Locked<State>
 
     /// `seed` makes the sequence of faults reproducible.
-    public init(wrapping inner: any Transport, seed: UInt64, faults: Faults = Faults()) {
+    package init(wrapping inner: any Transport, seed: UInt64, faults: Faults = Faults()) {
         self.inner = inner
         self.state = Locked(State(rng: SeededGenerator(seed: seed), faults: faults))
     }
 
     /// The current fault settings.
-    public var faults: Faults {
+    package var faults: Faults {
         get { state.withLock { $0.faults } }
         set { state.withLock { $0.faults = newValue } }
     }
 
     /// Counts of injected faults so far.
-    public var injected: (requests: Int, responses: Int) {
+    package var injected: (requests: Int, responses: Int) {
         state.withLock { ($0.droppedRequests, $0.droppedResponses) }
     }
 
-    public func send(_ request: TransportRequest) throws -> TransportResponse {
+    package func send(_ request: TransportRequest) throws -> TransportResponse {
         try send(request, cancellation: nil)
     }
 
-    public func send(_ request: TransportRequest, cancellation: SyncCancellation?) throws -> TransportResponse {
+    package func send(_ request: TransportRequest, cancellation: SyncCancellation?) throws -> TransportResponse {
         let (offline, dropReq, dropResp) = state.withLock { s -> (Bool, Bool, Bool) in
             let a = Double.random(in: 0..<1, using: &s.rng) < s.faults.dropRequest
             let b = Double.random(in: 0..<1, using: &s.rng) < s.faults.dropResponse

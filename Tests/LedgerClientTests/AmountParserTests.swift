@@ -1,4 +1,4 @@
-import LedgerClient
+@testable import LedgerClient
 import XCTest
 
 final class AmountParserTests: XCTestCase {

@@ -7,33 +7,33 @@ private struct Empty: Codable {}
 
 extension APIClient {
     /// `POST /v1/accounts`: a new account and this device's token.
-    public func signup(handle: String, displayName: String, deviceName: String?) throws(APIError) -> Wire.AccountAndToken {
+    func signup(handle: String, displayName: String, deviceName: String?) throws(APIError) -> Wire.AccountAndToken {
         try json("POST", "/v1/accounts", Wire.AccountAndToken.self,
                  body: SignupBody(handle: handle, displayName: displayName, deviceName: deviceName)).body
     }
 
     /// `GET /v1/me`: the account and token this client authenticates as.
-    public func me() throws(APIError) -> Wire.AccountAndToken {
+    func me() throws(APIError) -> Wire.AccountAndToken {
         try json("GET", "/v1/me", Wire.AccountAndToken.self).body
     }
 
     /// `DELETE /v1/tokens/{id}`: revokes a token (this device's signs it out).
-    public func deleteToken(id: String) throws(APIError) {
+    func deleteToken(id: String) throws(APIError) {
         _ = try call("DELETE", "/v1/tokens/\(id)")
     }
 
     /// `PUT /v1/households/{id}`: idempotent create with the device's id (201 or 200).
-    public func putHousehold(id: String, name: String, currency: String?) throws(APIError) -> Answer<Wire.Household> {
+    func putHousehold(id: String, name: String, currency: String?) throws(APIError) -> Answer<Wire.Household> {
         try json("PUT", "/v1/households/\(id)", Wire.Household.self, body: HouseholdBody(name: name, currency: currency))
     }
 
     /// `GET /v1/households/{id}`.
-    public func household(id: String) throws(APIError) -> Wire.Household {
+    func household(id: String) throws(APIError) -> Wire.Household {
         try json("GET", "/v1/households/\(id)", Wire.Household.self).body
     }
 
     /// `GET /v1/households/{id}/changes`; `wait` is the long-poll in seconds (0…60).
-    public func changes(householdId: String, since: String?, limit: Int = 500, wait: Int = 0) throws(APIError) -> Wire.ChangesPage {
+    func changes(householdId: String, since: String?, limit: Int = 500, wait: Int = 0) throws(APIError) -> Wire.ChangesPage {
         var path = "/v1/households/\(householdId)/changes?limit=\(limit)"
         if let since { path += "&since=\(APIClient.escape(since))" }
         if wait > 0 { path += "&wait=\(wait)" }
@@ -41,44 +41,44 @@ extension APIClient {
     }
 
     /// `POST /v1/households/{id}/changes` with at most 400 records.
-    public func push(householdId: String, _ batch: Wire.PushRequest) throws(APIError) -> [Wire.PushResult] {
+    func push(householdId: String, _ batch: Wire.PushRequest) throws(APIError) -> [Wire.PushResult] {
         try json("POST", "/v1/households/\(householdId)/changes", Wire.PushResponse.self, body: batch).body.results
     }
 
     /// `POST /v1/households/{id}/share` (201 created, 200 existing).
-    public func createShare(householdId: String) throws(APIError) -> Wire.Share {
+    func createShare(householdId: String) throws(APIError) -> Wire.Share {
         try json("POST", "/v1/households/\(householdId)/share", Wire.Share.self, body: Empty()).body
     }
 
     /// `GET /v1/households/{id}/share`.
-    public func share(householdId: String) throws(APIError) -> Wire.Share {
+    func share(householdId: String) throws(APIError) -> Wire.Share {
         try json("GET", "/v1/households/\(householdId)/share", Wire.Share.self).body
     }
 
     /// `DELETE /v1/households/{id}/share`: every participant loses access.
-    public func deleteShare(householdId: String) throws(APIError) {
+    func deleteShare(householdId: String) throws(APIError) {
         _ = try call("DELETE", "/v1/households/\(householdId)/share")
     }
 
     /// `POST /v1/households/{id}/share/participants`; `permission` is `readWrite` or `readOnly`.
-    public func invite(householdId: String, handle: String, permission: String) throws(APIError) -> Wire.Participant {
+    func invite(householdId: String, handle: String, permission: String) throws(APIError) -> Wire.Participant {
         try json("POST", "/v1/households/\(householdId)/share/participants", Wire.Participant.self,
                  body: InviteBody(handle: handle, permission: permission)).body
     }
 
     /// `PATCH /v1/households/{id}/share/participants/{accountId}`: changes a participant's permission.
-    public func setPermission(householdId: String, accountId: String, permission: String) throws(APIError) -> Wire.Participant {
+    func setPermission(householdId: String, accountId: String, permission: String) throws(APIError) -> Wire.Participant {
         try json("PATCH", "/v1/households/\(householdId)/share/participants/\(accountId)", Wire.Participant.self,
                  body: PermissionBody(permission: permission)).body
     }
 
     /// `DELETE /v1/households/{id}/share/participants/{accountId}`: revoke, or leave when it is the caller.
-    public func removeParticipant(householdId: String, accountId: String) throws(APIError) {
+    func removeParticipant(householdId: String, accountId: String) throws(APIError) {
         _ = try call("DELETE", "/v1/households/\(householdId)/share/participants/\(accountId)")
     }
 
     /// `GET /v1/invitations`, every page.
-    public func invitations() throws(APIError) -> [Wire.Invitation] {
+    func invitations() throws(APIError) -> [Wire.Invitation] {
         var all: [Wire.Invitation] = []
         var cursor: String?
         repeat {
@@ -92,12 +92,12 @@ extension APIClient {
     }
 
     /// `POST /v1/invitations/{id}/decline`.
-    public func decline(invitationId: String) throws(APIError) {
+    func decline(invitationId: String) throws(APIError) {
         _ = try call("POST", "/v1/invitations/\(invitationId)/decline")
     }
 
     /// `POST /v1/invitations/{id}/accept`: the household joined.
-    public func accept(invitationId: String) throws(APIError) -> Wire.Household {
+    func accept(invitationId: String) throws(APIError) -> Wire.Household {
         try json("POST", "/v1/invitations/\(invitationId)/accept", Wire.Household.self, body: Empty()).body
     }
 }

@@ -1,32 +1,32 @@
 import Foundation
 
 /// Typed calls to the kidledger HTTP API (API.md) over a `Transport`.
-public struct APIClient: Sendable {
+struct APIClient: Sendable {
     /// The transport requests go through.
-    public let transport: any Transport
+    let transport: any Transport
     /// The bearer token (`kl_…`), nil before signup/login.
-    public var token: String?
+    var token: String?
     /// Seconds each ordinary request may take; default 30. Long polls add their wait.
-    public var timeout: Double
+    var timeout: Double
     /// When set, requests are abandoned as soon as it is cancelled (`TransportError.cancelled`).
-    public var cancellation: SyncCancellation?
+    var cancellation: SyncCancellation?
 
-    public init(transport: any Transport, token: String? = nil, timeout: Double = 30) {
+    init(transport: any Transport, token: String? = nil, timeout: Double = 30) {
         self.transport = transport
         self.token = token
         self.timeout = timeout
     }
 
     /// The result of a call: status and decoded body.
-    public struct Answer<Body> {
-        public var status: Int
-        public var body: Body
+    struct Answer<Body> {
+        var status: Int
+        var body: Body
     }
 
     // MARK: Core
 
     /// Sends one request and returns the raw response for any 2xx; problems become `APIError`.
-    public func call(_ method: String, _ path: String, body: [UInt8]? = nil,
+    func call(_ method: String, _ path: String, body: [UInt8]? = nil,
                      headers extra: [String: String] = [:], timeout: Double? = nil) throws(APIError) -> TransportResponse {
         var headers = extra
         headers["Accept"] = "application/json"
@@ -54,7 +54,7 @@ public struct APIClient: Sendable {
     }
 
     /// Sends `body` as JSON and decodes the 2xx answer as `T`.
-    public func json<T: Decodable>(_ method: String, _ path: String, _ type: T.Type,
+    func json<T: Decodable>(_ method: String, _ path: String, _ type: T.Type,
                                    body: (some Encodable)? = Optional<Int>.none,
                                    timeout: Double? = nil) throws(APIError) -> Answer<T> {
         var bytes: [UInt8]?

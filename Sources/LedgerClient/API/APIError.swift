@@ -1,5 +1,5 @@
 /// A failed call to the server, classified the way the sync engine needs it.
-public enum APIError: Error, Equatable, Sendable, CustomStringConvertible {
+enum APIError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The request may not have arrived, or its answer was lost.
     case transport(TransportError)
     /// The server answered with a problem document (`code` is its stable code).
@@ -8,7 +8,7 @@ public enum APIError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidAnswer(String)
 
     /// True when the same request may succeed later: network trouble, 5xx, 429.
-    public var isTransient: Bool {
+    var isTransient: Bool {
         switch self {
         case .transport(let error): return error != .cancelled
         case .problem(let status, _, _, _): return status >= 500 || status == 429 || status == 408
@@ -17,27 +17,27 @@ public enum APIError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 
     /// True when the caller cancelled the request (see `SyncCancellation`).
-    public var isCancellation: Bool { self == .transport(.cancelled) }
+    var isCancellation: Bool { self == .transport(.cancelled) }
 
     /// True when nothing answered at all (the device is offline or the server is down).
-    public var isUnreachable: Bool {
+    var isUnreachable: Bool {
         if case .transport(let error) = self { return error != .cancelled }
         return false
     }
 
     /// The problem `code`, when the server sent one.
-    public var code: String? {
+    var code: String? {
         if case .problem(_, let code, _, _) = self { return code }
         return nil
     }
 
     /// The HTTP status, when the server answered.
-    public var status: Int? {
+    var status: Int? {
         if case .problem(let status, _, _, _) = self { return status }
         return nil
     }
 
-    public var description: String {
+    var description: String {
         switch self {
         case .transport(let error):
             switch error {

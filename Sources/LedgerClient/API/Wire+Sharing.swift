@@ -1,29 +1,29 @@
 extension Wire {
     /// A participant of a household's share.
-    public struct Participant: Codable, Sendable, Equatable {
-        public var accountId: String
-        public var handle: String?
-        public var displayName: String?
-        public var role: String?
-        public var permission: String
-        public var status: String
-        public var invitationId: String?
+    struct Participant: Codable, Sendable, Equatable {
+        var accountId: String
+        var handle: String?
+        var displayName: String?
+        var role: String?
+        var permission: String
+        var status: String
+        var invitationId: String?
     }
 
     /// The household's one zone-wide share.
-    public struct Share: Codable, Sendable, Equatable {
-        public var householdId: String
-        public var publicPermission: String?
-        public var participants: [Participant]
+    struct Share: Codable, Sendable, Equatable {
+        var householdId: String
+        var publicPermission: String?
+        var participants: [Participant]
     }
 
     /// A pending invitation addressed to the caller.
-    public struct Invitation: Codable, Sendable, Equatable {
-        public var id: String
-        public var householdId: String
-        public var householdName: String
-        public var ownerDisplayName: String?
-        public var permission: String
-        public var invitedAt: String?
+    struct Invitation: Codable, Sendable, Equatable {
+        var id: String
+        var householdId: String
+        var householdName: String
+        var ownerDisplayName: String?
+        var permission: String
+        var invitedAt: String?
     }
 }

@@ -1,14 +1,14 @@
 /// Signing a device in. The ledger stays pinned to the first account it synced under; a
 /// token of another account is stored but freezes shared editing (`accountChanged`) instead of
 /// silently rebinding the ledger.
-public struct AccountFlow {
-    public let engine: SyncEngine
+struct AccountFlow {
+    let engine: SyncEngine
     var store: LedgerStore { engine.store }
 
-    public init(engine: SyncEngine) { self.engine = engine }
+    init(engine: SyncEngine) { self.engine = engine }
 
     /// What signing in did to the pinned account.
-    public enum Outcome: Sendable, Equatable {
+    enum Outcome: Sendable, Equatable {
         /// The ledger is (now) pinned to this account.
         case pinned(accountId: String, handle: String)
         /// Signed in as another account than the ledger's; shared editing is frozen.
@@ -16,7 +16,7 @@ public struct AccountFlow {
     }
 
     /// Creates an account on the server and signs this device in with its token.
-    public func signup(handle: String, displayName: String, deviceName: String?) throws -> Outcome {
+    func signup(handle: String, displayName: String, deviceName: String?) throws -> Outcome {
         let api = APIClient(transport: engine.api.transport)
         let created: Wire.AccountAndToken
         do { created = try api.signup(handle: handle, displayName: displayName, deviceName: deviceName) }
@@ -26,7 +26,7 @@ public struct AccountFlow {
     }
 
     /// Signs this device in with an existing token (checked with `GET /v1/me`).
-    public func login(token: String) throws -> Outcome {
+    func login(token: String) throws -> Outcome {
         let api = APIClient(transport: engine.api.transport, token: token)
         let me: Wire.AccountAndToken
         do { me = try api.me() }
@@ -36,7 +36,7 @@ public struct AccountFlow {
 
     /// Goes back to the token of the ledger's own account, kept when another account signed
     /// in; shared editing resumes. Works offline (the next sync checks the token).
-    public func restorePinned() throws -> Outcome {
+    func restorePinned() throws -> Outcome {
         try store.transaction {
             guard let token = try store.string(.pinnedToken), let tokenId = try store.string(.pinnedTokenId),
                   let pinned = try store.string(.accountId) else {

@@ -4,21 +4,21 @@ import LedgerModel
 /// Joining a shared household from an invitation, and leaving it. Acceptance, the first
 /// full fetch and its import are persisted steps (`LedgerPhase.JoinPhase`); the import is one
 /// SQLite transaction, so a kill leaves either the old ledger or the complete new one.
-public struct JoinFlow {
-    public let engine: SyncEngine
+struct JoinFlow {
+    let engine: SyncEngine
     var store: LedgerStore { engine.store }
 
-    public init(engine: SyncEngine) { self.engine = engine }
+    init(engine: SyncEngine) { self.engine = engine }
 
     /// The outcome of `join`.
-    public struct Result: Sendable, Equatable {
-        public var household: HouseholdRecord
+    struct Result: Sendable, Equatable {
+        var household: HouseholdRecord
         /// Where the replaced local ledger was exported, when it was replaced.
-        public var exportPath: String?
+        var exportPath: String?
     }
 
     /// The caller's pending invitations.
-    public func invitations() throws -> [Wire.Invitation] {
+    func invitations() throws -> [Wire.Invitation] {
         try engine.prepareAllowingSwitch()
         let api = engine.api
         do { return try engine.retrying { () throws(APIError) in try api.invitations() } }
@@ -28,7 +28,7 @@ public struct JoinFlow {
     /// Accepts invitation `invitationId` and imports the household. Refused when this device
     /// holds a different ledger with any record, unless `replaceLocal`, which first exports
     /// it to `exportPath` (or a file next to the store) and reports the path.
-    public func join(invitationId rawId: String, replaceLocal: Bool, exportPath: String? = nil) throws -> Result {
+    func join(invitationId rawId: String, replaceLocal: Bool, exportPath: String? = nil) throws -> Result {
         try engine.prepareAllowingSwitch()
         let invitationId = rawId.lowercased()
         if case .joining(let phase, let inv, let hh) = try store.phase(), inv == invitationId {
@@ -137,7 +137,7 @@ public struct JoinFlow {
     }
 
     /// Leaves the household (participants only). The local copy is kept as a local-only ledger.
-    public func leave() throws {
+    func leave() throws {
         try engine.prepareAllowingSwitch()
         guard try store.phase() == .shared else { throw ClientError.notShared }
         let household = try store.household()

@@ -3,35 +3,35 @@ import GzipKit
 import LedgerModel
 
 /// Writes the whole local ledger as gzip-compressed JSON and restores it into an empty store.
-public struct LedgerExporter {
-    public let store: LedgerStore
+struct LedgerExporter {
+    let store: LedgerStore
 
-    public init(store: LedgerStore) { self.store = store }
+    init(store: LedgerStore) { self.store = store }
 
     /// The export document (format `kidledger-export`, version 1).
-    public struct Document: Codable, Sendable, Equatable {
-        public var format: String
-        public var version: Int
-        public var exportedAt: String
-        public var household: Household
-        public var children: [Wire.PushChild]
-        public var transactions: [Wire.PushTransaction]
+    struct Document: Codable, Sendable, Equatable {
+        var format: String
+        var version: Int
+        var exportedAt: String
+        var household: Household
+        var children: [Wire.PushChild]
+        var transactions: [Wire.PushTransaction]
 
-        public struct Household: Codable, Sendable, Equatable {
-            public var id: String
-            public var name: String
-            public var currency: String
+        struct Household: Codable, Sendable, Equatable {
+            var id: String
+            var name: String
+            var currency: String
         }
     }
 
     /// A file name next to the store: `<store>-export-<ms>.json.gz`.
-    public static func defaultPath(nextTo storePath: String, now: Int64) -> String {
+    static func defaultPath(nextTo storePath: String, now: Int64) -> String {
         let base = storePath == ":memory:" ? "kidledger" : storePath
         return "\(base)-export-\(now).json.gz"
     }
 
     /// The current ledger as an export document.
-    public func document(now: Int64) throws -> Document {
+    func document(now: Int64) throws -> Document {
         let h = try store.household()
         return Document(format: "kidledger-export", version: 1, exportedAt: Timestamp.format(ms: now),
                         household: .init(id: h.id, name: h.name, currency: h.currency),
@@ -40,7 +40,7 @@ public struct LedgerExporter {
     }
 
     /// Writes the export to `path` atomically (temporary file, then rename).
-    public func export(to path: String, now: Int64) throws {
+    func export(to path: String, now: Int64) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let json = try encoder.encode(try document(now: now))
@@ -54,7 +54,7 @@ public struct LedgerExporter {
     /// Restores an export into this store, which must be local-only and hold no records.
     /// Returns the counts imported.
     @discardableResult
-    public func importFile(_ path: String, now: Int64) throws -> (children: Int, transactions: Int) {
+    func importFile(_ path: String, now: Int64) throws -> (children: Int, transactions: Int) {
         guard let data = FileManager.default.contents(atPath: path) else { throw ClientError.invalidExport("cannot read \(path)") }
         let json: [UInt8]
         do { json = try Gzip.decompress(Array(data), limit: 256 << 20) } catch { throw ClientError.invalidExport("not gzip data") }

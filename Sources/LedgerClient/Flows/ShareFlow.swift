@@ -4,21 +4,21 @@ import LedgerModel
 /// Enabling sharing on an existing local ledger, and managing the share afterwards.
 /// Each migration step is persisted (`LedgerPhase.SharePhase`), so a crash or kill at any
 /// point resumes without duplicates or a second household.
-public struct ShareFlow {
-    public let engine: SyncEngine
+struct ShareFlow {
+    let engine: SyncEngine
     var store: LedgerStore { engine.store }
 
-    public init(engine: SyncEngine) { self.engine = engine }
+    init(engine: SyncEngine) { self.engine = engine }
 
     /// What enabling sharing will upload.
-    public struct Preview: Sendable, Equatable {
-        public var householdName: String
-        public var children: Int
-        public var transactions: Int
+    struct Preview: Sendable, Equatable {
+        var householdName: String
+        var children: Int
+        var transactions: Int
     }
 
     /// The counts `share enable` shows before asking for confirmation.
-    public func preview(name: String? = nil) throws -> Preview {
+    func preview(name: String? = nil) throws -> Preview {
         let counts = try store.counts()
         return Preview(householdName: try name.map(LedgerService.validName) ?? store.household().name,
                        children: counts.children, transactions: counts.transactions)
@@ -26,7 +26,7 @@ public struct ShareFlow {
 
     /// Stages every local record and runs the migration to the end (or resumes it), then syncs
     /// once (best effort: the ledger is shared even if that last pull fails).
-    public func enable(name: String? = nil) throws {
+    func enable(name: String? = nil) throws {
         try engine.prepare()
         switch try store.phase() {
         case .shared: throw ClientError.alreadyShared
@@ -134,7 +134,7 @@ public struct ShareFlow {
     }
 
     /// Invites an account by handle; `readOnly` limits it to reading.
-    public func invite(handle: String, readOnly: Bool) throws -> Wire.Participant {
+    func invite(handle: String, readOnly: Bool) throws -> Wire.Participant {
         try engine.prepare()
         let household = try ownedHousehold()
         do {
@@ -147,7 +147,7 @@ public struct ShareFlow {
     }
 
     /// The share's participants.
-    public func participants() throws -> [Wire.Participant] {
+    func participants() throws -> [Wire.Participant] {
         try engine.prepare()
         guard try store.phase() == .shared else { throw ClientError.notShared }
         let id = try store.household().id
@@ -157,7 +157,7 @@ public struct ShareFlow {
     }
 
     /// Revokes the participant with `handle`.
-    public func revoke(handle: String) throws -> Wire.Participant {
+    func revoke(handle: String) throws -> Wire.Participant {
         let household = try ownedHousehold()
         let all = try participants()
         guard let p = all.first(where: { $0.handle?.lowercased() == handle.lowercased() }) else {
@@ -172,7 +172,7 @@ public struct ShareFlow {
     }
 
     /// Stops sharing: every participant loses access; this device keeps syncing as owner.
-    public func stop() throws {
+    func stop() throws {
         try engine.prepare()
         let household = try ownedHousehold()
         let api = engine.api

@@ -1,5 +1,5 @@
 /// Errors a device reports to the person using it; each is one plain sentence.
-public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
+enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case childNotFound(String)
     case ambiguousChild(String)
     case transactionNotFound(String)
@@ -27,7 +27,7 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case server(APIError)
     case storage(String)
 
-    public var description: String {
+    var description: String {
         switch self {
         case .childNotFound(let c): return "no child named or with id '\(c)'"
         case .ambiguousChild(let c): return "more than one child is named '\(c)'; use the child's id"

@@ -1,6 +1,6 @@
 /// Where the device's ledger stands with respect to the server. Persisted, so a relaunch
 /// continues an interrupted migration or join from the same step.
-public enum LedgerPhase: Sendable, Equatable {
+enum LedgerPhase: Sendable, Equatable {
     /// No server involved: nothing is queued.
     case localOnly
     /// `share enable` is under way.
@@ -11,7 +11,7 @@ public enum LedgerPhase: Sendable, Equatable {
     case shared
 
     /// The steps of enabling sharing on a local ledger, in order.
-    public enum SharePhase: String, Sendable, CaseIterable {
+    enum SharePhase: String, Sendable, CaseIterable {
         /// Every local record has been queued for upload.
         case staged
         /// The household exists on the server with the device's id.
@@ -21,7 +21,7 @@ public enum LedgerPhase: Sendable, Equatable {
     }
 
     /// The steps of joining a household, in order.
-    public enum JoinPhase: String, Sendable, CaseIterable {
+    enum JoinPhase: String, Sendable, CaseIterable {
         /// The invitation is being accepted.
         case accepting
         /// Accepted; the first full fetch has not yet been imported.
@@ -29,7 +29,7 @@ public enum LedgerPhase: Sendable, Equatable {
     }
 
     /// True when edits must be queued for the server.
-    public var queuesChanges: Bool {
+    var queuesChanges: Bool {
         switch self {
         case .localOnly, .joining: return false
         case .sharing, .shared: return true
@@ -37,7 +37,7 @@ public enum LedgerPhase: Sendable, Equatable {
     }
 
     /// The persisted text form.
-    public var storageValue: String {
+    var storageValue: String {
         switch self {
         case .localOnly: return "localOnly"
         case .sharing(let p): return "sharing:\(p.rawValue)"
@@ -47,7 +47,7 @@ public enum LedgerPhase: Sendable, Equatable {
     }
 
     /// Parses `storageValue`; unknown text reads as `.localOnly`.
-    public init(storageValue: String) {
+    init(storageValue: String) {
         let parts = storageValue.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         switch parts.first {
         case "shared": self = .shared

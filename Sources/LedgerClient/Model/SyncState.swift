@@ -1,5 +1,5 @@
 /// The persisted sync outcome the public `SyncStatus` is computed from.
-public enum SyncState: Sendable, Equatable {
+enum SyncState: Sendable, Equatable {
     /// Everything local is on the server and the last sync succeeded (or nothing is shared).
     case synced
     /// Local changes wait to be pushed (count of records).
@@ -12,7 +12,7 @@ public enum SyncState: Sendable, Equatable {
     case attentionRequired(AttentionReason, pending: Int)
 
     /// The `state` word of `status --json`.
-    public var state: String {
+    var state: String {
         switch self {
         case .synced: return "synced"
         case .changesPending: return "changesPending"
@@ -23,7 +23,7 @@ public enum SyncState: Sendable, Equatable {
     }
 
     /// Records waiting to be pushed.
-    public var pending: Int {
+    var pending: Int {
         switch self {
         case .synced: return 0
         case .changesPending(let n): return n
@@ -32,7 +32,7 @@ public enum SyncState: Sendable, Equatable {
     }
 
     /// The attention reason, if any.
-    public var reason: AttentionReason? {
+    var reason: AttentionReason? {
         if case .attentionRequired(let r, _) = self { return r }
         return nil
     }

@@ -115,5 +115,7 @@ extension Ledger {
     private func checkForOutsideWrites() async {
         guard let version = try? currentDataVersion(), version != dataVersion else { return }
         await publish()
+        // Another ledger on the file (an extension) wrote changes: upload them with ours.
+        if scheduler.running, (try? store.pendingCount()) ?? 0 > 0 { perform(scheduler.mutated(now: now())) }
     }
 }

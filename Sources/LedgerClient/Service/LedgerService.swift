@@ -4,12 +4,12 @@ import LedgerModel
 /// The only mutation boundary of a device. Each mutation writes the record and, when the
 /// ledger is shared, its pending change in one SQLite transaction and returns at once —
 /// offline works exactly like online. Balances are computed from the local transactions.
-public final class LedgerService {
-    public let store: LedgerStore
+final class LedgerService {
+    let store: LedgerStore
     /// Milliseconds since the epoch; replaceable for tests.
-    public var now: @Sendable () -> Int64
+    var now: @Sendable () -> Int64
 
-    public init(store: LedgerStore, now: @escaping @Sendable () -> Int64 = { Timestamp.nowMs() }) {
+    init(store: LedgerStore, now: @escaping @Sendable () -> Int64 = { Timestamp.nowMs() }) {
         self.store = store
         self.now = now
     }
@@ -17,14 +17,14 @@ public final class LedgerService {
     // MARK: Reads
 
     /// Children with their balances; archived ones only when asked.
-    public func children(includeArchived: Bool = true) throws -> [ChildBalance] {
+    func children(includeArchived: Bool = true) throws -> [ChildBalance] {
         try store.childSummaries().filter { includeArchived || !$0.child.archived }.map {
             ChildBalance(child: $0.child, balanceCents: $0.balanceCents)
         }
     }
 
     /// Finds a child by id (any case) or by name (case-insensitive, after trimming).
-    public func resolveChild(_ nameOrId: String) throws -> ChildRecord {
+    func resolveChild(_ nameOrId: String) throws -> ChildRecord {
         let all = try store.children()
         let key = nameOrId.trimmingWhitespace()
         if let byId = all.first(where: { $0.id == key.lowercased() }) { return byId }
@@ -39,12 +39,12 @@ public final class LedgerService {
     }
 
     /// A child's transactions, newest first.
-    public func history(childId: String) throws -> [HistoryEntry] {
+    func history(childId: String) throws -> [HistoryEntry] {
         try store.history(childId: childId)
     }
 
     /// The status as a user sees it.
-    public func status() throws -> SyncState {
+    func status() throws -> SyncState {
         let pending = try store.pendingCount()
         if let reason = try store.attention() { return .attentionRequired(reason, pending: pending) }
         if try store.string(.token) == nil || (try store.string(.lastOutcome)) == "unauthenticated" {
@@ -64,7 +64,7 @@ public final class LedgerService {
 
     /// Adds a child at the end of the sort order.
     @discardableResult
-    public func addChild(name: String, id: String = UUID().lowercased) throws -> ChildRecord {
+    func addChild(name: String, id: String = UUID().lowercased) throws -> ChildRecord {
         let clean = try Self.validName(name)
         return try store.transaction {
             try checkWritable()
@@ -80,20 +80,20 @@ public final class LedgerService {
 
     /// Renames a child.
     @discardableResult
-    public func renameChild(id: String, to name: String) throws -> ChildRecord {
+    func renameChild(id: String, to name: String) throws -> ChildRecord {
         let clean = try Self.validName(name)
         return try editChild(id: id) { $0.name = clean }
     }
 
     /// Archives or unarchives a child; its history is kept either way.
     @discardableResult
-    public func setArchived(id: String, _ archived: Bool) throws -> ChildRecord {
+    func setArchived(id: String, _ archived: Bool) throws -> ChildRecord {
         try editChild(id: id) { $0.archived = archived }
     }
 
     /// Moves a child to `sortOrder`.
     @discardableResult
-    public func setSortOrder(id: String, _ sortOrder: Int64) throws -> ChildRecord {
+    func setSortOrder(id: String, _ sortOrder: Int64) throws -> ChildRecord {
         try editChild(id: id) { $0.sortOrder = sortOrder }
     }
 
@@ -116,7 +116,7 @@ public final class LedgerService {
 
     /// Adds `cents` (> 0) to a child's balance.
     @discardableResult
-    public func addMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
+    func addMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
                          id: String = UUID().lowercased) throws -> TransactionRecord {
         guard cents > 0 else { throw ClientError.invalid(field: "amount", message: "must be more than zero") }
         return try record(childId: childId, amount: cents, note: note, source: source.rawValue, id: id, reverses: nil)
@@ -124,7 +124,7 @@ public final class LedgerService {
 
     /// Takes `cents` (> 0) from a child's balance; balances may go negative.
     @discardableResult
-    public func takeMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
+    func takeMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
                           id: String = UUID().lowercased) throws -> TransactionRecord {
         guard cents > 0 else { throw ClientError.invalid(field: "amount", message: "must be more than zero") }
         return try record(childId: childId, amount: -cents, note: note, source: source.rawValue, id: id, reverses: nil)
@@ -132,7 +132,7 @@ public final class LedgerService {
 
     /// Undoes the child's newest transaction that is neither a reversal nor reversed.
     @discardableResult
-    public func undoLast(childId: String) throws -> TransactionRecord {
+    func undoLast(childId: String) throws -> TransactionRecord {
         guard let child = try store.child(id: childId) else { throw ClientError.childNotFound(childId) }
         let target = try store.db.queryOne("""
             SELECT id FROM transactions t WHERE child_id = ? AND reverses_id IS NULL
@@ -146,7 +146,7 @@ public final class LedgerService {
     /// Undoes one transaction with its deterministic reversal; returns the existing reversal
     /// when it was already undone (here or on another device).
     @discardableResult
-    public func undo(transactionId: String) throws -> TransactionRecord {
+    func undo(transactionId: String) throws -> TransactionRecord {
         guard let original = try store.transaction(id: transactionId.lowercased()) else {
             throw ClientError.transactionNotFound(transactionId)
         }

@@ -7,7 +7,7 @@ extension LedgerStore {
     // MARK: Household
 
     /// The local household.
-    public func household() throws -> HouseholdRecord {
+    func household() throws -> HouseholdRecord {
         guard let r = try db.queryOne("SELECT id, name, currency, owner_account_id, change_tag, role, permission, shared FROM household LIMIT 1") else {
             throw SQLiteError(code: 1, message: "store has no household row")
         }
@@ -17,7 +17,7 @@ extension LedgerStore {
     }
 
     /// Replaces the household row (there is exactly one).
-    public func saveHousehold(_ h: HouseholdRecord, now: Int64) throws {
+    func saveHousehold(_ h: HouseholdRecord, now: Int64) throws {
         try db.run("DELETE FROM household")
         try db.run("""
             INSERT INTO household (id, name, currency, owner_account_id, change_tag, role, permission, shared, created_at, modified_at)
@@ -35,17 +35,17 @@ extension LedgerStore {
     }
 
     /// Every child, in sort order then name.
-    public func children() throws -> [ChildRecord] {
+    func children() throws -> [ChildRecord] {
         try db.query("SELECT \(Self.childColumns) FROM children ORDER BY sort_order, name, id").map(Self.child)
     }
 
     /// The child with `id`, or nil.
-    public func child(id: String) throws -> ChildRecord? {
+    func child(id: String) throws -> ChildRecord? {
         try db.queryOne("SELECT \(Self.childColumns) FROM children WHERE id = ?", [.text(id)]).map(Self.child)
     }
 
     /// Inserts or replaces a child.
-    public func upsert(_ c: ChildRecord) throws {
+    func upsert(_ c: ChildRecord) throws {
         try db.run("""
             INSERT INTO children (\(Self.childColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET name = excluded.name, sort_order = excluded.sort_order,
@@ -56,7 +56,7 @@ extension LedgerStore {
     }
 
     /// Sets only the change tag of a child (its content stays local).
-    public func setChangeTag(childId: String, _ tag: String?) throws {
+    func setChangeTag(childId: String, _ tag: String?) throws {
         try db.run("UPDATE children SET change_tag = ? WHERE id = ?", [.optionalText(tag), .text(childId)])
     }
 
@@ -69,17 +69,17 @@ extension LedgerStore {
     }
 
     /// The transaction with `id`, or nil.
-    public func transaction(id: String) throws -> TransactionRecord? {
+    func transaction(id: String) throws -> TransactionRecord? {
         try db.queryOne("SELECT \(Self.transactionColumns) FROM transactions WHERE id = ?", [.text(id)]).map(Self.transaction)
     }
 
     /// Every transaction, oldest first.
-    public func allTransactions() throws -> [TransactionRecord] {
+    func allTransactions() throws -> [TransactionRecord] {
         try db.query("SELECT \(Self.transactionColumns) FROM transactions ORDER BY created_at, id").map(Self.transaction)
     }
 
     /// A child's transactions, newest first, with the id of each one's reversal.
-    public func history(childId: String) throws -> [HistoryEntry] {
+    func history(childId: String) throws -> [HistoryEntry] {
         let cols = Self.transactionColumns.split(separator: ",").map { "t." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
         return try db.query("""
             SELECT \(cols), r.id FROM transactions t LEFT JOIN transactions r ON r.reverses_id = t.id
@@ -90,12 +90,12 @@ extension LedgerStore {
     }
 
     /// The reversal of `id`, if one is held.
-    public func reversal(of id: String) throws -> TransactionRecord? {
+    func reversal(of id: String) throws -> TransactionRecord? {
         try db.queryOne("SELECT \(Self.transactionColumns) FROM transactions WHERE reverses_id = ?", [.text(id)]).map(Self.transaction)
     }
 
     /// Inserts or replaces a transaction.
-    public func upsert(_ t: TransactionRecord) throws {
+    func upsert(_ t: TransactionRecord) throws {
         try db.run("""
             INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET child_id = excluded.child_id, amount_cents = excluded.amount_cents,
@@ -109,7 +109,7 @@ extension LedgerStore {
 
     /// Balance of one child: the sum of its transactions, kept in the child's row by triggers
     /// in the same local transaction as every change to the rows (0 for an unknown child).
-    public func balance(childId: String) throws -> Int64 {
+    func balance(childId: String) throws -> Int64 {
         try db.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(childId)])?.int(0) ?? 0
     }
 
@@ -141,7 +141,7 @@ extension LedgerStore {
     }
 
     /// Record counts of the local ledger.
-    public func counts() throws -> (children: Int, transactions: Int) {
+    func counts() throws -> (children: Int, transactions: Int) {
         let c = try db.queryOne("SELECT COUNT(*) FROM children")?.int(0) ?? 0
         let t = try db.queryOne("SELECT COUNT(*) FROM transactions")?.int(0) ?? 0
         return (Int(c), Int(t))

@@ -5,14 +5,14 @@ import SQLiteKit
 /// One device's durable state in one SQLite file: the replica (household, children,
 /// transactions), the pending queue, deferred records and sync state. Not thread-safe: use one
 /// store from one thread at a time (open a second store on the same file for another thread).
-public final class LedgerStore {
+final class LedgerStore {
     /// The SQLite connection; every multi-row change goes through `transaction`.
-    public let db: SQLiteConnection
+    let db: SQLiteConnection
     /// The file path (`:memory:` for a private in-memory store).
-    public let path: String
+    let path: String
 
     /// Keys of the `meta` table.
-    public enum Key: String, Sendable {
+    enum Key: String, Sendable {
         case deviceId = "device_id"
         case serverURL = "server_url"
         case token
@@ -51,7 +51,7 @@ public final class LedgerStore {
     /// Opens (creating when absent) the store at `path` and brings its schema up to date.
     /// A new store gets a fresh device id and an empty local household. `busyTimeoutMs` is how
     /// long a write waits for another connection on the same file (another process) to finish.
-    public init(path: String, now: Int64 = Timestamp.nowMs(), busyTimeoutMs: Int32 = 5000) throws {
+    init(path: String, now: Int64 = Timestamp.nowMs(), busyTimeoutMs: Int32 = 5000) throws {
         self.path = path
         self.db = try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMs: busyTimeoutMs)
         try Migrator.migrate(db, LedgerStore.migrations)
@@ -82,19 +82,19 @@ public final class LedgerStore {
 
     /// Runs `body` in one SQLite transaction (nested calls become savepoints).
     @discardableResult
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
+    func transaction<T>(_ body: () throws -> T) throws -> T {
         try db.transaction(body)
     }
 
     // MARK: Meta
 
     /// The stored value of `key`, nil when absent.
-    public func string(_ key: Key) throws -> String? {
+    func string(_ key: Key) throws -> String? {
         try db.queryOne("SELECT value FROM meta WHERE key = ?", [.text(key.rawValue)])?.optionalString(0)
     }
 
     /// Stores `value` under `key`; nil removes it.
-    public func set(_ key: Key, _ value: String?) throws {
+    func set(_ key: Key, _ value: String?) throws {
         if let value {
             try db.run("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                        [.text(key.rawValue), .text(value)])
@@ -104,36 +104,36 @@ public final class LedgerStore {
     }
 
     /// The persisted phase.
-    public func phase() throws -> LedgerPhase {
+    func phase() throws -> LedgerPhase {
         LedgerPhase(storageValue: try string(.phase) ?? "localOnly")
     }
 
     /// Persists `phase` and bumps the generation when the mode changes.
-    public func setPhase(_ phase: LedgerPhase) throws {
+    func setPhase(_ phase: LedgerPhase) throws {
         try set(.phase, phase.storageValue)
     }
 
     /// The current generation (see `Key.generation`).
-    public func generation() throws -> Int64 {
+    func generation() throws -> Int64 {
         Int64(try string(.generation) ?? "0") ?? 0
     }
 
     /// Bumps the generation so pulls in flight are dropped.
-    public func bumpGeneration() throws {
+    func bumpGeneration() throws {
         try set(.generation, String(try generation() + 1))
     }
 
     /// The attention reason, if shared editing is frozen.
-    public func attention() throws -> AttentionReason? {
+    func attention() throws -> AttentionReason? {
         try string(.attention).flatMap(AttentionReason.init(rawValue:))
     }
 
-    public func setAttention(_ reason: AttentionReason?) throws {
+    func setAttention(_ reason: AttentionReason?) throws {
         try set(.attention, reason?.rawValue)
     }
 
     /// The newest child `modifiedAt` this device has seen, local or remote.
-    public func newestSeenModifiedAt() throws -> Int64? {
+    func newestSeenModifiedAt() throws -> Int64? {
         let stored = Int64(try string(.newestSeenModifiedAt) ?? "")
         let local = try db.queryOne("SELECT MAX(modified_at) FROM children")?.optionalInt(0)
         switch (stored, local) {
@@ -144,7 +144,7 @@ public final class LedgerStore {
     }
 
     /// Records that a child version stamped `modifiedAt` was seen.
-    public func noteSeen(modifiedAt: Int64) throws {
+    func noteSeen(modifiedAt: Int64) throws {
         if let current = Int64(try string(.newestSeenModifiedAt) ?? ""), current >= modifiedAt { return }
         try set(.newestSeenModifiedAt, String(modifiedAt))
     }

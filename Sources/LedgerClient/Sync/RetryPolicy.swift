@@ -1,17 +1,17 @@
 import Foundation
 
 /// Capped exponential backoff with jitter for transient failures (network, 5xx, 429).
-public struct RetryPolicy: Sendable {
+package struct RetryPolicy: Sendable {
     /// Tries in all, including the first; default 5.
-    public var maxAttempts: Int
+    package var maxAttempts: Int
     /// Delay before the first retry, in seconds; default 0.25.
-    public var baseDelay: Double
+    package var baseDelay: Double
     /// Longest single delay, in seconds; default 8. A `Retry-After` is honoured up to this.
-    public var maxDelay: Double
+    package var maxDelay: Double
     /// How the policy waits; tests replace it so no time passes.
-    public var sleep: @Sendable (Double) -> Void
+    package var sleep: @Sendable (Double) -> Void
 
-    public init(maxAttempts: Int = 5, baseDelay: Double = 0.25, maxDelay: Double = 8,
+    package init(maxAttempts: Int = 5, baseDelay: Double = 0.25, maxDelay: Double = 8,
                 sleep: @escaping @Sendable (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay
@@ -20,11 +20,11 @@ public struct RetryPolicy: Sendable {
     }
 
     /// One try only: for best-effort syncs that must not hold the caller.
-    public static let once = RetryPolicy(maxAttempts: 1)
+    package static let once = RetryPolicy(maxAttempts: 1)
 
     /// The delay before retry number `attempt` (1-based): full-jitter between half and all of
     /// `min(maxDelay, baseDelay · 2^(attempt-1))`, or the server's `Retry-After` when given.
-    public func delay(attempt: Int, retryAfter: Double?, using rng: inout some RandomNumberGenerator) -> Double {
+    package func delay(attempt: Int, retryAfter: Double?, using rng: inout some RandomNumberGenerator) -> Double {
         if let retryAfter, retryAfter >= 0 { return min(retryAfter, maxDelay) }
         let exponential = min(maxDelay, baseDelay * pow(2, Double(max(0, attempt - 1))))
         return exponential * Double.random(in: 0.5...1.0, using: &rng)
@@ -32,7 +32,7 @@ public struct RetryPolicy: Sendable {
 
     /// Runs `operation`, retrying transient `APIError`s. With a `cancellation`, the waits between
     /// tries are cut short when it fires (`APIError.transport(.cancelled)`).
-    public func run<T>(cancellation: SyncCancellation? = nil, _ operation: () throws(APIError) -> T) throws(APIError) -> T {
+    func run<T>(cancellation: SyncCancellation? = nil, _ operation: () throws(APIError) -> T) throws(APIError) -> T {
         var rng = SystemRandomNumberGenerator()
         var attempt = 0
         while true {

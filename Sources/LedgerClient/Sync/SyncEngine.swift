@@ -3,23 +3,23 @@ import LedgerModel
 
 /// Pushes the pending queue, pulls the change feed and merges it into the replica.
 /// Calls block; run them off any UI thread. One engine per store.
-public final class SyncEngine {
-    public let store: LedgerStore
+final class SyncEngine {
+    let store: LedgerStore
     /// The API client; its token is read from the store on every sync.
-    public var api: APIClient
+    var api: APIClient
     /// Backoff for transient failures.
-    public var retry: RetryPolicy
+    var retry: RetryPolicy
     /// Milliseconds since the epoch; replaceable for tests.
-    public var now: @Sendable () -> Int64
+    var now: @Sendable () -> Int64
     /// Records per push (the server takes at most 400); default 400.
-    public var pushBatchSize = 400
+    var pushBatchSize = 400
     /// Records per pulled page (1…1000); default 500.
-    public var pullPageSize = 500
+    var pullPageSize = 500
     /// Records per page of a join's first fetch (1…1000); default 1000, the most the server hands out.
     var joinPageSize = 1000
     /// When set, a running sync stops at its next step once it is cancelled, abandoning the
     /// request in flight, and throws `CancellationError`.
-    public var cancellation: SyncCancellation? {
+    var cancellation: SyncCancellation? {
         didSet { api.cancellation = cancellation }
     }
     /// Receives what syncs did (remote changes merged, changes the server refused, records
@@ -28,18 +28,18 @@ public final class SyncEngine {
     var onEvent: (@Sendable (SyncEvent) -> Void)?
 
     /// What one sync did.
-    public struct Report: Sendable, Equatable {
-        public var pushed = 0
-        public var pulledChildren = 0
-        public var pulledTransactions = 0
-        public var conflicts = 0
-        public var rejected = 0
+    struct Report: Sendable, Equatable {
+        var pushed = 0
+        var pulledChildren = 0
+        var pulledTransactions = 0
+        var conflicts = 0
+        var rejected = 0
         /// Pages dropped because the household or mode changed while they were in flight.
-        public var droppedPages = 0
-        public init() {}
+        var droppedPages = 0
+        init() {}
     }
 
-    public init(store: LedgerStore, transport: any Transport, retry: RetryPolicy = RetryPolicy(),
+    init(store: LedgerStore, transport: any Transport, retry: RetryPolicy = RetryPolicy(),
                 now: @escaping @Sendable () -> Int64 = { Timestamp.nowMs() }) {
         self.store = store
         self.api = APIClient(transport: transport)
@@ -57,7 +57,7 @@ public final class SyncEngine {
     /// step is its own local transaction), and `UploadIncomplete` when enabling sharing could
     /// not push every record yet.
     @discardableResult
-    public func sync(wait: Int = 0) throws -> Report {
+    func sync(wait: Int = 0) throws -> Report {
         try StoreFailure.mapping {
             try prepare()
             var report = Report()

@@ -2,14 +2,14 @@
 /// engine stop at its next step (never inside a local transaction) and the transport abandon
 /// the request in flight. Calling code wires it to its task:
 /// `withTaskCancellationHandler { engine.sync(…) } onCancel: { cancellation.cancel() }`.
-public final class SyncCancellation: Sendable {
+package final class SyncCancellation: Sendable {
     private let flag = Locked(false)
 
-    public init() {}
+    package init() {}
 
     /// Signals cancellation; idempotent.
-    public func cancel() { flag.withLock { $0 = true } }
+    package func cancel() { flag.withLock { $0 = true } }
 
     /// True once `cancel()` was called.
-    public var isCancelled: Bool { flag.withLock { $0 } }
+    package var isCancelled: Bool { flag.withLock { $0 } }
 }

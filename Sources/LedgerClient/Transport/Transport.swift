@@ -1,17 +1,17 @@
 /// One HTTP request as the client sends it.
-public struct TransportRequest: Sendable, Equatable {
+package struct TransportRequest: Sendable, Equatable {
     /// Method token, e.g. `GET`.
-    public var method: String
+    package var method: String
     /// Path and query below the server's base URL, e.g. `/v1/me?x=1`.
-    public var path: String
+    package var path: String
     /// Header fields; names are matched case-insensitively by conformers.
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// Request body (empty for none).
-    public var body: [UInt8]
+    package var body: [UInt8]
     /// Seconds before the request is abandoned; default 30.
-    public var timeout: Double
+    package var timeout: Double
 
-    public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], timeout: Double = 30) {
+    package init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], timeout: Double = 30) {
         self.method = method
         self.path = path
         self.headers = headers
@@ -21,14 +21,14 @@ public struct TransportRequest: Sendable, Equatable {
 }
 
 /// One HTTP response: status, headers (lowercased names) and the decoded body.
-public struct TransportResponse: Sendable, Equatable {
-    public var status: Int
+package struct TransportResponse: Sendable, Equatable {
+    package var status: Int
     /// Header fields with lowercased names.
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// Body bytes after any content decoding.
-    public var body: [UInt8]
+    package var body: [UInt8]
 
-    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+    package init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
         self.status = status
         var lowered: [String: String] = [:]
         for (k, v) in headers { lowered[k.lowercased()] = v }
@@ -37,11 +37,11 @@ public struct TransportResponse: Sendable, Equatable {
     }
 
     /// The value of header `name` (case-insensitive).
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    package func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
 /// Failures below HTTP: the request may or may not have reached the server.
-public enum TransportError: Error, Equatable, Sendable {
+package enum TransportError: Error, Equatable, Sendable {
     /// No connection could be made or it broke; the request may have been applied.
     case unreachable(String)
     /// No answer in time.
@@ -54,7 +54,7 @@ public enum TransportError: Error, Equatable, Sendable {
 
 /// The I/O seam between the client and a kidledger server. Calls block the calling thread
 /// until the response arrives; call them off any UI thread.
-public protocol Transport: Sendable {
+package protocol Transport: Sendable {
     /// Sends `request` and returns the server's response, or throws `TransportError`.
     func send(_ request: TransportRequest) throws -> TransportResponse
     /// Sends `request`, abandoning it as soon as `cancellation` is cancelled (throwing
@@ -64,7 +64,7 @@ public protocol Transport: Sendable {
 }
 
 extension Transport {
-    public func send(_ request: TransportRequest, cancellation: SyncCancellation?) throws -> TransportResponse {
+    package func send(_ request: TransportRequest, cancellation: SyncCancellation?) throws -> TransportResponse {
         if cancellation?.isCancelled == true { throw TransportError.cancelled }
         let response = try send(request)
         if cancellation?.isCancelled == true { throw TransportError.cancelled }

@@ -5,9 +5,9 @@ import FoundationNetworking
 import GzipKit
 
 /// The production transport: HTTP(S) through `URLSession`, gzip-aware.
-public final class URLSessionTransport: Transport {
+package final class URLSessionTransport: Transport {
     /// The server's base URL, e.g. `http://127.0.0.1:8080` (no trailing `/v1`).
-    public let baseURL: URL
+    package let baseURL: URL
     private let session: URLSession
     /// Largest decoded response body accepted, in bytes (default 64 MiB).
     private let maxResponseBytes: Int
@@ -15,7 +15,7 @@ public final class URLSessionTransport: Transport {
     static let cancellationPoll = 0.05
 
     /// `baseURL` must be an absolute http or https URL.
-    public init(baseURL: URL, maxResponseBytes: Int = 64 << 20) {
+    package init(baseURL: URL, maxResponseBytes: Int = 64 << 20) {
         self.baseURL = baseURL
         self.maxResponseBytes = maxResponseBytes
         let configuration = URLSessionConfiguration.ephemeral
@@ -27,13 +27,13 @@ public final class URLSessionTransport: Transport {
 
     deinit { session.finishTasksAndInvalidate() }
 
-    public func send(_ request: TransportRequest) throws -> TransportResponse {
+    package func send(_ request: TransportRequest) throws -> TransportResponse {
         try send(request, cancellation: nil)
     }
 
     /// Sends `request`; when `cancellation` fires, the URLSession task is cancelled and this
     /// returns within about 50 ms with `TransportError.cancelled`.
-    public func send(_ request: TransportRequest, cancellation: SyncCancellation?) throws -> TransportResponse {
+    package func send(_ request: TransportRequest, cancellation: SyncCancellation?) throws -> TransportResponse {
         if cancellation?.isCancelled == true { throw TransportError.cancelled }
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
