@@ -49,6 +49,8 @@ let package = Package(
         // Executables: argument parsing and wiring only.
         .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer"]),
         .executableTarget(name: "kidledger", dependencies: ["LedgerClient"]),
+        // An app-like program written against CLIENT_API.md only (run by LedgerExampleTests).
+        .executableTarget(name: "ledger-app-example", dependencies: ["LedgerClient"], path: "Examples/LedgerAppExample"),
 
         // Tests.
         .testTarget(name: "LedgerModelTests", dependencies: ["LedgerModel"]),
