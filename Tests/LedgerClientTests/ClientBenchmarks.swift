@@ -1,0 +1,63 @@
+import Foundation
+@testable import LedgerClient
+import LedgerModel
+import XCTest
+
+/// Device-side figures for bench/client.sh, run only when asked: `snapshot()` and a durable
+/// local mutation on a replica of 100,000 transactions. KIDLEDGER_BENCH_STORE names a replica
+/// (bench/client.sh passes the one `kidledger join` just wrote; it is copied, not changed);
+/// KIDLEDGER_BENCH=N builds one of N transactions instead.
+final class ClientBenchmarks: XCTestCase {
+    private func replica() throws -> String {
+        let env = ProcessInfo.processInfo.environment
+        let path = NSTemporaryDirectory() + "kl-bench-\(UUID().uuidString).store"
+        addTeardownBlock { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
+        if let source = env["KIDLEDGER_BENCH_STORE"] {
+            try LedgerStore(path: source).db.backup(to: path)
+            return path
+        }
+        guard let n = env["KIDLEDGER_BENCH"].flatMap(Int.init) else {
+            throw XCTSkip("benchmark: set KIDLEDGER_BENCH_STORE or KIDLEDGER_BENCH (bench/client.sh)")
+        }
+        let store = try LedgerStore(path: path)
+        let service = LedgerService(store: store)
+        let kids = try (0..<4).map { try service.addChild(name: "Kid \($0)") }
+        try store.transaction {
+            for i in 0..<n {
+                try store.upsert(TransactionRecord(id: UUID().lowercased, childId: kids[i % 4].id, amountCents: 100,
+                                                   note: "", source: "manual", createdAt: Int64(i)))
+            }
+        }
+        return path
+    }
+
+    private func report(_ what: String, _ samples: [Duration]) {
+        let ms = samples.map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1e3 }.sorted()
+        let median = ms[ms.count / 2], p90 = ms[ms.count * 9 / 10]
+        print("bench: \(what): median \(String(format: "%.3f", median)) ms, p90 \(String(format: "%.3f", p90)) ms (\(ms.count) runs)")
+    }
+
+    private func time(_ runs: Int, _ body: () async throws -> Void) async rethrows -> [Duration] {
+        let clock = ContinuousClock()
+        var samples: [Duration] = []
+        for _ in 0..<runs { samples.append(try await clock.measure { try await body() }) }
+        return samples
+    }
+
+    func testSnapshotAndLocalMutationOnALargeReplica() async throws {
+        let path = try replica()
+        let transactions = try LedgerStore(path: path).counts().transactions
+        let ledger = try await Ledger.open(store: URL(fileURLWithPath: path), server: nil, credentials: InMemoryCredentialStore())
+        let first = try await ledger.snapshot().children.first
+        let child = try XCTUnwrap(first)
+        _ = try await time(20) { _ = try await ledger.snapshot() }
+        report("snapshot() on \(transactions) transactions", try await time(200) { _ = try await ledger.snapshot() })
+        report("add(cents:to:) durable, on \(transactions) transactions",
+               try await time(200) { _ = try await ledger.add(cents: 1, to: child.id) })
+        let service = LedgerService(store: try LedgerStore(path: path))
+        report("LedgerService.children() (balances from the replica's cache)", try await time(200) { _ = try service.children() })
+        report("LedgerService.addMoney durable (no observation)",
+               try await time(200) { _ = try service.addMoney(childId: child.id, cents: 1) })
+        XCTAssertTrue(try service.store.balanceMismatches().isEmpty)
+    }
+}
