@@ -55,6 +55,15 @@ public enum AdminCommands {
             throw Failure(description: "no database at \(configuration.databasePath)")
         }
         let db = try SQLiteConnection(path: configuration.databasePath, mode: .readOnly)
+        let version = Int(try db.queryOne("SELECT COALESCE(MAX(version), 0) FROM schema_version")?.int(0) ?? 0)
+        let known = Schema.migrations.map(\.version).max() ?? 0
+        if version != known {
+            let problem = version < known
+                ? "schema: the database is at version \(version), this program's is \(known); start the server once to migrate it"
+                : "schema: the database is at version \(version), newer than this program's \(known)"
+            return CheckReport(problems: [problem], children: 0, transactions: 0)
+        }
+        try Schema.defineFunctions(db)
         var problems: [String] = []
         for row in try db.query("PRAGMA integrity_check") where row.string(0) != "ok" {
             problems.append("integrity: " + row.string(0))
@@ -65,15 +74,23 @@ public enum AdminCommands {
         // One pass over the ledger: sums per child (checked for Int64 overflow in SQLite, which errors on overflow).
         let mismatches = try db.query("""
             SELECT c.id, c.balance_cents, COALESCE(s.total, 0) FROM children c
-            LEFT JOIN (SELECT child_id, SUM(amount_cents) AS total FROM transactions GROUP BY child_id) s ON s.child_id = c.id
+            LEFT JOIN (SELECT household_id, child_id, SUM(amount_cents) AS total FROM transactions GROUP BY household_id, child_id) s
+                ON s.household_id = c.household_id AND s.child_id = c.id
             WHERE c.balance_cents != COALESCE(s.total, 0)
             """)
         for m in mismatches {
             problems.append("balance: child \(m.string(0)) caches \(m.int(1)) but its ledger sums to \(m.int(2))")
         }
+        // Each row's key is the reversal id of its id: lookups by id and reserved reversal ids depend on it.
+        let f = Schema.reversalIdFunction
+        for r in try db.query("SELECT id FROM transactions WHERE reversal_id IS NOT COALESCE(\(f)(id), 'not-a-uuid:' || id)") {
+            problems.append("key: transaction \(r.string(0)) has the wrong reversal_id")
+        }
         let badReversals = try db.query("""
-            SELECT r.id FROM transactions r JOIN transactions t ON t.id = r.reverses_id
-            WHERE r.amount_cents != -t.amount_cents OR r.child_id != t.child_id OR t.reversed_by_id IS NOT r.id
+            SELECT r.id FROM transactions r
+            LEFT JOIN transactions t ON t.household_id = r.household_id AND t.reversal_id = \(f)(r.reverses_id) AND t.id = r.reverses_id
+            WHERE r.reverses_id IS NOT NULL
+              AND (t.n IS NULL OR r.amount_cents != -t.amount_cents OR r.child_id != t.child_id OR t.reversed_by_id IS NOT r.id)
             """)
         for r in badReversals { problems.append("reversal: \(r.string(0)) does not mirror its target") }
         let children = Int(try db.queryOne("SELECT COUNT(*) FROM children")?.int(0) ?? 0)

@@ -2,9 +2,13 @@
 public struct Migration: Sendable {
     public var version: Int
     public var sql: String
-    public init(version: Int, sql: String) {
+    /// Runs on the connection just before `sql`, in the same transaction (to define SQL
+    /// functions the step's data copy calls, say). Default: nothing.
+    public var prepare: (@Sendable (SQLiteConnection) throws -> Void)?
+    public init(version: Int, sql: String, prepare: (@Sendable (SQLiteConnection) throws -> Void)? = nil) {
         self.version = version
         self.sql = sql
+        self.prepare = prepare
     }
 }
 
@@ -39,6 +43,7 @@ public enum Migrator {
             // Read again under the write lock: another connection may have applied it meanwhile.
             let ran = try db.transaction { () throws -> Bool in
                 guard try version(db) < m.version else { return false }
+                try m.prepare?(db)
                 try db.execute(m.sql)
                 try db.run("INSERT INTO schema_version (version, applied_at) VALUES (?, strftime('%s','now'))", [.int(m.version)])
                 return true

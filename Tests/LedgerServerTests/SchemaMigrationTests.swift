@@ -22,7 +22,7 @@ final class SchemaMigrationTests: XCTestCase {
                 """)
             let before = try db.query("SELECT * FROM transactions ORDER BY n").map { $0.values }
 
-            XCTAssertEqual(try Migrator.migrate(db, Schema.migrations), [3])
+            XCTAssertEqual(try Migrator.migrate(db, Schema.migrations.filter { $0.version <= 3 }), [3])
             XCTAssertEqual(try db.query("SELECT * FROM transactions ORDER BY n").map { $0.values }, before)
             XCTAssertEqual(try db.queryOne("PRAGMA integrity_check")?.string(0), "ok")
             XCTAssertTrue(try db.query("PRAGMA foreign_key_check").isEmpty)
@@ -40,6 +40,122 @@ final class SchemaMigrationTests: XCTestCase {
             // Deleting the household still cascades to its ledger.
             try db.run("DELETE FROM households WHERE id = 'h1'")
             XCTAssertEqual(try db.queryOne("SELECT COUNT(*) FROM transactions")?.int(0), 0)
+        }
+    }
+}
+
+/// Version 4 makes record identity (household, id): a database written by version 3 keeps
+/// every row, row number, reversal and balance, `check` finds nothing, and ids taken in one
+/// household are free in another.
+final class IdentityMigrationTests: XCTestCase {
+    private func uuid() -> String { UUID().uuidString.lowercased() }
+
+    func testVersion4KeepsTheLedgerAndScopesIdsToTheirHousehold() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-identity-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let configuration = LedgerAppConfiguration(dataDirectory: dir, host: "127.0.0.1", port: 0)
+        let (a1, a2, h1, h2, c1, c2) = (uuid(), uuid(), uuid(), uuid(), uuid(), uuid())
+        let (t1, t2, t3) = (uuid(), uuid(), uuid())
+        let r1 = SyncRecords.reversalId(of: t1)
+        do {
+            let db = try SQLiteConnection(path: configuration.databasePath)
+            XCTAssertEqual(try Migrator.migrate(db, Schema.migrations.filter { $0.version <= 3 }), [1, 2, 3])
+            try db.execute("""
+                INSERT INTO accounts VALUES ('\(a1)', 'ann', 'Ann', 1), ('\(a2)', 'bob', 'Bob', 1);
+                INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq)
+                    VALUES ('\(h1)', 'Home', 'EUR', '\(a1)', 1, 1, 'v1', 1, 6), ('\(h2)', 'Away', 'USD', '\(a2)', 1, 1, 'v1', 1, 2);
+                INSERT INTO children (id, household_id, name, sort_order, created_at, modified_at, modified_by, change_tag, balance_cents, seq)
+                    VALUES ('\(c1)', '\(h1)', 'Kid', 0, 1, 1, '\(a1)', 'v2', 42, 2), ('\(c2)', '\(h2)', 'Other', 0, 1, 1, '\(a2)', 'v1', -7, 1);
+                INSERT INTO transactions VALUES (7, '\(t1)', '\(h1)', '\(c1)', 500, 'gift', 'api', 10, 11, '\(a1)', NULL, '\(r1)', 4);
+                INSERT INTO transactions VALUES (9, '\(r1)', '\(h1)', '\(c1)', -500, '', 'api', 12, 13, '\(a1)', '\(t1)', NULL, 5);
+                INSERT INTO transactions VALUES (12, '\(t2)', '\(h1)', '\(c1)', 42, 'chores', 'manual', 14, 15, '\(a1)', NULL, NULL, 6);
+                INSERT INTO transactions VALUES (13, '\(t3)', '\(h2)', '\(c2)', -7, '', 'api', 16, 17, '\(a2)', NULL, NULL, 2);
+                """)
+        }
+        let txColumns = "n, id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, reversed_by_id, seq"
+        let childColumns = "rowid, id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents, seq"
+        let before: (tx: [[SQLiteValue]], children: [[SQLiteValue]]) = try {
+            let db = try SQLiteConnection(path: configuration.databasePath)
+            return (try db.query("SELECT \(txColumns) FROM transactions ORDER BY n").map(\.values),
+                    try db.query("SELECT \(childColumns) FROM children ORDER BY rowid").map(\.values))
+        }()
+
+        let db = try SQLiteConnection(path: configuration.databasePath)
+        XCTAssertEqual(try Migrator.migrate(db, Schema.migrations), Schema.migrations.map(\.version).filter { $0 > 3 })
+        XCTAssertEqual(try db.query("SELECT \(txColumns) FROM transactions ORDER BY n").map(\.values), before.tx)
+        XCTAssertEqual(try db.query("SELECT \(childColumns) FROM children ORDER BY rowid").map(\.values), before.children)
+        XCTAssertEqual(try db.query("SELECT reversal_id FROM transactions ORDER BY n").map { $0.string(0) },
+                       [t1, r1, t2, t3].map { SyncRecords.reversalId(of: $0) })
+        XCTAssertEqual(try db.queryOne("PRAGMA integrity_check")?.string(0), "ok")
+        XCTAssertTrue(try db.query("PRAGMA foreign_key_check").isEmpty)
+        XCTAssertEqual(try db.query("SELECT name FROM sqlite_master WHERE name LIKE '%_v3' OR name LIKE '%_v4'").count, 0)
+        let report = try AdminCommands.check(configuration)
+        XCTAssertEqual(report.problems, [])
+        XCTAssertEqual(report.transactions, 4)
+
+        // The store finds rows by id within their household only.
+        XCTAssertEqual(try LedgerStore.findTransaction(db, household: h1, id: t1)?.reversedById, r1)
+        XCTAssertNil(try LedgerStore.findTransaction(db, household: h2, id: t1))
+        XCTAssertEqual(try LedgerStore.transactionReserving(db, household: h1, id: r1)?.id, t1)
+        XCTAssertNil(try LedgerStore.transactionReserving(db, household: h2, id: r1))
+
+        // The ids of h1 are free in h2: a child and transactions with the same ids.
+        try db.run("""
+            INSERT INTO children (id, household_id, name, sort_order, created_at, modified_at, modified_by, change_tag, balance_cents, seq)
+            VALUES (?, ?, 'Same id', 1, 1, 1, ?, 'v3', 0, 3)
+            """, [.text(c1), .text(h2), .text(a2)])
+        func new(_ id: String) -> LedgerStore.NewTransaction {
+            LedgerStore.NewTransaction(id: id, childId: c1, amountCents: 5, note: "", source: .api, createdAt: nil,
+                                       reversesId: nil, clientChosenId: true)
+        }
+        guard case .saved = try LedgerStore.insertTransaction(db, household: h2, author: a2, new(r1)) else { return XCTFail("not saved") }
+        guard case .saved = try LedgerStore.insertTransaction(db, household: h2, author: a2, new(t1)) else { return XCTFail("not saved") }
+        // Inside h1, the reversal id of t2 is t2's undo, nothing else.
+        XCTAssertThrowsError(try LedgerStore.insertTransaction(db, household: h1, author: a1, new(SyncRecords.reversalId(of: t2)))) {
+            XCTAssertEqual(($0 as? LedgerStore.InsertRefusal)?.code, "id_reserved")
+        }
+        XCTAssertThrowsError(try db.run("""
+            INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, seq, reversal_id)
+            VALUES (?, ?, ?, 1, '', 'api', 1, 1, ?, 9, ?)
+            """, [.text(t2), .text(h1), .text(c1), .text(a1), .text(SyncRecords.reversalId(of: t2))]), "ids stay unique in their household")
+        XCTAssertThrowsError(try db.run("""
+            INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, seq, reversal_id)
+            VALUES (?, ?, ?, 1, '', 'api', 1, 1, ?, 9, ?)
+            """, [.text(uuid()), .text(h1), .text(c2), .text(a1), .text(uuid())]), "a child of another household is not a child of this one")
+        XCTAssertEqual(try db.queryOne("SELECT balance_cents FROM children WHERE household_id = ? AND id = ?", [.text(h1), .text(c1)])?.int(0), 42)
+        XCTAssertEqual(try db.queryOne("SELECT balance_cents FROM children WHERE household_id = ? AND id = ?", [.text(h2), .text(c1)])?.int(0), 10)
+        XCTAssertEqual(try AdminCommands.check(configuration).problems, [])
+
+        // Row numbers go on from the largest; deleting a household takes exactly its own ledger.
+        XCTAssertEqual(db.lastInsertRowID, 15)
+        try db.run("DELETE FROM households WHERE id = ?", [.text(h1)])
+        XCTAssertEqual(try db.query("SELECT id FROM transactions ORDER BY n").map { $0.string(0) }, [t3, r1, t1])
+        XCTAssertEqual(try db.query("SELECT household_id FROM children").map { $0.string(0) }, [h2, h2])
+    }
+
+    /// The writer's statements and the ledger's pages use the version-4 indexes.
+    func testHotStatementsUseTheIndexes() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        try Migrator.migrate(db, Schema.migrations)
+        func plan(_ sql: String) throws -> String {
+            try db.query("EXPLAIN QUERY PLAN " + sql).map { $0.string(3) }.joined(separator: "; ")
+        }
+        let cases: [(String, String)] = [
+            ("SELECT id FROM transactions WHERE household_id = 'h' AND reversal_id = 'r' AND id = 'i'", "USING INDEX transactions_id (household_id=? AND reversal_id=?)"),
+            ("UPDATE transactions SET reversed_by_id = 'r', seq = 1 WHERE household_id = 'h' AND reversal_id = 'r'", "USING INDEX transactions_id (household_id=? AND reversal_id=?)"),
+            ("SELECT balance_cents FROM children WHERE id = 'c' AND household_id = 'h'", "USING INDEX sqlite_autoindex_children_1 (household_id=? AND id=?)"),
+            ("UPDATE children SET balance_cents = 1 WHERE household_id = 'h' AND id = 'c'", "USING INDEX sqlite_autoindex_children_1 (household_id=? AND id=?)"),
+            ("SELECT id FROM transactions WHERE household_id = 'h' AND child_id = 'c' AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1",
+             "USING INDEX transactions_child (household_id=? AND child_id=?)"),
+            ("SELECT id FROM transactions WHERE household_id = 'h' AND child_id = 'c' AND n < 5 ORDER BY n DESC LIMIT 10",
+             "USING INDEX transactions_child (household_id=? AND child_id=? AND n<?)"),
+            ("SELECT id FROM transactions WHERE household_id = 'h' AND n < 5 ORDER BY n DESC LIMIT 10",
+             "USING INDEX transactions_household (household_id=? AND n<?)"),
+        ]
+        for (sql, expected) in cases {
+            let p = try plan(sql)
+            XCTAssertTrue(p.contains(expected), "\(sql)\n  plan: \(p)\n  expected: \(expected)")
         }
     }
 }

@@ -66,11 +66,12 @@ final class SyncPushTests: XCTestCase {
         XCTAssertEqual(m.first?["code"]?.stringValue, "validation_failed")
         XCTAssertNotNil(m.first?["fields"]?["archived"]); XCTAssertNotNil(m.first?["fields"]?["colour"])
 
-        // A child id of another household: conflict without revealing it.
+        // A child id of another household is free here: a new child, the other one untouched.
         let h2 = s.household(t, name: "Second")
-        let foreign = s.pushResults(t, h2, children: [SyncRecords.child(id, name: "Ada L.", modifiedBy: acct)])
-        XCTAssertEqual(status(foreign, 0), "conflict")
+        let foreign = s.pushResults(t, h2, children: [SyncRecords.child(id, name: "Other Ada", modifiedBy: acct)])
+        XCTAssertEqual(status(foreign, 0), "saved")
         XCTAssertNil(foreign.first?["serverRecord"])
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(id)", token: t).json["name"]?.stringValue, "Ada L.")
     }
 
     func testTransactionResults() throws {

@@ -23,12 +23,11 @@ enum ChildRoutes {
         let id = clientId ?? UUID().lowercased
         return ctx.write(touching: [household]) { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
-            if let existing = try db.queryOne("SELECT household_id, name, sort_order FROM children WHERE id = ?", [.text(id)]) {
-                if existing.string(0) == household, existing.string(1) == name!, sortOrder == nil || sortOrder == existing.int(2),
-                   let child = try LedgerStore.findChild(db, household: household, id: id) {
-                    return RequestContext.jsonResponse(200, child.json, etag: child.changeTag)
+            if let existing = try LedgerStore.findChild(db, household: household, id: id) {
+                if existing.name == name!, sortOrder == nil || sortOrder == existing.sortOrder {
+                    return RequestContext.jsonResponse(200, existing.json, etag: existing.changeTag)
                 }
-                throw APIError(409, "id_conflict", "A different child with id \(id) already exists.")
+                throw APIError(409, "id_conflict", "A different child with id \(id) already exists in this household.")
             }
             // After the largest sort order (computed here: SQLite would turn Int64.max + 1 into a real).
             let order = try sortOrder ?? (db.queryOne("SELECT MAX(sort_order) FROM children WHERE household_id = ?", [.text(household)])?
@@ -98,10 +97,10 @@ enum ChildRoutes {
                 return RequestContext.jsonResponse(200, child.json, etag: child.changeTag)
             }
             let seq = try LedgerStore.nextSeq(db, household)
-            try db.run("UPDATE children SET name = ?, sort_order = ?, archived = ?, modified_at = ?, modified_by = ?, change_tag = ?, seq = ? WHERE id = ?",
+            try db.run("UPDATE children SET name = ?, sort_order = ?, archived = ?, modified_at = ?, modified_by = ?, change_tag = ?, seq = ? WHERE household_id = ? AND id = ?",
                        [.text(newName), .integer(newOrder), .bool(newArchived),
                         .integer(LWW.stamp(now: Timestamp.nowMs(), newestSeen: child.modifiedAt)), .text(c.accountId),
-                        .text(LedgerStore.tag(seq)), .integer(seq), .text(childId)])
+                        .text(LedgerStore.tag(seq)), .integer(seq), .text(household), .text(childId)])
             let updated = try LedgerStore.findChild(db, household: household, id: childId)!
             return RequestContext.jsonResponse(200, updated.json, etag: updated.changeTag)
         }

@@ -35,9 +35,11 @@ enum TransactionRoutes {
         guard let fields else { throw APIError.internal() }
         if let skew = LedgerStore.clockSkew([("createdAt", fields.createdAt)], now: Timestamp.nowMs()) { throw skew }
         let keyed = id == nil ? key : nil
+        let chosen = id != nil
         if let keyed { id = LedgerIDs.idempotencyID(accountId: LedgerIDs.parse(c.accountId)!, key: keyed).lowercased }
         let new = LedgerStore.NewTransaction(id: id ?? UUID().lowercased, childId: childId, amountCents: fields.amountCents,
-                                             note: fields.note, source: fields.source, createdAt: fields.createdAt, reversesId: nil)
+                                             note: fields.note, source: fields.source, createdAt: fields.createdAt, reversesId: nil,
+                                             clientChosenId: chosen)
         return ctx.write(touching: [household], deferredAnswer: { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
             return try insert(db, household: household, author: c.accountId, new, idempotencyKey: keyed)
@@ -75,8 +77,8 @@ enum TransactionRoutes {
             let rows: [SQLiteRow]
             if let child {
                 guard try LedgerStore.findChild(db, household: household, id: child) != nil else { throw APIError.notFound("No such child.") }
-                rows = try db.query("SELECT \(LedgerStore.txColumns), n FROM transactions WHERE child_id = ? AND n < ? ORDER BY n DESC LIMIT ?",
-                                    [.text(child), .integer(before ?? Int64.max), .int(limit + 1)])
+                rows = try db.query("SELECT \(LedgerStore.txColumns), n FROM transactions WHERE household_id = ? AND child_id = ? AND n < ? ORDER BY n DESC LIMIT ?",
+                                    [.text(household), .text(child), .integer(before ?? Int64.max), .int(limit + 1)])
             } else {
                 rows = try db.query("SELECT \(LedgerStore.txColumns), n FROM transactions WHERE household_id = ? AND n < ? ORDER BY n DESC LIMIT ?",
                                     [.text(household), .integer(before ?? Int64.max), .int(limit + 1)])
@@ -94,7 +96,7 @@ enum TransactionRoutes {
         let txId = try ctx.id("txId")
         return try ctx.services.reads.with { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .read)
-            guard let tx = try LedgerStore.findTransaction(db, id: txId), tx.householdId == household else {
+            guard let tx = try LedgerStore.findTransaction(db, household: household, id: txId) else {
                 throw APIError.notFound("No such transaction.")
             }
             return ctx.json(200, tx.json)
@@ -117,11 +119,11 @@ enum TransactionRoutes {
         let txId = try ctx.id("txId")
         return ctx.write(touching: [household], deferredAnswer: { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
-            guard let target = try LedgerStore.findTransaction(db, id: txId), target.householdId == household else {
+            guard let target = try LedgerStore.findTransaction(db, household: household, id: txId) else {
                 throw APIError.notFound("No such transaction.")
             }
             if target.reversesId != nil { throw APIError(422, "not_reversible", "A reversal cannot be reversed.") }
-            if let by = target.reversedById, let existing = try LedgerStore.findTransaction(db, id: by) {
+            if let by = target.reversedById, let existing = try LedgerStore.findTransaction(db, household: household, id: by) {
                 let balance = try LedgerStore.childBalance(db, household: household, id: existing.childId) ?? 0
                 return { result(200, existing, balance) }
             }
@@ -140,7 +142,10 @@ enum TransactionRoutes {
         return ctx.write(touching: [household], deferredAnswer: { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
             guard try LedgerStore.findChild(db, household: household, id: childId) != nil else { throw APIError.notFound("No such child.") }
-            guard let row = try db.queryOne("SELECT \(LedgerStore.txColumns) FROM transactions WHERE child_id = ? AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1", [.text(childId)]) else {
+            guard let row = try db.queryOne("""
+                SELECT \(LedgerStore.txColumns) FROM transactions
+                WHERE household_id = ? AND child_id = ? AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1
+                """, [.text(household), .text(childId)]) else {
                 throw APIError(422, "nothing_to_undo", "This child has no transaction left to undo.")
             }
             let target = LedgerStore.transaction(row)

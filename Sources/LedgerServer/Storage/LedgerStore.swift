@@ -93,9 +93,24 @@ enum LedgerStore {
                           reversesId: r.optionalString(9), reversedById: r.optionalString(10))
     }
 
-    private static let findTransactionSQL = "SELECT \(txColumns) FROM transactions WHERE id = ?"
-    static func findTransaction(_ db: SQLiteConnection, id: String) throws -> LedgerTransaction? {
-        try db.queryOne(findTransactionSQL, [.text(id)]).map(transaction)
+    private static let findTransactionSQL = "SELECT \(txColumns) FROM transactions WHERE household_id = ?1 AND reversal_id = ?2 AND id = ?3"
+    /// The transaction `id` of `household`, found through its key, the reversal id of `id`
+    /// (`reversalId`, computed when not given).
+    static func findTransaction(_ db: SQLiteConnection, household: String, id: String,
+                                reversalId: String? = nil) throws -> LedgerTransaction? {
+        guard let key = reversalId ?? LedgerStore.reversalId(of: id) else { return nil }
+        return try db.queryOne(findTransactionSQL, [.text(household), .text(key), .text(id)]).map(transaction)
+    }
+
+    private static let reservingSQL = "SELECT \(txColumns) FROM transactions WHERE household_id = ?1 AND reversal_id = ?2"
+    /// The transaction of `household` whose reversal would have id `id`, if any.
+    static func transactionReserving(_ db: SQLiteConnection, household: String, id: String) throws -> LedgerTransaction? {
+        try db.queryOne(reservingSQL, [.text(household), .text(id)]).map(transaction)
+    }
+
+    /// The deterministic reversal id of transaction `id` (nil when `id` is not a UUID).
+    static func reversalId(of id: String) -> String? {
+        LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0).lowercased }
     }
 
     /// A transaction to insert, as a client described it.
@@ -107,6 +122,34 @@ enum LedgerStore {
         var source: TransactionSource
         var createdAt: Int64?
         var reversesId: String?
+        /// The reversal id of `id`: the row's key. Computed with the record (off the writer
+        /// thread for requests).
+        let reversalId: String
+        /// Whether a client chose `id`. A server-made id (random, or derived from an
+        /// Idempotency-Key) is never the reversal id of another transaction.
+        var clientChosenId: Bool
+
+        init(id: String, childId: String, amountCents: Int64, note: String, source: TransactionSource,
+             createdAt: Int64?, reversesId: String?, clientChosenId: Bool) {
+            self.id = id
+            self.childId = childId
+            self.amountCents = amountCents
+            self.note = note
+            self.source = source
+            self.createdAt = createdAt
+            self.reversesId = reversesId
+            self.reversalId = LedgerStore.reversalId(of: id) ?? ("not-a-uuid:" + id)
+            self.clientChosenId = clientChosenId
+        }
+
+        /// Whether `id` may be the reversal id of a transaction this record does not reverse:
+        /// a client-chosen UUID of version 5 (every reversal id is one) on a non-reversal.
+        /// (A reversal's id is checked against its target's by `reversal_id_mismatch`.)
+        var mayBeReservedId: Bool {
+            guard clientChosenId, reversesId == nil else { return false }
+            let version = id.utf8[id.utf8.index(id.utf8.startIndex, offsetBy: 14)]
+            return version == UInt8(ascii: "5")
+        }
     }
 
     enum InsertOutcome {
@@ -131,11 +174,9 @@ enum LedgerStore {
     /// consistency, balance overflow. Updates the cached balance and the change feed.
     static func insertTransaction(_ db: SQLiteConnection, household: String, author: String,
                                   _ t: NewTransaction) throws -> InsertOutcome {
-        if let existing = try findTransaction(db, id: t.id) {
+        if let existing = try findTransaction(db, household: household, id: t.id, reversalId: t.reversalId) {
             let same: Bool
-            if existing.householdId != household {
-                same = false
-            } else if let rev = t.reversesId {
+            if let rev = t.reversesId {
                 // Reversals are derived records: the same target, child and amount is the same record.
                 same = existing.reversesId == rev && existing.childId == t.childId && existing.amountCents == t.amountCents
             } else {
@@ -145,21 +186,25 @@ enum LedgerStore {
             }
             if same { return .unchanged(existing, balance: try childBalance(db, household: household, id: existing.childId) ?? 0) }
             throw InsertRefusal(status: 409, code: "id_conflict",
-                                detail: "A different transaction with id \(t.id) already exists.",
-                                existing: existing.householdId == household ? existing : nil)
+                                detail: "A different transaction with id \(t.id) already exists.", existing: existing)
+        }
+        if t.mayBeReservedId, let owner = try transactionReserving(db, household: household, id: t.id) {
+            // That id belongs to the undo of `owner`: taking it would block the undo for ever.
+            throw InsertRefusal(status: 409, code: "id_reserved",
+                                detail: "Id \(t.id) is reserved for the reversal of transaction \(owner.id).")
         }
         guard let balance = try childBalance(db, household: household, id: t.childId) else {
             throw InsertRefusal(status: 404, code: "unknown_child", detail: "No child \(t.childId) in this household.")
         }
         if let rev = t.reversesId {
-            guard let target = try findTransaction(db, id: rev), target.householdId == household else {
+            guard let target = try findTransaction(db, household: household, id: rev) else {
                 throw InsertRefusal(status: 404, code: "unknown_transaction", detail: "No transaction \(rev) to reverse.")
             }
             if target.reversesId != nil {
                 throw InsertRefusal(status: 422, code: "not_reversible", detail: "A reversal cannot be reversed.")
             }
             if let by = target.reversedById {
-                if let existing = try findTransaction(db, id: by) {
+                if let existing = try findTransaction(db, household: household, id: by) {
                     throw InsertRefusal(status: 409, code: "id_conflict", detail: "Transaction \(rev) is already reversed by \(by).", existing: existing)
                 }
             }
@@ -174,19 +219,23 @@ enum LedgerStore {
             throw InsertRefusal(status: 422, code: "balance_overflow", detail: "This would take the balance outside the 64-bit range.")
         }
         var seq = try nextSeq(db, household)
-        if let rev = t.reversesId {
+        if t.reversesId != nil {
             // The target's new state (`reversedById`) and the reversal are two changes, in
             // that order, so the feed can page between them and honour any `limit`.
-            try db.run("UPDATE transactions SET reversed_by_id = ?, seq = ? WHERE id = ?", [.text(t.id), .integer(seq), .text(rev)])
+            // The target's key is its reversal id: this reversal's id (checked above).
+            try db.run("UPDATE transactions SET reversed_by_id = ?1, seq = ?2 WHERE household_id = ?3 AND reversal_id = ?1",
+                       [.text(t.id), .integer(seq), .text(household)])
             seq = try nextSeq(db, household)
         }
         let now = Timestamp.nowMs()
         try db.run("""
-            INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, seq)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id,
+                                      reverses_id, seq, reversal_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.text(t.id), .text(household), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source.rawValue),
-                  .integer(t.createdAt ?? now), .integer(now), .text(author), .optionalText(t.reversesId), .integer(seq)])
-        try db.run("UPDATE children SET balance_cents = ? WHERE id = ?", [.integer(newBalance), .text(t.childId)])
+                  .integer(t.createdAt ?? now), .integer(now), .text(author), .optionalText(t.reversesId), .integer(seq),
+                  .text(t.reversalId)])
+        try db.run("UPDATE children SET balance_cents = ? WHERE household_id = ? AND id = ?", [.integer(newBalance), .text(household), .text(t.childId)])
         let saved = LedgerTransaction(id: t.id, householdId: household, childId: t.childId, amountCents: t.amountCents,
                                       note: t.note, source: t.source, createdAt: t.createdAt ?? now, recordedAt: now,
                                       authorAccountId: author, reversesId: t.reversesId, reversedById: nil)
@@ -196,6 +245,7 @@ enum LedgerStore {
     /// The reversal of `target`, as a new transaction.
     static func reversal(of target: LedgerTransaction) -> NewTransaction {
         NewTransaction(id: LedgerIDs.reversalID(of: LedgerIDs.parse(target.id)!).lowercased, childId: target.childId,
-                       amountCents: -target.amountCents, note: "", source: target.source, createdAt: nil, reversesId: target.id)
+                       amountCents: -target.amountCents, note: "", source: target.source, createdAt: nil, reversesId: target.id,
+                       clientChosenId: false)
     }
 }

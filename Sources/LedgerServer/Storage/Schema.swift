@@ -1,3 +1,4 @@
+import LedgerModel
 import SQLiteKit
 
 /// The server's SQLite schema as forward-only migrations.
@@ -138,5 +139,85 @@ enum Schema {
         CREATE INDEX transactions_feed ON transactions(household_id, seq);
         CREATE UNIQUE INDEX transactions_reverses ON transactions(reverses_id) WHERE reverses_id IS NOT NULL;
         """),
+        // Record identity is (household, id): an id taken in one household never blocks,
+        // conflicts with or reveals a record of another. Children are keyed by
+        // (household_id, id), and a transaction's child reference names both.
+        //
+        // A transaction's key is `reversal_id` = UUIDv5("reversal:" + id), the id its
+        // reversal has: one-to-one with `id`, so the unique (household_id, reversal_id)
+        // index keeps ids unique per household and finds a row by id, and the same index
+        // answers "is this id reserved for the reversal of a transaction of this
+        // household" — one random-key index per insert, as before, not two. Lookups by id
+        // go through `reversal_id` (LedgerStore.findTransaction).
+        //
+        // Both tables are rebuilt; rows, row numbers (cursors), reversals and balances are
+        // unchanged. Old `children` is renamed first so that dropping it cannot cascade
+        // into the ledger (the rename moves the old ledger's reference with it).
+        Migration(version: 4, sql: """
+        ALTER TABLE children RENAME TO children_v3;
+        DROP INDEX children_household;
+        DROP INDEX children_feed;
+        CREATE TABLE children (
+            id TEXT NOT NULL,
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            sort_order INTEGER NOT NULL,
+            archived INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            modified_at INTEGER NOT NULL,
+            modified_by TEXT NOT NULL,
+            change_tag TEXT NOT NULL,
+            balance_cents INTEGER NOT NULL DEFAULT 0,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (household_id, id)
+        );
+        INSERT INTO children (rowid, id, household_id, name, sort_order, archived, created_at, modified_at, modified_by,
+                              change_tag, balance_cents, seq)
+            SELECT rowid, id, household_id, name, sort_order, archived, created_at, modified_at, modified_by,
+                   change_tag, balance_cents, seq FROM children_v3 ORDER BY rowid;
+        CREATE TABLE transactions_v4 (
+            n INTEGER PRIMARY KEY,
+            id TEXT NOT NULL,
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            child_id TEXT NOT NULL,
+            amount_cents INTEGER NOT NULL,
+            note TEXT NOT NULL,
+            source TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            recorded_at INTEGER NOT NULL,
+            author_account_id TEXT NOT NULL,
+            reverses_id TEXT,
+            reversed_by_id TEXT,
+            seq INTEGER NOT NULL,
+            reversal_id TEXT NOT NULL,
+            FOREIGN KEY (household_id, child_id) REFERENCES children(household_id, id) ON DELETE CASCADE
+        );
+        INSERT INTO transactions_v4 (n, id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                     author_account_id, reverses_id, reversed_by_id, seq, reversal_id)
+            SELECT n, id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
+                   author_account_id, reverses_id, reversed_by_id, seq,
+                   COALESCE(\(Schema.reversalIdFunction)(id), 'not-a-uuid:' || id) FROM transactions ORDER BY n;
+        DROP TABLE transactions;
+        DROP TABLE children_v3;
+        ALTER TABLE transactions_v4 RENAME TO transactions;
+        CREATE INDEX children_household ON children(household_id, sort_order);
+        CREATE INDEX children_feed ON children(household_id, seq);
+        CREATE UNIQUE INDEX transactions_id ON transactions(household_id, reversal_id);
+        CREATE INDEX transactions_child ON transactions(household_id, child_id, n);
+        CREATE INDEX transactions_household ON transactions(household_id, n);
+        CREATE INDEX transactions_feed ON transactions(household_id, seq);
+        CREATE UNIQUE INDEX transactions_reverses ON transactions(household_id, reverses_id) WHERE reverses_id IS NOT NULL;
+        """, prepare: defineFunctions),
     ]
+}
+
+extension Schema {
+    /// `kidledger_reversal_id(id)`: the deterministic reversal id of a transaction id
+    /// (lowercase), NULL for text that is not a UUID. Defined per connection, for the
+    /// version 4 data copy and `check`; no index or default of the schema calls it.
+    static let reversalIdFunction = "kidledger_reversal_id"
+
+    @Sendable static func defineFunctions(_ db: SQLiteConnection) throws {
+        try db.defineFunction(reversalIdFunction) { id in LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0).lowercased } }
+    }
 }

@@ -44,9 +44,6 @@ extension PushBatch {
 
     /// New id: insert. Same content: unchanged. Base tag matches: update. Else conflict.
     static func applyChild(_ db: SQLiteConnection, household: String, _ c: ChildRecord) throws -> (JSONValue, Bool) {
-        if let owner = try db.queryOne("SELECT household_id FROM children WHERE id = ?", [.text(c.id)]), owner.string(0) != household {
-            return (result("child", c.id, "conflict"), false)
-        }
         guard let current = try LedgerStore.findChild(db, household: household, id: c.id) else {
             let seq = try LedgerStore.nextSeq(db, household)
             try db.run("""
@@ -63,9 +60,9 @@ extension PushBatch {
             return (result("child", c.id, "conflict", serverRecord: current.json), false)
         }
         let seq = try LedgerStore.nextSeq(db, household)
-        try db.run("UPDATE children SET name = ?, sort_order = ?, archived = ?, modified_at = ?, modified_by = ?, change_tag = ?, seq = ? WHERE id = ?",
+        try db.run("UPDATE children SET name = ?, sort_order = ?, archived = ?, modified_at = ?, modified_by = ?, change_tag = ?, seq = ? WHERE household_id = ? AND id = ?",
                    [.text(c.name), .integer(c.sortOrder), .bool(c.archived), .integer(c.modifiedAt), .text(c.modifiedBy),
-                    .text(LedgerStore.tag(seq)), .integer(seq), .text(c.id)])
+                    .text(LedgerStore.tag(seq)), .integer(seq), .text(household), .text(c.id)])
         return (result("child", c.id, "saved", changeTag: LedgerStore.tag(seq)), true)
     }
 
@@ -78,8 +75,7 @@ extension PushBatch {
             case .unchanged: return (result("transaction", t.id, "unchanged"), false)
             }
         } catch let r as LedgerStore.InsertRefusal {
-            guard r.code == "id_conflict" else { return (rejected("transaction", t.id, r.code), false) }
-            guard let existing = r.existing else { return (result("transaction", t.id, "conflict"), false) }
+            guard r.code == "id_conflict", let existing = r.existing else { return (rejected("transaction", t.id, r.code), false) }
             if existing.id != t.id {
                 // The target is already reversed by another record.
                 return (rejected("transaction", t.id, "not_reversible"), false)

@@ -107,6 +107,7 @@ struct PushBatch {
             return .invalid(id: id, code: "clock_skew", fields: [:])
         }
         return .valid(LedgerStore.NewTransaction(id: id, childId: childId, amountCents: fields.amountCents, note: fields.note,
-                                                 source: fields.source, createdAt: fields.createdAt, reversesId: reversesId))
+                                                 source: fields.source, createdAt: fields.createdAt, reversesId: reversesId,
+                                                 clientChosenId: true))
     }
 }
