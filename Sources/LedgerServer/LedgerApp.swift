@@ -21,11 +21,17 @@ public final class LedgerApp: Sendable {
         let metrics = Metrics()
         let readCache = ReadCache()
         let checkpointer = try Checkpointer(path: configuration.databasePath)
+        let logger = Logger(level: configuration.logging ? (Logger.Level(rawValue: configuration.logLevel) ?? .info) : .none)
         let writer = WriteQueue(connection: db, checkpointer: checkpointer, afterEveryCommit: { commit in
             readCache.invalidate(tokens: commit.revokedTokens)
             metrics.recordCommit(jobs: commit.jobs)
+        }, onSpace: { full in
+            if let full {
+                logger.log(["event": "storage_full", "error": .string(full.description)])
+            } else {
+                logger.log(["event": "storage_recovered"])
+            }
         }) { touched in notifier.notify(touched) }
-        let logger = Logger(level: configuration.logging ? (Logger.Level(rawValue: configuration.logLevel) ?? .info) : .none)
         let subscriptions = try SubscriptionService.make(configuration)
         let services = Services(configuration: configuration, reads: ReadPool(path: configuration.databasePath),
                                 readCache: readCache, writer: writer, notifier: notifier, metrics: metrics,

@@ -15,6 +15,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// The primary result code (low byte).
     public var primaryCode: Int32 { code & 0xff }
     public var isBusy: Bool { primaryCode == 5 || primaryCode == 6 }
+    /// SQLITE_FULL: the disk (or `max_page_count`) has no room for the write. A write to the
+    /// WAL that fails with ENOSPC answers this too.
+    public var isFull: Bool { primaryCode == 13 }
 
     public var description: String {
         "SQLite error \(code): \(message)" + (sql.map { " in \($0)" } ?? "")

@@ -47,6 +47,7 @@ final class Services: Sendable {
             p.headers.set("Retry-After", "1")
             return p.response
         }
+        if let e = error as? SQLiteError, e.isFull { return APIError.insufficientStorage.response }
         logger.log(["event": .string("error"), "error": .string(String(describing: error))])
         return APIError.internal().response
     }

@@ -9,6 +9,11 @@ enum OperationsRoutes {
             .response(HTTPResponse(status: 200, contentType: "application/json; charset=utf-8", body: #"{"status":"ok"}"#))
         }
         r.add("GET", "/readyz") { ctx in
+            if ctx.services.writer.isOutOfSpace {
+                var e = APIError(503, "not_ready", "The disk is full: writes fail until there is room again.")
+                e.headers.set("Retry-After", "10")
+                return .response(e.response)
+            }
             do {
                 _ = try ctx.services.reads.with { try $0.queryOne("SELECT 1 FROM schema_version LIMIT 1") }
                 return ctx.json(200, .object(["status": "ready"]))

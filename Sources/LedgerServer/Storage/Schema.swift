@@ -207,6 +207,8 @@ enum Schema {
         CREATE INDEX transactions_household ON transactions(household_id, n);
         CREATE INDEX transactions_feed ON transactions(household_id, seq);
         CREATE UNIQUE INDEX transactions_reverses ON transactions(household_id, reverses_id) WHERE reverses_id IS NOT NULL;
+        -- Always empty: the writer's probe for free space after a write failed for lack of it.
+        CREATE TABLE storage_probe (bytes BLOB NOT NULL);
         """, prepare: defineFunctions),
     ]
 }

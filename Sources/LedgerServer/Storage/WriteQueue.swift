@@ -24,6 +24,9 @@ final class WriteQueue: Sendable {
     private struct State {
         var jobs: [Job] = []
         var stopped = false
+        /// Whether the last write failed for lack of space (SQLITE_FULL) and nothing has
+        /// committed since.
+        var outOfSpace = false
     }
 
     private let state = Mutex(State())
@@ -50,19 +53,33 @@ final class WriteQueue: Sendable {
     private let checkpointer: Checkpointer?
     /// Where completions run, in commit order.
     private let completions = DispatchQueue(label: "kidledger.write-completions", qos: .userInitiated)
+    /// Called on the writer thread when writes start failing for lack of space and when
+    /// they succeed again.
+    private let onSpace: @Sendable (SQLiteError?) -> Void
+    /// While out of space with nothing queued, how often the writer tries a small write
+    /// (seconds, default 1), so readiness comes back without waiting for a client's write.
+    let spaceProbeInterval: Double
 
     init(connection: SQLiteConnection, maxBatch: Int = 256, checkpointer: Checkpointer? = nil,
+         spaceProbeInterval: Double = 1,
          afterEveryCommit: @escaping @Sendable (CommitSummary) -> Void = { _ in },
+         onSpace: @escaping @Sendable (SQLiteError?) -> Void = { _ in },
          onCommit: @escaping @Sendable (Set<String>) -> Void) {
         self.db = connection
         self.maxBatch = maxBatch
         self.checkpointer = checkpointer
+        self.spaceProbeInterval = spaceProbeInterval
         self.afterEveryCommit = afterEveryCommit
+        self.onSpace = onSpace
         self.onCommit = onCommit
         let t = Thread { [self] in self.run() }
         t.name = "kidledger-writer"
         t.start()
     }
+
+    /// Whether writes are failing for lack of space (SQLITE_FULL): true from the first such
+    /// failure until a commit (a client's or the writer's own probe) goes through again.
+    var isOutOfSpace: Bool { state.withLock { $0.outOfSpace } }
 
     func submit(_ job: Job) {
         let accepted = state.withLock { s -> Bool in
@@ -98,7 +115,11 @@ final class WriteQueue: Sendable {
 
     private func run() {
         while true {
-            signal.wait()
+            if isOutOfSpace {
+                if signal.wait(timeout: .now() + spaceProbeInterval) == .timedOut { probeSpace(); continue }
+            } else {
+                signal.wait()
+            }
             while true {
                 let (batch, stopped) = state.withLock { s -> ([Job], Bool) in
                     let n = min(s.jobs.count, maxBatch)
@@ -135,9 +156,11 @@ final class WriteQueue: Sendable {
                 run = try self.run(batch, savepoints: true)
             }
         } catch {
+            if let full = error as? SQLiteError, full.isFull { spaceChanged(full) }
             completions.async { for job in batch { job.completion(.failure(error)) } }
             return
         }
+        spaceChanged(nil)
         let succeeded = run.results.reduce(0) { n, r in if case .success = r { n + 1 } else { n } }
         afterEveryCommit(CommitSummary(jobs: succeeded, revokedTokens: run.revokedTokens))
         if !run.touched.isEmpty { onCommit(run.touched) }
@@ -171,8 +194,10 @@ final class WriteQueue: Sendable {
                     out.results.append(.success(outcome))
                 } catch {
                     // SQLite may have ended the transaction itself (I/O error, disk full):
-                    // then nothing of the batch may be committed or run on without it.
-                    guard db.isInTransaction else { throw error }
+                    // then nothing of the batch may be committed or run on without it. Out
+                    // of space, the whole batch fails alike: each of its jobs is answered
+                    // 507 and may be retried as it was, none is half applied.
+                    guard db.isInTransaction, !((error as? SQLiteError)?.isFull ?? false) else { throw error }
                     if savepoints {
                         try db.execute("ROLLBACK TO job; RELEASE job")
                     } else if !(error is APIError) || db.totalChanges != before {
@@ -187,6 +212,34 @@ final class WriteQueue: Sendable {
             throw error
         }
         return out
+    }
+}
+
+extension WriteQueue {
+    /// Records whether writes fail for lack of space, telling `onSpace` of each change.
+    private func spaceChanged(_ full: SQLiteError?) {
+        let changed = state.withLock { s -> Bool in
+            defer { s.outOfSpace = full != nil }
+            return s.outOfSpace != (full != nil)
+        }
+        if changed { onSpace(full) }
+    }
+
+    /// Bytes the space probe writes (and deletes in the same transaction): enough to need
+    /// new pages in the WAL and the database.
+    static let spaceProbeBytes = 64 * 1024
+
+    /// A small durable write that needs new pages: when it commits, there is room again.
+    private func probeSpace() {
+        do {
+            try db.execute("BEGIN IMMEDIATE")
+            try db.run("INSERT INTO storage_probe (bytes) VALUES (zeroblob(?))", [.int(WriteQueue.spaceProbeBytes)])
+            try db.execute("DELETE FROM storage_probe")
+            try db.execute("COMMIT")
+            spaceChanged(nil)
+        } catch {
+            if db.isInTransaction { try? db.execute("ROLLBACK") }
+        }
     }
 }
 

@@ -1,0 +1,63 @@
+import Foundation
+import LedgerModel
+@testable import LedgerServer
+import SQLiteKit
+import XCTest
+
+/// A full disk (simulated with `max_page_count` on the writer's connection): writes answer
+/// 507 with Retry-After and store nothing, /readyz is not ready, and both come back without
+/// a restart once there is room.
+final class FullDiskTests: XCTestCase {
+    func testFullDiskIs507NotReadyAndRecovers() throws {
+        let s = try TestServer()
+        defer { s.stop() }
+        let (acct, t) = s.signup("mum")
+        let h = s.household(t)
+        let c = s.child(t, household: h)
+        let path = s.app.configuration.databasePath
+        // Room another connection can give back later: a table of filler pages.
+        let other = try SQLiteConnection(path: path)
+        try other.execute("CREATE TABLE filler (b BLOB); INSERT INTO filler VALUES (zeroblob(400000))")
+        _ = try s.app.services.writer.sync { db in
+            let pages = try db.queryOne("PRAGMA page_count")!.int(0)
+            try db.execute("PRAGMA max_page_count = \(pages)")
+        }
+
+        let note = String(repeating: "n", count: 500)
+        var stored: Int64 = 0
+        var full: TestServer.Reply?
+        for i in 1...400 {
+            let r = s.call("POST", "/v1/households/\(h)/children/\(c)/transactions", token: t,
+                           json: .obj(["amountCents": .int(Int64(i)), "note": .string(note)]))
+            if r.status == 201 { stored += Int64(i); continue }
+            full = r
+            break
+        }
+        guard let full else { return XCTFail("the disk never filled") }
+        XCTAssertEqual(full.status, 507, String(decoding: full.body, as: UTF8.self))
+        XCTAssertEqual(full.code, "insufficient_storage")
+        XCTAssertNotNil(full.header("Retry-After"))
+        XCTAssertEqual(s.call("GET", "/readyz").status, 503)
+        XCTAssertTrue(s.app.services.writer.isOutOfSpace)
+
+        // A batch that cannot be stored is refused whole.
+        let batch = (0..<20).map { _ in SyncRecords.transaction(SyncRecords.newId(), child: c, amount: 1, note: note) }
+        let pushed = s.push(t, h, children: [SyncRecords.child(SyncRecords.newId(), name: "Bo", modifiedBy: acct)], transactions: batch)
+        XCTAssertEqual(pushed.status, 507)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children", token: t).json["items"]?.arrayValue?.count, 1)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(c)", token: t).json["balanceCents"]?.intValue, stored)
+        // Reads go on.
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/transactions?limit=1", token: t).status, 200)
+
+        // Room comes back (another process frees pages): ready again without a client's write.
+        try other.execute("DROP TABLE filler")
+        let deadline = Date().addingTimeInterval(10)
+        while s.call("GET", "/readyz").status != 200, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        XCTAssertEqual(s.call("GET", "/readyz").status, 200)
+        let after = s.call("POST", "/v1/households/\(h)/children/\(c)/transactions", token: t, json: .obj(["amountCents": 1]))
+        XCTAssertEqual(after.status, 201)
+        XCTAssertEqual(after.json["balanceCents"]?.intValue, stored + 1)
+        let check = try AdminCommands.check(s.app.configuration)
+        XCTAssertEqual(check.problems, [])
+    }
+}
