@@ -9,25 +9,14 @@ import XCTest
 /// the server restarts; afterwards every device shows the same children and balances with
 /// nothing pending.
 final class LedgerConvergenceTests: XCTestCase {
-    private var directory: URL!
-    private var app: LedgerApp?
-    private var port = 0
+    private var server: RestartableServer!
 
     override func setUpWithError() throws {
-        directory = URL(fileURLWithPath: try LoopbackServer.makeDirectory("kidledger-api-conv"))
-        try startServer()
+        server = try RestartableServer("kidledger-api-conv")
     }
 
     override func tearDown() {
-        app?.stop()
-        app = nil
-        if let directory { try? FileManager.default.removeItem(at: directory) }
-    }
-
-    private func startServer() throws {
-        let started = try LoopbackServer.start(in: directory.path, port: port)
-        app = started
-        port = started.port
+        server?.remove()
     }
 
     func testRandomEditsThroughTheLedgerAPIConverge() async throws {
@@ -36,13 +25,14 @@ final class LedgerConvergenceTests: XCTestCase {
 
     private func run(seed: UInt64) async throws {
         var rng = SeededGenerator(seed: seed)
-        let server = URL(string: "http://127.0.0.1:\(port)")!
+        let directory = URL(fileURLWithPath: server.directory)
+        let url = server.url
         var faults: [FaultInjectingTransport] = []
         var devices: [Ledger] = []
         for i in 0..<3 {
-            let transport = FaultInjectingTransport(wrapping: URLSessionTransport(baseURL: server), seed: seed * 10 + UInt64(i))
+            let transport = FaultInjectingTransport(wrapping: URLSessionTransport(baseURL: url), seed: seed * 10 + UInt64(i))
             faults.append(transport)
-            devices.append(try await Ledger.open(store: directory.appendingPathComponent("s\(seed)-d\(i).store"), server: server,
+            devices.append(try await Ledger.open(store: directory.appendingPathComponent("s\(seed)-d\(i).store"), server: url,
                                                  credentials: InMemoryCredentialStore(), transport: transport,
                                                  options: LedgerSyncTests.fast))
         }
@@ -59,8 +49,8 @@ final class LedgerConvergenceTests: XCTestCase {
 
         var restarts = 0
         for step in 0..<70 {
-            if step == 20 || step == 45 { app?.stop(); app = nil }
-            if step == 28 || step == 53 { try startServer(); restarts += 1 }
+            if step == 20 || step == 45 { server.stop() }
+            if step == 28 || step == 53 { try server.start(); restarts += 1 }
             let i = Int.random(in: 0..<3, using: &rng)
             let d = devices[i]
             faults[i].faults = .init(dropRequest: 0.15, dropResponse: 0.15, offline: Double.random(in: 0..<1, using: &rng) < 0.3)

@@ -10,31 +10,19 @@ import XCTest
 /// of a sibling `Ledger` on the same file, cancellation, the automatic scheduler, and the
 /// offline → online transition.
 final class LedgerSyncTests: XCTestCase {
-    private var app: LedgerApp?
-    private var directory: URL!
-    private var port = 0
+    private var server: RestartableServer!
+    private var directory: URL { URL(fileURLWithPath: server.directory) }
     private var opened: [Ledger] = []
 
     override func setUpWithError() throws {
-        directory = URL(fileURLWithPath: try LoopbackServer.makeDirectory("kidledger-api"))
-        try startServer()
+        server = try RestartableServer("kidledger-api")
     }
 
     override func tearDown() async throws {
         for ledger in opened { await ledger.stopAutomaticSync() }
         opened = []
-        app?.stop()
-        app = nil
-        if let directory { try? FileManager.default.removeItem(at: directory) }
+        server?.remove()
     }
-
-    private func startServer() throws {
-        let started = try LoopbackServer.start(in: directory.path, port: port)
-        app = started
-        port = started.port
-    }
-
-    private var server: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     static var fast: Ledger.Options {
         var options = Ledger.Options()
@@ -46,7 +34,7 @@ final class LedgerSyncTests: XCTestCase {
 
     /// A device: its own store file and credential file.
     private func device(_ name: String, file: String? = nil) async throws -> Ledger {
-        let ledger = try await Ledger.open(store: directory.appendingPathComponent("\(file ?? name).store"), server: server,
+        let ledger = try await Ledger.open(store: directory.appendingPathComponent("\(file ?? name).store"), server: server.url,
                                            credentials: FileCredentialStore(file: directory.appendingPathComponent("\(name).token")),
                                            transport: nil, options: Self.fast)
         opened.append(ledger)
@@ -149,7 +137,7 @@ final class LedgerSyncTests: XCTestCase {
         let after = try await mum.snapshot()
         XCTAssertEqual(after.status.pendingCount, 1, "the pending change is kept")
         XCTAssertEqual(after.children.first?.balanceCents, 1_005)
-        try await mum.setServer(server)
+        try await mum.setServer(server.url)
         let report = try await mum.syncNow()
         XCTAssertEqual(report.pushed, 1)
         let synced = await mum.status()
@@ -182,12 +170,11 @@ final class LedgerSyncTests: XCTestCase {
         await mum.startAutomaticSync()
         let statuses = mum.statusUpdates()
         _ = try await first(statuses, within: 3) { if case .synced = $0 { return true } else { return false } }
-        app?.stop()
-        app = nil
+        server.stop()
         try await mum.add(cents: 7, to: ada)
         let offline = try await first(statuses, within: 5) { if case .offline = $0 { return true } else { return false } }
         XCTAssertEqual(offline.pendingCount, 1)
-        try startServer()
+        try server.start()
         _ = try await first(statuses, within: 5) { if case .synced = $0 { return true } else { return false } }
         let pending = try await mum.snapshot().status.pendingCount
         XCTAssertEqual(pending, 0)
@@ -229,7 +216,7 @@ final class LedgerSyncTests: XCTestCase {
         let old = try LedgerStore(path: directory.appendingPathComponent("old.store").path)
         try old.set(.token, token)
         let credentials = InMemoryCredentialStore()
-        _ = try await Ledger.open(store: directory.appendingPathComponent("old.store"), server: server, credentials: credentials)
+        _ = try await Ledger.open(store: directory.appendingPathComponent("old.store"), server: server.url, credentials: credentials)
         let moved = try await credentials.token()
         XCTAssertEqual(moved, token)
         XCTAssertNil(try old.string(.token))

@@ -21,3 +21,36 @@ enum LoopbackServer {
         return app
     }
 }
+
+/// A loopback server that can be stopped and started again on the same port and data, for
+/// tests of going offline and coming back.
+final class RestartableServer {
+    let directory: String
+    private(set) var app: LedgerApp?
+    private(set) var port = 0
+
+    init(_ prefix: String) throws {
+        directory = try LoopbackServer.makeDirectory(prefix)
+        try start()
+    }
+
+    /// Starts the server; after the first start, on the same port.
+    func start() throws {
+        let started = try LoopbackServer.start(in: directory, port: port)
+        app = started
+        port = started.port
+    }
+
+    func stop() {
+        app?.stop()
+        app = nil
+    }
+
+    /// Stops the server and deletes its directory.
+    func remove() {
+        stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
+}

@@ -13,30 +13,20 @@ extension Ledger {
     /// Adds `cents` (> 0) to a child's balance.
     @discardableResult
     public func add(cents: Int64, to childId: String, note: String = "", source: TransactionSource = .manual) async throws -> LedgerTransaction {
-        let record = try publicErrors {
-            try service.addMoney(childId: try existingChild(childId), cents: cents, note: note, source: source)
-        }
-        await didMutate()
-        return LedgerTransaction(record, isPending: try isQueued(record.id))
+        try await record(for: childId) { service, child in try service.addMoney(childId: child, cents: cents, note: note, source: source) }
     }
 
     /// Takes `cents` (> 0) from a child's balance; balances may go below zero.
     @discardableResult
     public func take(cents: Int64, from childId: String, note: String = "", source: TransactionSource = .manual) async throws -> LedgerTransaction {
-        let record = try publicErrors {
-            try service.takeMoney(childId: try existingChild(childId), cents: cents, note: note, source: source)
-        }
-        await didMutate()
-        return LedgerTransaction(record, isPending: try isQueued(record.id))
+        try await record(for: childId) { service, child in try service.takeMoney(childId: child, cents: cents, note: note, source: source) }
     }
 
     /// Undoes the child's newest transaction that is neither a reversal nor already undone.
     /// Returns the reversal.
     @discardableResult
     public func undoLast(for childId: String) async throws -> LedgerTransaction {
-        let record = try publicErrors { try service.undoLast(childId: try existingChild(childId)) }
-        await didMutate()
-        return LedgerTransaction(record, isPending: try isQueued(record.id))
+        try await record(for: childId) { service, child in try service.undoLast(childId: child) }
     }
 
     /// Undoes one transaction with its reversal (the same reversal on every device, so undoing
@@ -70,6 +60,13 @@ extension Ledger {
         let record = try publicErrors { try service.setSortOrder(id: try existingChild(childId), sortOrder) }
         await didMutate()
         return Child(record)
+    }
+
+    /// Writes a transaction of child `childId` with `write`, then tells observers and the scheduler.
+    private func record(for childId: String, _ write: (LedgerService, String) throws -> TransactionRecord) async throws -> LedgerTransaction {
+        let record = try publicErrors { try write(service, try existingChild(childId)) }
+        await didMutate()
+        return LedgerTransaction(record, isPending: try isQueued(record.id))
     }
 
     /// The stored id of child `id` (any case), or `.notFound`.

@@ -16,35 +16,32 @@ extension Ledger {
     /// another `Ledger` on the same file (seen within a second). Ends when the iterating task
     /// is cancelled.
     public nonisolated func snapshots() -> AsyncStream<LedgerSnapshot> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LedgerSnapshot.self, bufferingPolicy: .bufferingNewest(1))
-        let id = UUID()
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeObserver(id) }
-        }
-        Task { await self.addSnapshotObserver(id, continuation) }
-        return stream
+        stream(buffering: 1) { ledger, id, continuation in await ledger.addSnapshotObserver(id, continuation) }
     }
 
     /// The current status, then every change of it. Ends when the iterating task is cancelled.
     public nonisolated func statusUpdates() -> AsyncStream<SyncStatus> {
-        let (stream, continuation) = AsyncStream.makeStream(of: SyncStatus.self, bufferingPolicy: .bufferingNewest(1))
-        let id = UUID()
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeObserver(id) }
-        }
-        Task { await self.addStatusObserver(id, continuation) }
-        return stream
+        stream(buffering: 1) { ledger, id, continuation in await ledger.addStatusObserver(id, continuation) }
     }
 
     /// What happened from now on: remote changes merged, changes refused, attention needed,
     /// syncs failed. Ends when the iterating task is cancelled.
     public nonisolated func events() -> AsyncStream<LedgerEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LedgerEvent.self, bufferingPolicy: .bufferingNewest(64))
+        stream(buffering: 64) { ledger, id, continuation in await ledger.addEventObserver(id, continuation) }
+    }
+
+    /// A stream keeping the newest `buffering` values, registered with `register` and
+    /// unregistered when its consumer goes away.
+    private nonisolated func stream<T: Sendable>(
+        buffering: Int,
+        _ register: @escaping @Sendable (Ledger, UUID, AsyncStream<T>.Continuation) async -> Void
+    ) -> AsyncStream<T> {
+        let (stream, continuation) = AsyncStream.makeStream(of: T.self, bufferingPolicy: .bufferingNewest(buffering))
         let id = UUID()
         continuation.onTermination = { [weak self] _ in
             Task { await self?.removeObserver(id) }
         }
-        Task { await self.addEventObserver(id, continuation) }
+        Task { await register(self, id, continuation) }
         return stream
     }
 
