@@ -109,4 +109,22 @@ final class JoinStagingTests: XCTestCase {
         XCTAssertEqual(try dad.service.children().map(\.child.name), ["Ann"])
         XCTAssertEqual(try dad.balances()[try XCTUnwrap(dad.service.children().first?.child.id)], try mom.balances().values.max())
     }
+
+    func testAFeedThatOnlyDescribesTheAccessKeepsTheHouseholdName() throws {
+        let (server, _, dad, invitation) = try household()
+        let engine = SyncEngine(store: dad.store, transport: InMemoryTransport { req in
+            var response = try server.handle(req)
+            if req.method == "GET", req.path.contains("/changes") {
+                var page = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+                page["household"] = nil
+                response.body = Array(try JSONSerialization.data(withJSONObject: page))
+            }
+            return response
+        }, retry: .once)
+        let before = try dad.store.household().name
+        _ = try JoinFlow(engine: engine).join(invitationId: invitation, replaceLocal: false)
+        XCTAssertEqual(try dad.store.household().name, before)
+        XCTAssertEqual(try dad.store.household().permission, "readWrite")
+        XCTAssertEqual(try dad.store.household().role, "participant")
+    }
 }

@@ -97,8 +97,10 @@ extension JoinFlow {
             let keep = current.id == householdId
             if !keep { try store.wipeLedger() }
             let wire = try stagedHousehold()
+            // A feed that described only the caller's access leaves the name as it was.
+            let name = wire.map(\.name).flatMap { $0.isEmpty ? nil : $0 } ?? current.name
             try store.saveHousehold(HouseholdRecord(
-                id: householdId, name: wire?.name ?? current.name, currency: wire?.currency ?? current.currency,
+                id: householdId, name: name, currency: wire?.currency ?? current.currency,
                 ownerAccountId: wire?.ownerAccountId, changeTag: wire?.changeTag, role: wire?.role ?? "participant",
                 permission: wire?.permission ?? "readWrite", shared: true), now: engine.now())
             var events: [SyncEvent]
