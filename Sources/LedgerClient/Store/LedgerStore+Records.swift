@@ -44,6 +44,11 @@ extension LedgerStore {
         try db.queryOne("SELECT \(Self.childColumns) FROM children WHERE id = ?", [.text(id)]).map(Self.child)
     }
 
+    /// True when the replica holds the child `id`.
+    func hasChild(id: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM children WHERE id = ?", [.text(id)]) != nil
+    }
+
     /// Inserts or replaces a child.
     func upsert(_ c: ChildRecord) throws {
         try db.run("""

@@ -132,6 +132,9 @@ extension SyncEngine {
                 try store.dequeue(.child, id: server.id)
             }
         }
+        // Looked up once per page: the children seen present, and whether anything waits.
+        var presentChildren = Set<String>()
+        var anyDeferred = try store.deferredCount() > 0
         for wire in page.transactions {
             guard let server = wire.record() else {
                 try store.setAside(kind: "transaction", id: wire.id.lowercased(), reason: "malformed timestamp", json: wire.jsonText(), now: now())
@@ -141,17 +144,21 @@ extension SyncEngine {
             if anySetAside { try store.clearUnmerged(kind: "transaction", id: server.id) }
             report.pulledTransactions += 1
             transactions += 1
-            if try store.child(id: server.childId) != nil {
-                try adopt(server)
+            if try presentChildren.contains(server.childId) || store.hasChild(id: server.childId) {
+                presentChildren.insert(server.childId)
+                try adopt(server, wasDeferred: anyDeferred)
             } else {
                 try store.deferTransaction(id: server.id, childId: server.childId, json: wire.jsonText())
+                anyDeferred = true
             }
         }
-        for (id, json) in try store.readyDeferred() {
-            if let wire = try? JSONDecoderBox.decode(Wire.Transaction.self, json), let server = wire.record() {
-                try adopt(server)
+        if anyDeferred {
+            for (id, json) in try store.readyDeferred() {
+                if let wire = try? JSONDecoderBox.decode(Wire.Transaction.self, json), let server = wire.record() {
+                    try adopt(server, wasDeferred: true)
+                }
+                try store.removeDeferred(id: id)
             }
-            try store.removeDeferred(id: id)
         }
         var events: [SyncEvent] = []
         if children + transactions > 0 { events.append(.remoteChanges(children: children, transactions: transactions)) }
@@ -160,7 +167,7 @@ extension SyncEngine {
     }
 
     /// Stores the server's version of a transaction; the server's copy is authoritative.
-    private func adopt(_ server: TransactionRecord) throws {
+    private func adopt(_ server: TransactionRecord, wasDeferred: Bool) throws {
         if let reversesId = server.reversesId, let other = try store.reversal(of: reversesId), other.id != server.id {
             // Cannot happen with deterministic reversal ids; the server's record wins.
             try store.db.run("DELETE FROM transactions WHERE id = ?", [.text(other.id)])
@@ -168,6 +175,6 @@ extension SyncEngine {
         }
         try store.upsert(server)
         try store.dequeue(.transaction, id: server.id)
-        try store.removeDeferred(id: server.id)
+        if wasDeferred { try store.removeDeferred(id: server.id) }
     }
 }
