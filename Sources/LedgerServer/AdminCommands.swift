@@ -26,14 +26,36 @@ public enum AdminCommands {
 
     /// Writes a consistent copy of the database to `path` while the server may keep running.
     public static func backup(_ configuration: LedgerAppConfiguration, to path: String) throws {
-        guard FileManager.default.fileExists(atPath: configuration.databasePath) else {
-            throw Failure(description: "no database at \(configuration.databasePath)")
-        }
+        if let missing = missingDatabase(configuration) { throw Failure(description: missing) }
         if FileManager.default.fileExists(atPath: path) {
             throw Failure(description: "\(path) exists; refusing to overwrite it")
         }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw Failure(description: "cannot write the backup to \(path): the folder \(folder) does not exist (create it first)")
+        }
+        guard FileManager.default.isWritableFile(atPath: folder) else {
+            throw Failure(description: "cannot write the backup to \(path): the folder \(folder) is not writable")
+        }
         let db = try SQLiteConnection(path: configuration.databasePath, mode: .readOnly)
-        try db.backup(to: path)
+        do {
+            try db.backup(to: path)
+        } catch let e as SQLiteError {
+            try? FileManager.default.removeItem(atPath: path)
+            throw Failure(description: "cannot write the backup to \(path): \(e.message)")
+        }
+    }
+
+    /// Why there is no database to read in the configured data folder, nil when there is one.
+    static func missingDatabase(_ configuration: LedgerAppConfiguration) -> String? {
+        let fm = FileManager.default
+        if fm.fileExists(atPath: configuration.databasePath) { return nil }
+        var isFolder: ObjCBool = false
+        if !fm.fileExists(atPath: configuration.dataDirectory, isDirectory: &isFolder) || !isFolder.boolValue {
+            return "the data folder \(configuration.dataDirectory) does not exist; pass the server's --data-dir (or KIDLEDGER_DATA_DIR)"
+        }
+        return "no database at \(configuration.databasePath); the server creates it when it first starts with this --data-dir"
     }
 
     /// The result of `check`.
@@ -43,6 +65,12 @@ public enum AdminCommands {
         public var transactions: Int
         public var ok: Bool { problems.isEmpty }
 
+        public init(problems: [String], children: Int, transactions: Int) {
+            self.problems = problems
+            self.children = children
+            self.transactions = transactions
+        }
+
         public var json: String {
             JSONValue.object(["ok": .bool(ok), "children": .int(Int64(children)), "transactions": .int(Int64(transactions)),
                               "problems": .array(problems.map { .string($0) })]).serializedString
@@ -50,11 +78,18 @@ public enum AdminCommands {
     }
 
     /// SQLite's integrity and foreign-key checks, and every cached balance against its ledger sum.
+    /// A missing or unreadable database is a report with that problem, like any other outcome.
     public static func check(_ configuration: LedgerAppConfiguration) throws -> CheckReport {
-        guard FileManager.default.fileExists(atPath: configuration.databasePath) else {
-            throw Failure(description: "no database at \(configuration.databasePath)")
+        if let missing = missingDatabase(configuration) {
+            return CheckReport(problems: ["database: " + missing], children: 0, transactions: 0)
         }
-        let db = try SQLiteConnection(path: configuration.databasePath, mode: .readOnly)
+        let db: SQLiteConnection
+        do {
+            db = try SQLiteConnection(path: configuration.databasePath, mode: .readOnly)
+            _ = try db.queryOne("SELECT COUNT(*) FROM sqlite_master")
+        } catch let e as SQLiteError {
+            return CheckReport(problems: ["database: \(configuration.databasePath) cannot be read: \(e.message)"], children: 0, transactions: 0)
+        }
         let version = Int(try db.queryOne("SELECT COALESCE(MAX(version), 0) FROM schema_version")?.int(0) ?? 0)
         let known = Schema.migrations.map(\.version).max() ?? 0
         if version != known {

@@ -178,7 +178,11 @@ do {
         print(#"{"event":"backup","to":"\#(to)"}"#)
     case "check":
         let o = Options(args.dropFirst(), allowed: ["data-dir"])
-        let report = try AdminCommands.check(configuration(o))
+        // Every outcome is one JSON report, failures to read the database included.
+        let report: AdminCommands.CheckReport
+        do { report = try AdminCommands.check(configuration(o)) } catch {
+            report = AdminCommands.CheckReport(problems: ["check: \(error)"], children: 0, transactions: 0)
+        }
         print(report.json)
         exit(report.ok ? 0 : 1)
     case "migrate":
