@@ -200,6 +200,46 @@ final class LedgerSyncTests: XCTestCase {
         XCTAssertEqual(left.status, .localOnly)
     }
 
+    func testAccountSwitchIsNeverSilentAndCanBeUndone() async throws {
+        let (mum, dad, ada) = try await family()
+        let eve = try await device("eve")
+        try await eve.signUp(handle: "eve", displayName: "Eve")
+        let zed = try await device("zed")
+        try await zed.signUp(handle: "zed", displayName: "Zed")
+        func token(_ name: String) throws -> String {
+            try String(contentsOf: directory.appendingPathComponent("\(name).token"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let events = dad.events()
+        try await dad.signIn(token: try token("eve"))
+        _ = try await first(events, within: 3) { $0 == .attentionRequired(.accountChanged) }
+        let signedIn = await dad.account
+        let ledgerAccount = await dad.ledgerAccountWhileSwitched
+        XCTAssertEqual(signedIn?.handle, "eve")
+        XCTAssertEqual(ledgerAccount?.handle, "dad")
+        let frozen = await dad.status()
+        XCTAssertEqual(frozen, .attentionRequired(.accountChanged, pending: 0))
+        do { try await dad.add(cents: 1, to: ada); XCTFail("a switched ledger took an edit") } catch {
+            XCTAssertEqual(error as? LedgerError, .attentionRequired(.accountChanged))
+        }
+        do { _ = try await dad.syncNow(); XCTFail("a switched ledger synced") } catch {
+            XCTAssertEqual(error as? LedgerError, .attentionRequired(.accountChanged))
+        }
+        // A third account: the ledger's own token is still the one kept to come back to.
+        try await dad.signIn(token: try token("zed"))
+        try await dad.signInToLedgerAccount()
+        let back = await dad.account
+        XCTAssertEqual(back?.handle, "dad")
+        try await dad.add(cents: 1, to: ada)
+        _ = try await dad.syncNow()
+        _ = try await mum.syncNow()
+        let balance = try await mum.snapshot().children.first?.balanceCents
+        XCTAssertEqual(balance, 1_001)
+        do { try await dad.signInToLedgerAccount(); XCTFail("nothing was left to restore") } catch {
+            guard case .notAllowed = error as? LedgerError else { return XCTFail("\(error)") }
+        }
+    }
+
     func testTokenLivesInTheCredentialStoreNotTheDatabase() async throws {
         let mum = try await device("mum")
         try await mum.signUp(handle: "mum", displayName: "Mum")

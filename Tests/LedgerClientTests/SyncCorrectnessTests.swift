@@ -74,7 +74,7 @@ final class SyncCorrectnessTests: XCTestCase {
         let app = try LedgerStore(path: path, busyTimeoutMs: 50)
         let other = try LedgerStore(path: path)
         let engine = SyncEngine(store: app, transport: server.transport, retry: RetryPolicy(maxAttempts: 1, sleep: { _ in }))
-        _ = try AccountFlow(engine: engine).signup(handle: "mom", displayName: "Mom", deviceName: nil)
+        try engine.signUpForTests(handle: "mom", displayName: "Mom")
         let ann = try LedgerService(store: app).addChild(name: "Ann")
         try ShareFlow(engine: engine).enable(name: "Smiths")
         try LedgerService(store: app).addMoney(childId: ann.id, cents: 5)
@@ -182,7 +182,7 @@ final class SyncCorrectnessTests: XCTestCase {
             }
             return response
         }
-        _ = try AccountFlow(engine: app).signup(handle: "mom", displayName: "Mom", deviceName: nil)
+        try app.signUpForTests(handle: "mom", displayName: "Mom")
         let ann = try LedgerService(store: appStore).addChild(name: "Ann")
         try LedgerService(store: appStore).addMoney(childId: ann.id, cents: 100)
         try ShareFlow(engine: app).enable(name: "Smiths")
@@ -226,7 +226,7 @@ final class SyncCorrectnessTests: XCTestCase {
             }
             return response
         }
-        _ = try AccountFlow(engine: app).signup(handle: "mom", displayName: "Mom", deviceName: nil)
+        try app.signUpForTests(handle: "mom", displayName: "Mom")
         let ann = try LedgerService(store: appStore).addChild(name: "Ann")
         try ShareFlow(engine: app).enable(name: "Smiths")
         try LedgerService(store: appStore).renameChild(id: ann.id, to: "Annie")

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where a ledger keeps this device's bearer token. The token is never stored in the ledger's
 /// database. Conformers must be safe to call from any task.
@@ -63,17 +68,12 @@ public struct FileCredentialStore: CredentialStore {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary.path])
         }
         try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: temporary.path)
-        do {
-            if fm.fileExists(atPath: url.path) {
-                _ = try fm.replaceItemAt(url, withItemAt: temporary)
-            } else {
-                try fm.moveItem(at: temporary, to: url)
-            }
-        } catch {
+        // rename(2) replaces the old file in one step.
+        guard rename(temporary.path, url.path) == 0 else {
+            let code = errno
             try? fm.removeItem(at: temporary)
-            throw error
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }
-        try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
     }
 
     static func remove(_ url: URL) throws {
