@@ -51,6 +51,8 @@ let package = Package(
         .executableTarget(name: "kidledger", dependencies: ["LedgerClient"]),
         // An app-like program written against CLIENT_API.md only (run by LedgerExampleTests).
         .executableTarget(name: "ledger-app-example", dependencies: ["LedgerClient"], path: "Examples/LedgerAppExample"),
+        // bench/propagation.sh: a change on one device reaching another's snapshots() stream.
+        .executableTarget(name: "ledger-propagation-bench", dependencies: ["LedgerClient"], path: "bench/propagation"),
 
         // Tests.
         .testTarget(name: "LedgerModelTests", dependencies: ["LedgerModel"]),

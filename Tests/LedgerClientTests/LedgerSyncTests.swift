@@ -240,6 +240,16 @@ final class LedgerSyncTests: XCTestCase {
         }
     }
 
+    func testARemoteNotificationFetchesWhatChanged() async throws {
+        let (mum, dad, ada) = try await family()
+        try await mum.add(cents: 3, to: ada)
+        _ = try await mum.syncNow()
+        let snapshots = dad.snapshots()
+        _ = try await first(snapshots, within: 2) { $0.children.first?.balanceCents == 1_000 }
+        await dad.remoteNotificationReceived()
+        _ = try await first(snapshots, within: 3) { $0.children.first?.balanceCents == 1_003 }
+    }
+
     func testTokenLivesInTheCredentialStoreNotTheDatabase() async throws {
         let mum = try await device("mum")
         try await mum.signUp(handle: "mum", displayName: "Mum")
