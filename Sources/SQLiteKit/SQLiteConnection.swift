@@ -40,7 +40,19 @@ public final class SQLiteConnection {
         sqlite3_busy_timeout(db, busyTimeoutMs)
         try execute("PRAGMA foreign_keys = ON")
         if mode == .readWrite && walMode && path != ":memory:" {
-            try execute("PRAGMA journal_mode = WAL")
+            // Switching a new file to WAL needs it alone, and SQLite answers "busy" at once
+            // (without its busy handler) when another connection opens it at the same moment:
+            // retried for as long as the busy timeout allows.
+            var waited: Int32 = 0
+            while true {
+                do {
+                    try execute("PRAGMA journal_mode = WAL")
+                    break
+                } catch let error as SQLiteError where error.isBusy && waited < busyTimeoutMs {
+                    sqlite3_sleep(5)
+                    waited += 5
+                }
+            }
         }
         try execute(synchronousFull ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
     }

@@ -48,6 +48,24 @@ final class SQLiteConnectionTests: XCTestCase {
         XCTAssertThrowsError(try Migrator.migrate(db, [ms[0]]))
     }
 
+    /// Two processes opening a new file at once (an app and its extension) apply each step once.
+    func testConcurrentMigrationsOnOneFileApplyEachStepOnce() throws {
+        let steps = [Migration(version: 1, sql: "CREATE TABLE a (x INTEGER)"), Migration(version: 2, sql: "CREATE TABLE b (y INTEGER)")]
+        for _ in 0..<30 {
+            let path = temporaryDatabasePath()
+            let failures = Failures()
+            let group = DispatchGroup()
+            for _ in 0..<2 {
+                DispatchQueue.global().async(group: group) {
+                    do { try Migrator.migrate(try SQLiteConnection(path: path), steps) } catch { failures.add("\(error)") }
+                }
+            }
+            group.wait()
+            XCTAssertEqual(failures.all, [])
+            XCTAssertEqual(try Migrator.version(try SQLiteConnection(path: path)), 2)
+        }
+    }
+
     func testReadOnlyConnectionSeesCommittedData() throws {
         let path = tempPath()
         let w = try SQLiteConnection(path: path)
@@ -87,4 +105,12 @@ final class SQLiteRowTests: XCTestCase {
         XCTAssertEqual(row.int(1), Int64.min)
         XCTAssertEqual(row.int(2), 2)
     }
+}
+
+/// Errors collected from several threads.
+final class Failures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func add(_ s: String) { lock.lock(); items.append(s); lock.unlock() }
+    var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
 }
