@@ -167,6 +167,33 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(back["pending"], .int(0))
     }
 
+    func testSyncWatchPrintsChangesAsTheyArrive() throws {
+        XCTAssertEqual(try kl("mum", "signup", "--handle", "mum", "--name", "Mum").status, 0)
+        XCTAssertEqual(try kl("mum", "child", "add", "Ann").status, 0)
+        XCTAssertEqual(try kl("mum", "share", "enable", "--yes").status, 0)
+        XCTAssertEqual(try kl("dad", "signup", "--handle", "dad", "--name", "Dad").status, 0)
+        XCTAssertEqual(try kl("mum", "share", "invite", "dad").status, 0)
+        let id = try XCTUnwrap(try json(try kl("dad", "--json", "invitations")).arrayValue?.first?["id"]?.stringValue)
+        XCTAssertEqual(try kl("dad", "join", id).status, 0)
+
+        let watch = Process()
+        watch.executableURL = executable
+        watch.arguments = ["--store", directory + "/dad.store", "--json", "sync", "--watch"]
+        let out = Pipe()
+        watch.standardOutput = out
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(try kl("mum", "add", "Ann", "2.50").status, 0)
+        Thread.sleep(forTimeInterval: 1.5)
+        watch.terminate()
+        watch.waitUntilExit()
+        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let reports = try lines.map { try JSONValue.parse(String($0)) }
+        XCTAssertTrue(reports.contains { ($0["pulledTransactions"]?.intValue ?? 0) > 0 }, "\(lines)")
+        XCTAssertEqual(try json(try kl("dad", "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 250)
+    }
+
     func testHelpOpensNoStore() throws {
         let run = try kl("never", "help", server: false)
         XCTAssertEqual(run.status, 0)
