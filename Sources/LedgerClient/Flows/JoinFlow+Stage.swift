@@ -130,13 +130,12 @@ extension JoinFlow {
         let db = store.db
         let children = LedgerStore.childColumns, transactions = LedgerStore.transactionColumns
         try db.execute("INSERT INTO children (\(children)) SELECT \(children) FROM join_children")
-        // Into an empty table in id order, so the id index is appended to, not searched at
-        // random; the child index is built once afterwards by sorting. A transaction named
-        // twice by the feed (it never changes) is taken once.
+        // Into an empty table; the child index is built once afterwards by sorting instead of
+        // row by row. A transaction named twice by the feed (it never changes) is taken once.
         try db.execute("""
             DROP INDEX transactions_child;
             INSERT OR IGNORE INTO transactions (\(transactions)) SELECT \(transactions) FROM join_transactions
-            WHERE child_id IN (SELECT id FROM children) ORDER BY id;
+            WHERE child_id IN (SELECT id FROM children);
             \(LedgerStore.transactionsChildIndex);
             """)
         for row in try db.query("""
