@@ -32,8 +32,23 @@ enum OperationsRoutes {
                 throw APIError.notFound("openapi.yaml was not found next to the server.")
             }
             var h = HTTPHeaders()
-            h.set("Content-Type", "application/yaml; charset=utf-8")
+            h.set("Content-Type", openAPIContentType(accept: ctx.request.headers["Accept"]))
+            h.set("Vary", "Accept")
             return .response(HTTPResponse(status: 200, headers: h, body: Array(data)))
         }
+    }
+
+    /// The document's type: `text/plain` when `Accept` names `text/plain` or `text/*` (with a
+    /// q above 0) and not `application/yaml` — for browsers and for clients that read an answer
+    /// as text, such as the ones OpenAPI generators make — else YAML's own `application/yaml`.
+    static func openAPIContentType(accept: String?) -> String {
+        var yaml = false, text = false
+        for range in (accept ?? "").split(separator: ",") {
+            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let type = parts.first, !parts.dropFirst().contains(where: { $0.hasPrefix("q=") && (Double($0.dropFirst(2)) ?? 1) <= 0 }) else { continue }
+            if type == "application/yaml" { yaml = true }
+            if type == "text/plain" || type == "text/*" { text = true }
+        }
+        return text && !yaml ? "text/plain; charset=utf-8" : "application/yaml; charset=utf-8"
     }
 }
