@@ -33,7 +33,8 @@
 #                                 with "SystemError: AST constructor recursion depth mismatch".
 #                                 One worker is also no slower on two cores.
 #   KIDLEDGER_CONTRACT_SEED       fixed seed for a reproducible run (default random)
-#   KIDLEDGER_CONTRACT_REPORT     folder for the JUnit report (default: a temporary one)
+#   KIDLEDGER_CONTRACT_REPORT     folder for the JUnit report and the schemathesis configuration
+#                                 (default .build/contract-report; emptied of both first)
 #   KIDLEDGER_CONTRACT_ALLOW_RATE_LIMIT=1
 #                                 do not fail a run that mostly got 429 (by default it fails:
 #                                 the server must honour KIDLEDGER_AUTH_FAILURES_PER_MINUTE,
@@ -51,7 +52,9 @@ WORKERS=${KIDLEDGER_CONTRACT_WORKERS:-1}
 die() { echo "contract-test: $*" >&2; exit 1; }
 log() { echo "contract-test: $*" >&2; }
 
-command -v schemathesis >/dev/null || die "schemathesis is not installed (pip install schemathesis)"
+# schemathesis from the project's virtual environment (.venv/, made when missing).
+. "$REPO/scripts/python-env.sh" || die "could not install the Python test tools into .venv/"
+command -v schemathesis >/dev/null || die "schemathesis is not in .venv/ (scripts/python-requirements.txt)"
 command -v curl >/dev/null || die "curl is required"
 command -v jq >/dev/null || die "jq is required"
 st_version=$(schemathesis --version | sed -n 's/.*version \([0-9][0-9.]*\).*/\1/p')
@@ -134,12 +137,18 @@ fi
 log "data: household $H, child $C, transaction $T, participant $B_ID"
 
 # --- schemathesis configuration ---------------------------------------------------------
+# The configuration and the JUnit report are kept (not in the temporary folder), so every path
+# schemathesis prints still exists after the run.
+REPORT=${KIDLEDGER_CONTRACT_REPORT:-$REPO/.build/contract-report}
+mkdir -p "$REPORT"
+REPORT=$(cd "$REPORT" && pwd)
+rm -f "$REPORT"/junit-*.xml "$REPORT"/schemathesis.toml
 # "missing_auth" (an operation that only ever saw 401/403) is reported but does not fail the
 # run: the stateful phase occasionally sees only 401s for the two DELETE operations, a
 # sampling artefact rather than an API answer; every check still fails the run.
 FAIL_ON='"unused_openapi_auth", "unsupported_regex", "unresolvable_reference", "base_url_mismatch"'
 [ "${KIDLEDGER_CONTRACT_ALLOW_RATE_LIMIT:-0}" = 1 ] || FAIL_ON="$FAIL_ON, \"rate_limited\""
-cat >"$WORK/schemathesis.toml" <<EOF
+cat >"$REPORT/schemathesis.toml" <<EOF
 workers = $WORKERS
 request-timeout = 15
 
@@ -230,14 +239,12 @@ include-operation-id = "pushChanges"
 checks.negative_data_rejection.expected-statuses = ["200", "400", "401", "403", "404", "409", "413", "415", "422", "429"]
 EOF
 
-REPORT=${KIDLEDGER_CONTRACT_REPORT:-$WORK/report}
-mkdir -p "$REPORT"
 seed=()
 [ -n "${KIDLEDGER_CONTRACT_SEED:-}" ] && seed=(--seed "$KIDLEDGER_CONTRACT_SEED")
 
 log "schemathesis $st_version: all checks, all phases, at most $EXAMPLES examples per operation"
 status=0
-(cd "$WORK" && schemathesis --config-file "$WORK/schemathesis.toml" run "$SPEC" \
+(cd "$WORK" && schemathesis --config-file "$REPORT/schemathesis.toml" run "$SPEC" \
     --url "$BASE" --phases examples,coverage,fuzzing,stateful \
     --report junit --report-dir "$REPORT" --no-color "${seed[@]}") || status=$?
 

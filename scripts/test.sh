@@ -1,41 +1,111 @@
 #!/usr/bin/env bash
-# The whole test suite: unit and real-socket tests (swift test), then the OpenAPI contract
-# tests (schemathesis) against a freshly built server. Installs what is missing first.
-set -euo pipefail
+# The whole test suite: the portability check, unit and real-socket tests (swift test), the
+# PostgreSQL backend's tests, the OpenAPI contract tests (schemathesis) against a freshly
+# built server, and the client-generator check (scripts/client-check.sh). Installs what is
+# missing first: Debian's C libraries, curl and jq, python3-venv, and the pinned Python tools
+# into .venv/ (never the machine's Python).
+#
+# Every part runs, whatever the one before it answered (the server-dependent parts need the
+# build); the run ends with what each part counted and one line `total: N passed, N failed`.
+# Exit status 0 when nothing failed. Logs and reports stay in .build/test-results/.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-need_apt=()
-for pc in sqlite3 libcrypto zlib; do
-  pkg-config --exists "$pc" 2>/dev/null || need_apt+=("$pc")
-done
-if [ ${#need_apt[@]} -gt 0 ]; then
-  echo "installing C libraries: libsqlite3-dev libssl-dev zlib1g-dev"
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsqlite3-dev libssl-dev zlib1g-dev pkg-config
-fi
-if ! command -v schemathesis >/dev/null 2>&1; then
-  echo "installing schemathesis"
-  python3 -m pip install -q schemathesis || pip install -q schemathesis
-fi
+apt_install() {
+  echo "installing $*"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; } || exit 1
+}
+need=()
+for pc in sqlite3 libcrypto zlib; do pkg-config --exists "$pc" 2>/dev/null || need=(libsqlite3-dev libssl-dev zlib1g-dev pkg-config); done
+for tool in curl jq; do command -v "$tool" >/dev/null 2>&1 || need+=("$tool"); done
+[ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
+. scripts/python-env.sh || { echo "could not install the Python test tools into .venv/" >&2; exit 1; }
 
-command -v jq >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq jq; }
-bash scripts/check-portability.sh
-
-swift build --build-tests
-swift test --skip-build
-# The PostgreSQL backend's tests, against a throwaway cluster.
-bash scripts/test-postgres.sh
-
-# Contract tests against the server binary built above. A run that ends only in an error
-# inside schemathesis itself (a "Runtime Error" with no failed check) is run once more with
-# a new seed; any failed check fails at once.
-export KIDLEDGER_SERVER_BIN="$(swift build --show-bin-path)/kidledger-server"
-log=$(mktemp)
-if ! bash scripts/contract-test.sh 2>&1 | tee "$log"; then
-  if grep -q "Runtime Error" "$log" && ! grep -q "=== FAILURES ===" "$log" && ! grep -q "server died" "$log"; then
-    echo "contract tests: schemathesis itself raised an error (no check failed); running once more"
-    bash scripts/contract-test.sh
-  else
-    rm -f "$log"; exit 1
+results=.build/test-results
+mkdir -p "$results"
+rm -f "$results"/*.log
+summary=()
+total_passed=0
+total_failed=0
+record() { # part passed failed
+  summary+=("$(printf '%-12s %s passed, %s failed' "$1:" "$2" "$3")")
+  total_passed=$((total_passed + $2))
+  total_failed=$((total_failed + $3))
+}
+# Counts from a swift test log: XCTest's last "Executed N tests, with F failures" (the
+# whole run) and Swift Testing's "Test run with N tests … passed/failed … with K issues".
+# A run that failed without a count of its own failures counts as one failure.
+record_swift() { # part log status
+  local passed=0 failed=0 line n f
+  line=$(grep -E 'Executed [0-9]+ tests?, with [0-9]+ failures?' "$2" | tail -n 1)
+  if [ -n "$line" ]; then
+    n=$(sed -E 's/.*Executed ([0-9]+) tests?.*/\1/' <<<"$line")
+    f=$(sed -E 's/.*with ([0-9]+) failures?.*/\1/' <<<"$line")
+    passed=$((n - f)); failed=$f
   fi
+  line=$(grep -E 'Test run with [0-9]+ tests?' "$2" | tail -n 1)
+  if [ -n "$line" ]; then
+    n=$(sed -E 's/.*Test run with ([0-9]+) tests?.*/\1/' <<<"$line")
+    f=0
+    grep -q ' failed ' <<<"$line" && f=$(sed -nE 's/.* with ([0-9]+) issues?.*/\1/p' <<<"$line")
+    f=${f:-1}; [ "$f" -le "$n" ] || f=$n
+    passed=$((passed + n - f)); failed=$((failed + f))
+  fi
+  if [ "$3" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  record "$1" "$passed" "$failed"
+}
+
+bash scripts/check-portability.sh 2>&1 | tee "$results/portability.log"
+if [ "${PIPESTATUS[0]}" -eq 0 ]; then record portability 1 0; else record portability 0 1; fi
+
+swift build --build-tests 2>&1 | tee "$results/build.log"
+built=${PIPESTATUS[0]}
+if [ "$built" -ne 0 ]; then
+  record build 0 1
+else
+  swift test --skip-build 2>&1 | tee "$results/swift-test.log"
+  record_swift "swift test" "$results/swift-test.log" "${PIPESTATUS[0]}"
 fi
-rm -f "$log"
+
+# The PostgreSQL backend's tests, against a throwaway cluster (a build of their own).
+bash scripts/test-postgres.sh 2>&1 | tee "$results/postgres.log"
+record_swift postgres "$results/postgres.log" "${PIPESTATUS[0]}"
+
+if [ "$built" -eq 0 ]; then
+  export KIDLEDGER_SERVER_BIN="$(swift build --show-bin-path)/kidledger-server"
+
+  # Contract tests: one count per operation from schemathesis's JUnit report; a run that
+  # failed otherwise (a setup step, a warning that fails the run, the server dying) counts
+  # as one more failure. No rerun: what failed once fails the suite.
+  report=$PWD/$results/contract
+  KIDLEDGER_CONTRACT_REPORT=$report bash scripts/contract-test.sh 2>&1 | tee "$results/contract.log"
+  status=${PIPESTATUS[0]}
+  read -r passed failed < <(python - "$report" <<'PY'
+import glob, sys, xml.etree.ElementTree as ET
+passed = failed = 0
+for path in glob.glob(sys.argv[1] + "/junit-*.xml"):
+    for case in ET.parse(path).iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed += 1
+        else:
+            passed += 1
+print(passed, failed)
+PY
+  )
+  if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  record contract "$passed" "$failed"
+
+  bash scripts/client-check.sh 2>&1 | tee "$results/client.log"
+  status=${PIPESTATUS[0]}
+  line=$(grep -E '^client: [0-9]+ passed, [0-9]+ failed$' "$results/client.log" | tail -n 1)
+  passed=$(sed -nE 's/^client: ([0-9]+) passed.*/\1/p' <<<"$line"); passed=${passed:-0}
+  failed=$(sed -nE 's/.* ([0-9]+) failed$/\1/p' <<<"$line"); failed=${failed:-0}
+  if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  record client "$passed" "$failed"
+fi
+
+echo
+echo "=== summary (logs in $results/) ==="
+printf '%s\n' "${summary[@]}"
+echo "total: $total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]
