@@ -194,6 +194,15 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(try json(try kl("dad", "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 250)
     }
 
+    func testAChildIsNamedInAnyCaseOrByItsId() throws {
+        let added = try json(try kl("kid", "--json", "child", "add", "Ann", server: false))
+        let id = try XCTUnwrap(added["id"]?.stringValue)
+        XCTAssertEqual(try kl("kid", "add", "ANN", "2", server: false).status, 0)
+        XCTAssertEqual(try kl("kid", "take", id.uppercased(), "0.50", server: false).status, 0)
+        XCTAssertEqual(try json(try kl("kid", "--json", "children", server: false)).arrayValue?.first?["balanceCents"]?.intValue, 150)
+        assertOneLineError(try kl("kid", "undo", "Bob", server: false), contains: "no child named or with id 'Bob'")
+    }
+
     func testHelpOpensNoStore() throws {
         let run = try kl("never", "help", server: false)
         XCTAssertEqual(run.status, 0)

@@ -213,7 +213,7 @@ final class EndToEndTests: XCTestCase {
 
     func testConcurrentOfflineUndoMakesExactlyOneReversal() throws {
         let (mum, dad, ann) = try sharedPair()
-        let last = try XCTUnwrap(try mum.service.history(childId: ann.id).first)
+        let last = try XCTUnwrap(try mum.store.history(childId: ann.id, limit: 1).first)
         mum.offline = true; dad.offline = true
         let mumUndo = try mum.service.undoLast(childId: ann.id)
         dad.service.now = { Timestamp.nowMs() + 1 }

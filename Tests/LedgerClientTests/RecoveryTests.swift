@@ -41,7 +41,7 @@ final class RecoveryTests: XCTestCase {
         try JoinFlow(engine: mom.engine).leave()
         XCTAssertEqual(try mom.store.phase(), .localOnly)
         XCTAssertEqual(try mom.service.children().map(\.balanceCents), [1_000], "nothing local was lost")
-        XCTAssertNoThrow(try mom.service.addMoney(childId: try mom.service.resolveChild("Ann").id, cents: 1))
+        XCTAssertNoThrow(try mom.service.addMoney(childId: try XCTUnwrap(mom.service.children().first { $0.child.name == "Ann" }).child.id, cents: 1))
     }
 
     func testFrozenMessageSaysWhatToDoWithoutCommandNames() throws {

@@ -11,7 +11,6 @@ enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case balanceOverflow
     case notSignedIn
     case signedOut
-    case noServer
     case notShared
     case alreadyShared
     case ownerOnly
@@ -22,7 +21,6 @@ enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
     case invitationWithdrawn
     case importNeedsEmptyStore
     case invalidExport(String)
-    case confirmationRequired
     case offline(String)
     case server(APIError)
     case storage(String)
@@ -39,7 +37,6 @@ enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .balanceOverflow: return "that would take the balance beyond what can be stored"
         case .notSignedIn: return "not signed in; run `kidledger signup` or `kidledger login --token T`"
         case .signedOut: return "the server no longer accepts this device's token; run `kidledger login --token T`"
-        case .noServer: return "no server configured; pass --server URL or set KIDLEDGER_SERVER"
         case .notShared: return "this ledger is not shared"
         case .alreadyShared: return "this ledger is already shared"
         case .ownerOnly: return "only the household's owner can do that"
@@ -50,7 +47,6 @@ enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invitationWithdrawn: return "the invitation is no longer valid (withdrawn, declined or access revoked); this device's ledger was left as it was"
         case .importNeedsEmptyStore: return "import needs an empty, local-only store"
         case .invalidExport(let why): return "not a kidledger export: \(why)"
-        case .confirmationRequired: return "nothing was changed; pass --yes to confirm"
         case .offline(let why): return "offline: \(why)"
         case .server(let e): return e.description
         case .storage(let why): return "storage error: \(why)"

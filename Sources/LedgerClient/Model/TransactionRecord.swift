@@ -26,4 +26,6 @@ struct TransactionRecord: Sendable, Equatable, Codable {
 struct HistoryEntry: Sendable, Equatable {
     var transaction: TransactionRecord
     var reversedById: String?
+    /// True while it waits to be uploaded.
+    var isPending = false
 }

@@ -42,7 +42,6 @@ extension LedgerError {
         case .nothingToUndo: self = .nothingToUndo
         case .notReversible: self = .notAllowed(reason: "A reversal cannot itself be undone.")
         case .notSignedIn, .signedOut: self = .unauthenticated
-        case .noServer: self = .notAllowed(reason: "This ledger has no server set.")
         case .notShared: self = .notAllowed(reason: "This ledger is not shared.")
         case .alreadyShared: self = .notAllowed(reason: "This ledger is already shared.")
         case .ownerOnly: self = .notAllowed(reason: "Only the household's owner can do that.")
@@ -53,7 +52,6 @@ extension LedgerError {
         case .keepLocalLedger: self = .joinWouldReplaceLocalLedger
         case .importNeedsEmptyStore: self = .notAllowed(reason: "A ledger can only be imported into an empty ledger that was never shared.")
         case .invalidExport(let why): self = .invalidInput(field: "file", message: "is not a ledger export (\(why))")
-        case .confirmationRequired: self = .cancelled
         case .offline: self = .offline
         case .server(let e): self = LedgerError(e)
         case .storage(let why): self = .store(underlying: StorageFailure(message: why))

@@ -47,31 +47,17 @@ extension Ledger {
         let limit = max(1, min(limit, 1000))
         return try publicErrors {
             guard try store.child(id: childId.lowercased()) != nil else { throw LedgerError.notFound }
-            var params: [SQLiteValue] = [.text(childId.lowercased())]
-            var after = ""
+            var older: (createdAt: Int64, id: String)?
             if let before {
                 let parts = before.split(separator: ":", maxSplits: 1).map(String.init)
                 guard parts.count == 2, let ms = Int64(parts[0]) else {
                     throw LedgerError.invalidInput(field: "cursor", message: "is not one this ledger handed out")
                 }
-                after = "AND (t.created_at < ? OR (t.created_at = ? AND t.id < ?))"
-                params += [.integer(ms), .integer(ms), .text(parts[1])]
+                older = (ms, parts[1])
             }
-            params.append(.integer(Int64(limit + 1)))
-            let rows = try store.db.query("""
-                SELECT t.id, t.child_id, t.amount_cents, t.note, t.source, t.created_at, t.recorded_at,
-                       t.author_account_id, t.reverses_id, r.id, p.id IS NOT NULL
-                FROM transactions t
-                LEFT JOIN transactions r ON r.reverses_id = t.id
-                LEFT JOIN pending p ON p.kind = 'transaction' AND p.id = t.id
-                WHERE t.child_id = ? \(after)
-                ORDER BY t.created_at DESC, t.id DESC LIMIT ?
-                """, params)
-            let items = rows.prefix(limit).map { r in
-                LedgerTransaction(id: r.string(0), childId: r.string(1), amountCents: r.int(2), note: r.string(3),
-                                  source: TransactionSource(rawValue: r.string(4)) ?? .api, createdAt: Date(ms: r.int(5)),
-                                  recordedAt: r.optionalInt(6).map(Date.init(ms:)), authorAccountId: r.optionalString(7),
-                                  reversesId: r.optionalString(8), reversedBy: r.optionalString(9), isPending: r.bool(10))
+            let rows = try store.history(childId: childId.lowercased(), limit: limit + 1, before: older)
+            let items = rows.prefix(limit).map {
+                LedgerTransaction($0.transaction, reversedBy: $0.reversedById, isPending: $0.isPending)
             }
             let next = rows.count > limit ? items.last.map { "\($0.createdAt.ms):\($0.id)" } : nil
             return HistoryPage(items: Array(items), nextCursor: next)
@@ -98,23 +84,27 @@ extension Ledger {
         (try? readStatus()) ?? .pending(count: 0)
     }
 
+    /// The persisted status (`LedgerService.status`), with what only this layer knows: a
+    /// ledger never shared, a sync running here, since when the server was unreachable, when
+    /// the last sync succeeded, and records set aside as unreadable.
     func readStatus() throws -> SyncStatus {
-        let pending = try store.pendingCount()
-        if let reason = try store.attention() { return .attentionRequired(reason, pending: pending) }
-        if try store.unmergedCount() > 0 { return .attentionRequired(.unreadableChanges, pending: pending) }
+        let state = try service.status(signedIn: !signedOut)
+        if case .attentionRequired(let reason, let pending) = state { return .attentionRequired(reason, pending: pending) }
+        if try store.unmergedCount() > 0 { return .attentionRequired(.unreadableChanges, pending: state.pending) }
         let phase = try store.phase()
         if phase == .localOnly { return .localOnly }
-        if try store.string(.tokenId) == nil && store.string(.accountId) == nil { return .accountUnavailable(pending: pending) }
-        if try store.string(.lastOutcome) == "unauthenticated" || signedOut { return .accountUnavailable(pending: pending) }
-        if syncing > 0 { return .syncing }
-        if try store.string(.lastOutcome) == "offline" {
+        switch state {
+        case .accountUnavailable(let pending): return .accountUnavailable(pending: pending)
+        case _ where syncing > 0: return .syncing
+        case .offline(let pending):
             let since = meta(MetaKey.offlineSince).flatMap(Int64.init).map(Date.init(ms:)) ?? Date()
             return .offline(pending: pending, since: since)
+        case .changesPending(let pending): return .pending(count: pending)
+        case .synced, .attentionRequired:
+            guard phase == .shared else { return .pending(count: 0) }
+            let at = try store.string(.lastSyncAt).flatMap(Int64.init).map(Date.init(ms:)) ?? Date(timeIntervalSince1970: 0)
+            return .synced(at: at)
         }
-        if pending > 0 { return .pending(count: pending) }
-        if phase != .shared { return .pending(count: 0) }
-        let at = try store.string(.lastSyncAt).flatMap(Int64.init).map(Date.init(ms:)) ?? Date(timeIntervalSince1970: 0)
-        return .synced(at: at)
     }
 }
 

@@ -23,31 +23,12 @@ final class LedgerService {
         }
     }
 
-    /// Finds a child by id (any case) or by name (case-insensitive, after trimming).
-    func resolveChild(_ nameOrId: String) throws -> ChildRecord {
-        let all = try store.children()
-        let key = nameOrId.trimmingWhitespace()
-        if let byId = all.first(where: { $0.id == key.lowercased() }) { return byId }
-        let byName = all.filter { $0.name.lowercased() == key.lowercased() }
-        if byName.count > 1 {
-            let active = byName.filter { !$0.archived }
-            if active.count == 1 { return active[0] }
-            throw ClientError.ambiguousChild(key)
-        }
-        guard let child = byName.first else { throw ClientError.childNotFound(key) }
-        return child
-    }
-
-    /// A child's transactions, newest first.
-    func history(childId: String) throws -> [HistoryEntry] {
-        try store.history(childId: childId)
-    }
-
-    /// The status as a user sees it.
-    func status() throws -> SyncState {
+    /// The persisted status. `signedIn`: whether this device holds a token (by default, whether
+    /// the store holds one, as stores did before tokens moved to a credential store).
+    func status(signedIn: Bool? = nil) throws -> SyncState {
         let pending = try store.pendingCount()
         if let reason = try store.attention() { return .attentionRequired(reason, pending: pending) }
-        if try store.string(.token) == nil || (try store.string(.lastOutcome)) == "unauthenticated" {
+        if try !(signedIn ?? (store.string(.token) != nil)) || (try store.string(.lastOutcome)) == "unauthenticated" {
             return .accountUnavailable(pending: pending)
         }
         switch try store.phase() {
