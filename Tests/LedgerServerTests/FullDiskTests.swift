@@ -46,6 +46,9 @@ final class FullDiskTests: XCTestCase {
         XCTAssertEqual(pushed.status, 507)
         XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children", token: t).json["items"]?.arrayValue?.count, 1)
         XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(c)", token: t).json["balanceCents"]?.intValue, stored)
+        // A write that fits in pages already there goes through, yet the disk is still full.
+        XCTAssertEqual(s.call("PATCH", "/v1/households/\(h)/children/\(c)", token: t, json: .obj(["name": "Ava"])).status, 200)
+        XCTAssertEqual(s.call("GET", "/readyz").status, 503)
         // Reads go on.
         XCTAssertEqual(s.call("GET", "/v1/households/\(h)/transactions?limit=1", token: t).status, 200)
 

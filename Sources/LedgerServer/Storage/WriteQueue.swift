@@ -78,7 +78,8 @@ final class WriteQueue: Sendable {
     }
 
     /// Whether writes are failing for lack of space (SQLITE_FULL): true from the first such
-    /// failure until a commit (a client's or the writer's own probe) goes through again.
+    /// failure until the writer's probe (a write that needs new pages, tried after each
+    /// commit and each second meanwhile) goes through.
     var isOutOfSpace: Bool { state.withLock { $0.outOfSpace } }
 
     func submit(_ job: Job) {
@@ -160,7 +161,9 @@ final class WriteQueue: Sendable {
             completions.async { for job in batch { job.completion(.failure(error)) } }
             return
         }
-        spaceChanged(nil)
+        // A small commit can succeed on a full disk (pages rewritten in place): readiness
+        // comes back only when the probe's pages fit.
+        if isOutOfSpace { probeSpace() }
         let succeeded = run.results.reduce(0) { n, r in if case .success = r { n + 1 } else { n } }
         afterEveryCommit(CommitSummary(jobs: succeeded, revokedTokens: run.revokedTokens))
         if !run.touched.isEmpty { onCommit(run.touched) }
