@@ -145,7 +145,7 @@ struct JoinFlow {
         if household.role == "owner" || household.ownerAccountId == account {
             // An owner cannot leave a household that still exists; once it is gone, keep the copy.
             if try store.attention() == .householdDeleted { return try detach() }
-            throw ClientError.busy("you own this household; use `kidledger share stop` to stop sharing it")
+            throw ClientError.ownerCannotLeave
         }
         let api = engine.api
         do {

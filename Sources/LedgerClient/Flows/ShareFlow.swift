@@ -30,7 +30,7 @@ struct ShareFlow {
         try engine.prepare()
         switch try store.phase() {
         case .shared: throw ClientError.alreadyShared
-        case .joining: throw ClientError.busy("a join is in progress; run `kidledger sync` to finish it")
+        case .joining: throw ClientError.joinInProgress
         case .sharing: break
         case .localOnly: try stage(name: name)
         }

@@ -45,10 +45,8 @@ extension LedgerError {
         case .notShared: self = .notAllowed(reason: "This ledger is not shared.")
         case .alreadyShared: self = .notAllowed(reason: "This ledger is already shared.")
         case .ownerOnly: self = .notAllowed(reason: "Only the household's owner can do that.")
-        case .busy(let what):
-            self = .notAllowed(reason: what.contains("join")
-                ? "Joining a household is still in progress; it finishes with the next sync."
-                : "You own this household; stop sharing it instead of leaving it.")
+        case .joinInProgress: self = .notAllowed(reason: "Joining a household is still in progress; it finishes with the next sync.")
+        case .ownerCannotLeave: self = .notAllowed(reason: "You own this household; stop sharing it instead of leaving it.")
         case .keepLocalLedger: self = .joinWouldReplaceLocalLedger
         case .importNeedsEmptyStore: self = .notAllowed(reason: "A ledger can only be imported into an empty ledger that was never shared.")
         case .invalidExport(let why): self = .invalidInput(field: "file", message: "is not a ledger export (\(why))")

@@ -172,7 +172,7 @@ final class LedgerService {
     /// Refuses edits while shared editing is frozen or a join is being completed.
     func checkWritable() throws {
         let phase = try store.phase()
-        if case .joining = phase { throw ClientError.busy("a join is in progress; run `kidledger sync` to finish it") }
+        if case .joining = phase { throw ClientError.joinInProgress }
         if phase.queuesChanges, let reason = try store.attention() { throw ClientError.frozen(reason) }
         if phase.queuesChanges, try store.household().permission == "readOnly" { throw ClientError.frozen(.readOnly) }
     }
