@@ -136,7 +136,7 @@ final class PostgresLedgerStorageTests: XCTestCase {
         XCTAssertFalse(try write { try $0.revokeToken(id: token.record.id, account: b.id, at: now) })
         XCTAssertTrue(try write { try $0.revokeToken(id: token.record.id, account: a.id, at: now) })
         XCTAssertNil(try storage.read { try $0.caller(tokenHash: TokenSecret.sha256(token.secret)) })
-        XCTAssertTrue(commits.list.withLock { $0.contains { $0.revokedTokens } })
+        XCTAssertTrue(commits.list.withLock { $0.contains { $0.revokedTokens == [token.record.id] } })
     }
 
     // MARK: children and transactions

@@ -16,7 +16,8 @@ import PostgresKit
 final class PostgresLedgerStorage: LedgerStorage {
     let pool: PGPool
     private let writes = DispatchQueue(label: "kidledger.pg.write", qos: .userInitiated, attributes: .concurrent)
-    /// Called after every durable commit that touched a household or revoked a token.
+    /// Called after every durable commit that touched a household or revoked a token (after
+    /// the write was answered).
     private let onCommit: @Sendable (StorageCommit) -> Void
     /// How many times a write lost to a concurrent one runs again before it fails.
     static let maxAttempts = 8
@@ -42,23 +43,35 @@ final class PostgresLedgerStorage: LedgerStorage {
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writes.async { [self] in completion(Result { try writeNow(body) }) }
+        writes.async { [self] in
+            switch Result(catching: { try run(body) }) {
+            case .success(let (value, commit)):
+                completion(.success(value))
+                if !commit.isEmpty { onCommit(commit) }
+            case .failure(let e):
+                completion(.failure(e))
+            }
+        }
     }
 
     /// Runs `body` in a write transaction on the calling thread, again after a lost race.
     func writeNow<T>(_ body: (any LedgerWriting) throws -> T) throws -> T {
+        let (value, commit) = try run(body)
+        if !commit.isEmpty { onCommit(commit) }
+        return value
+    }
+
+    private func run<T>(_ body: (any LedgerWriting) throws -> T) throws -> (T, StorageCommit) {
         var attempt = 1
         while true {
             do {
-                let (value, commit) = try Self.mapped {
+                return try Self.mapped {
                     try pool.with { db in
                         let tx = PostgresLedgerTransaction(db, writing: true)
                         let value = try db.transaction(.readCommitted) { try body(tx) }
                         return (value, tx.commit)
                     }
                 }
-                if !commit.touched.isEmpty || commit.revokedTokens { onCommit(commit) }
-                return value
             } catch let e as PGError where attempt < Self.maxAttempts
                         && (e.isRetryableTransaction || e.kind == .uniqueViolation) {
                 attempt += 1

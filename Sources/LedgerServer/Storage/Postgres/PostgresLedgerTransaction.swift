@@ -114,7 +114,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func revokeToken(id: String, account: String, at: Int64) throws -> Bool {
         let n = try db.query("UPDATE tokens SET revoked_at = $3 WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL",
                              [.uuid(id), .uuid(account), .timestamp(ms: at)]).affectedRows
-        if n > 0 { commit.revokedTokens = true }
+        if n > 0 { commit.revokedTokens.insert(id) }
         return n > 0
     }
 

@@ -144,6 +144,8 @@ typealias Participant = ShareStore.Participant
 struct StorageCommit: Sendable, Equatable {
     /// Households whose feed moved (or that were deleted): their long-polls wake.
     var touched: Set<String> = []
-    /// A token may have been revoked: remembered tokens must be checked again.
-    var revokedTokens = false
+    /// Tokens revoked: remembered tokens must be checked again, and their long-polls end.
+    var revokedTokens: Set<String> = []
+
+    var isEmpty: Bool { touched.isEmpty && revokedTokens.isEmpty }
 }
