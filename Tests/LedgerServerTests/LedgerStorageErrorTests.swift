@@ -15,7 +15,7 @@ final class LedgerStorageErrorTests: XCTestCase {
             (.unknownHandle("x"), 404, "unknown_handle"), (.accessRevoked, 403, "access_revoked"),
             (.readOnly, 403, "read_only"), (.ownerOnly, 403, "owner_only"), (.handleTaken("x"), 409, "handle_taken"),
             (.householdIdTaken("x"), 409, "id_conflict"), (.childIdTaken("x"), 409, "id_conflict"),
-            (.transactionIdTaken(tx), 409, "id_conflict"), (.reversalIdReserved("x", of: tx), 409, "id_conflict"),
+            (.transactionIdTaken(tx), 409, "id_conflict"), (.reversalIdReserved("x", of: tx), 409, "id_reserved"),
             (.alreadyReversed(target: "t", by: tx), 409, "id_conflict"), (.notReversible, 422, "not_reversible"),
             (.reversalIdMismatch(expected: "x"), 422, "reversal_id_mismatch"),
             (.reversalAmountMismatch(expected: 5), 422, "reversal_amount_mismatch"),

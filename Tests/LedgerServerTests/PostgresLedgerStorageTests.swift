@@ -69,7 +69,8 @@ final class PostgresLedgerStorageTests: XCTestCase {
     }
 
     private static func new(_ child: String, _ amount: Int64, id: String = UUID().lowercased, note: String = "") -> LedgerStore.NewTransaction {
-        LedgerStore.NewTransaction(id: id, childId: child, amountCents: amount, note: note, source: .api, createdAt: nil, reversesId: nil)
+        LedgerStore.NewTransaction(id: id, childId: child, amountCents: amount, note: note, source: .api, createdAt: nil, reversesId: nil,
+                                   clientChosenId: true)
     }
 
     // MARK: schema
@@ -343,7 +344,7 @@ final class PostgresLedgerStorageTests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: 16) { w in
             for i in 0..<perWriter {
                 let t = LedgerStore.NewTransaction(id: UUID().lowercased, childId: c, amountCents: Int64(w * 100 + i), note: "",
-                                                   source: .api, createdAt: nil, reversesId: nil)
+                                                   source: .api, createdAt: nil, reversesId: nil, clientChosenId: true)
                 do {
                     let r = try storage.writeNow { try $0.addTransaction(household: h, author: owner, t, now: now) }
                     XCTAssertTrue(r.saved)

@@ -21,7 +21,7 @@ extension LedgerStorageError {
         case .transactionIdTaken(let existing):
             return APIError(409, "id_conflict", "A different transaction with id \(existing.id) already exists.", current: existing.json)
         case .reversalIdReserved(let id, let owner):
-            return APIError(409, "id_conflict", "The id \(id) is reserved for the reversal of transaction \(owner.id).")
+            return APIError(409, "id_reserved", "Id \(id) is reserved for the reversal of transaction \(owner.id).")
         case .alreadyReversed(let target, let by):
             return APIError(409, "id_conflict", "Transaction \(target) is already reversed by \(by.id).", current: by.json)
         case .notReversible: return APIError(422, "not_reversible", "A reversal cannot be reversed.")

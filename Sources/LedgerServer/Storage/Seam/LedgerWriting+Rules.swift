@@ -143,7 +143,8 @@ extension LedgerWriting {
             let balance = try child(household: household, id: existing.childId)?.balanceCents ?? 0
             return TransactionWrite(transaction: existing, balanceCents: balance, saved: false)
         }
-        if t.reversesId == nil, let owner = try transaction(household: household, reservingReversalId: t.id) {
+        if t.mayBeReservedId, let owner = try transaction(household: household, reservingReversalId: t.id) {
+            // That id belongs to the undo of `owner`: taking it would block the undo for ever.
             throw LedgerStorageError.reversalIdReserved(t.id, of: owner)
         }
         guard let child = try child(household: household, id: t.childId) else { throw LedgerStorageError.childNotFound }
