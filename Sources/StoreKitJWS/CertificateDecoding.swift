@@ -42,11 +42,6 @@ public enum CertificateDecoding {
         return result
     }
 
-    /// Every certificate in the PEM string `pem` as standard base64 DER, ready for `x5c`.
-    public static func x5cEntries(pem: String) throws -> [String] {
-        try derCertificates(pem: Array(pem.utf8)).map { Base64Codec.encode($0, alphabet: .standard) }
-    }
-
     private static func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> Int {
         guard haystack.count >= needle.count else { return 0 }
         var count = 0
