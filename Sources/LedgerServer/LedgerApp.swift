@@ -35,7 +35,8 @@ public final class LedgerApp: Sendable {
         let subscriptions = try SubscriptionService.make(configuration)
         let services = Services(configuration: configuration, reads: ReadPool(path: configuration.databasePath),
                                 readCache: readCache, writer: writer, notifier: notifier, metrics: metrics,
-                                logger: logger, subscriptions: subscriptions)
+                                logger: logger, subscriptions: subscriptions,
+                                entitlementKeys: try EntitlementKeys(dataDirectory: configuration.dataDirectory))
         self.services = services
         var http = configuration.http
         let accessLines = logger.accessLines

@@ -18,6 +18,15 @@ public struct LedgerAppConfiguration: Sendable {
     public var environments: [String] = ["Production"]
     /// Trusted root certificate files (DER or PEM). Default: the shipped Apple Root CA - G3.
     public var trustedRootPaths: [String] = []
+    /// The app's Apple id (`data.appAppleId` of App Store notifications); required when
+    /// `Production` is allowed.
+    public var appAppleId: Int64?
+    /// Lifetime of an entitlement token, in seconds (never past the end of the state it
+    /// states). Default 86400 (24 h).
+    public var entitlementTokenTTL: Int = 86_400
+    /// App Store notification requests allowed per client address per minute before 429.
+    /// Default 600 (a relay forwards every notification from one address).
+    public var notificationsPerMinute: Int = 600
     /// Folder of static files. Default `Public`.
     public var publicDirectory: String = "Public"
     /// The OpenAPI document served at `/openapi.yaml`. Default `openapi.yaml`.

@@ -10,6 +10,7 @@ enum Routes {
         SharingRoutes.register(&r)
         SyncRoutes.register(&r)
         SubscriptionRoutes.register(&r)
+        NotificationRoutes.register(&r)
         return r
     }
 }

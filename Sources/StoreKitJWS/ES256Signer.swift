@@ -24,7 +24,7 @@ public struct ES256Signer: Sendable {
         try self.init(privateKeyPEM: String(decoding: data, as: UTF8.self))
     }
 
-    private func withKey<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
+    func withKey<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
         guard privateKeyPEM.count <= Int(Int32.max) else { throw OpenSSLError("PEM input too large") }
         return try privateKeyPEM.withUnsafeBytes { buffer in
             guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else {

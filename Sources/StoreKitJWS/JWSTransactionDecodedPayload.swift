@@ -121,9 +121,7 @@ public struct JWSTransactionDecodedPayload: Codable, Equatable, Sendable {
     /// Decodes Apple's JSON; dates must be integer milliseconds.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        func date(_ key: CodingKeys) throws -> Date? {
-            try c.decodeIfPresent(Int64.self, forKey: key).map(Self.date(milliseconds:))
-        }
+        func date(_ key: CodingKeys) throws -> Date? { try c.decodeMillisecondsIfPresent(forKey: key) }
         originalTransactionId = try c.decodeIfPresent(String.self, forKey: .originalTransactionId)
         transactionId = try c.decodeIfPresent(String.self, forKey: .transactionId)
         webOrderLineItemId = try c.decodeIfPresent(String.self, forKey: .webOrderLineItemId)
@@ -155,9 +153,7 @@ public struct JWSTransactionDecodedPayload: Codable, Equatable, Sendable {
     /// Encodes as Apple's JSON, dates as integer milliseconds, absent fields omitted.
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        func date(_ value: Date?, _ key: CodingKeys) throws {
-            try c.encodeIfPresent(value.map(Self.milliseconds), forKey: key)
-        }
+        func date(_ value: Date?, _ key: CodingKeys) throws { try c.encodeMillisecondsIfPresent(value, forKey: key) }
         try c.encodeIfPresent(originalTransactionId, forKey: .originalTransactionId)
         try c.encodeIfPresent(transactionId, forKey: .transactionId)
         try c.encodeIfPresent(webOrderLineItemId, forKey: .webOrderLineItemId)

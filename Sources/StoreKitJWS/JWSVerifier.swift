@@ -1,7 +1,8 @@
 import COpenSSL
 import Foundation
 
-/// Verifies App Store signed transactions (compact JWS, ES256, `x5c` chain).
+/// Verifies App Store signed data — transactions, renewal info, notifications (compact JWS,
+/// ES256, `x5c` chain).
 ///
 /// Checks, in order, each failing with its own ``JWSError``:
 /// 1. three canonical base64url segments, JSON header → `malformed`;
@@ -28,25 +29,33 @@ public struct JWSVerifier: Sendable {
     ///
     /// - Throws: ``JWSError``; a payload without `signedDate` is `malformed`.
     public func verifyTransaction(_ compact: String) throws -> JWSTransactionDecodedPayload {
-        try verify(compact, at: nil)
+        try verify(compact, as: JWSTransactionDecodedPayload.self, at: nil)
     }
 
     /// Verifies `compact`, validating the chain at `chainValidationDate` instead of `signedDate`.
     ///
     /// - Throws: ``JWSError``.
     public func verifyTransaction(_ compact: String, chainValidationDate: Date) throws -> JWSTransactionDecodedPayload {
-        try verify(compact, at: chainValidationDate)
+        try verify(compact, as: JWSTransactionDecodedPayload.self, at: chainValidationDate)
     }
 
-    private func verify(_ compact: String, at explicitDate: Date?) throws(JWSError) -> JWSTransactionDecodedPayload {
+    /// Verifies any App Store signed payload (renewal info, notification, transaction) with
+    /// the same checks, validating the chain at its own `signedDate`.
+    ///
+    /// - Throws: ``JWSError``; a payload that does not decode as `P`, or has no `signedDate`, is `malformed`.
+    public func verify<P: AppStoreSignedPayload>(_ compact: String, as type: P.Type) throws(JWSError) -> P {
+        try verify(compact, as: type, at: nil)
+    }
+
+    private func verify<P: AppStoreSignedPayload>(_ compact: String, as type: P.Type, at explicitDate: Date?) throws(JWSError) -> P {
         let jws = try CompactJWS(compact)
         let header = try JWSHeader(jws)
 
-        let payload: JWSTransactionDecodedPayload
+        let payload: P
         do {
-            payload = try JSONDecoder().decode(JWSTransactionDecodedPayload.self, from: Data(jws.payload))
+            payload = try JSONDecoder().decode(P.self, from: Data(jws.payload))
         } catch {
-            throw .malformed("payload is not a transaction JSON object")
+            throw .malformed("payload is not a \(P.kind) JSON object")
         }
         guard let validationDate = explicitDate ?? payload.signedDate else {
             throw .malformed("payload has no signedDate")
@@ -70,4 +79,16 @@ public struct JWSVerifier: Sendable {
         guard valid else { throw .invalidSignature }
         return payload
     }
+}
+
+/// A payload the App Store signs: decodable, with the `signedDate` its chain is checked at.
+public protocol AppStoreSignedPayload: Decodable {
+    /// When the App Store signed it.
+    var signedDate: Date? { get }
+    /// What it is, for error messages (`transaction`, `renewal info`, `notification`).
+    static var kind: String { get }
+}
+
+extension JWSTransactionDecodedPayload: AppStoreSignedPayload {
+    public static var kind: String { "transaction" }
 }

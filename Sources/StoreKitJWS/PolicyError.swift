@@ -10,8 +10,13 @@ public enum PolicyError: Error, Equatable, Sendable {
     case revoked
     /// `appAccountToken` is missing or differs from the owner's account id.
     case accountMismatch
+    /// A notification's `appAppleId` differs from the configured one (or is missing in Production).
+    case wrongAppAppleId
+    /// Renewal info belongs to another purchase than its transaction (`originalTransactionId`).
+    case renewalMismatch
 
-    /// The stable error code: `wrong_bundle`, `wrong_product`, `wrong_environment`, `revoked`, `account_mismatch`.
+    /// The stable error code: `wrong_bundle`, `wrong_product`, `wrong_environment`, `revoked`,
+    /// `account_mismatch`, `wrong_app_apple_id`, `renewal_mismatch`.
     public var code: String {
         switch self {
         case .wrongBundle: return "wrong_bundle"
@@ -19,6 +24,8 @@ public enum PolicyError: Error, Equatable, Sendable {
         case .wrongEnvironment: return "wrong_environment"
         case .revoked: return "revoked"
         case .accountMismatch: return "account_mismatch"
+        case .wrongAppAppleId: return "wrong_app_apple_id"
+        case .renewalMismatch: return "renewal_mismatch"
         }
     }
 }

@@ -8,15 +8,49 @@ public struct SubscriptionPolicy: Sendable {
     public var productIds: Set<String>
     /// Accepted environments; ``neverAcceptedEnvironments`` are refused even if listed.
     public var environments: Set<String>
+    /// The app's Apple id, which notifications name in `data.appAppleId`; needed to accept
+    /// Production notifications.
+    public var appAppleId: Int64?
 
     /// Environments whose transactions are signed locally and never grant anything.
     public static let neverAcceptedEnvironments: Set<String> = ["Xcode", "LocalTesting"]
 
     /// Creates a policy; by default only `Production` purchases are accepted.
-    public init(bundleId: String, productIds: Set<String>, environments: Set<String> = ["Production"]) {
+    public init(bundleId: String, productIds: Set<String>, environments: Set<String> = ["Production"], appAppleId: Int64? = nil) {
         self.bundleId = bundleId
         self.productIds = productIds
         self.environments = environments
+        self.appAppleId = appAppleId
+    }
+
+    /// Returns `environment` when it is allowed; otherwise throws ``PolicyError/wrongEnvironment``.
+    public func checkEnvironment(_ environment: String?) throws -> String {
+        guard let environment, environments.contains(environment),
+              !Self.neverAcceptedEnvironments.contains(environment) else { throw PolicyError.wrongEnvironment }
+        return environment
+    }
+
+    /// A notification's `appAppleId` must equal ``appAppleId``; in Production it must be
+    /// present (and so must ``appAppleId``). Elsewhere it is compared only when both are known
+    /// (the sandbox omits it).
+    public func checkAppAppleId(_ notified: Int64?, environment: String) throws {
+        if environment != "Production" && (notified == nil || appAppleId == nil) { return }
+        guard let notified, let appAppleId, notified == appAppleId else { throw PolicyError.wrongAppAppleId }
+    }
+
+    /// Renewal info must belong to `transaction`: the same `originalTransactionId`
+    /// (``PolicyError/renewalMismatch``) and `environment` (``PolicyError/wrongEnvironment``);
+    /// with an `ownerAccountId`, an `appAccountToken` it carries must equal it
+    /// (``PolicyError/accountMismatch``).
+    public func checkRenewal(_ renewal: JWSRenewalInfoDecodedPayload, of transaction: JWSTransactionDecodedPayload,
+                             ownerAccountId: String?) throws {
+        guard renewal.environment == transaction.environment else { throw PolicyError.wrongEnvironment }
+        guard let original = renewal.originalTransactionId, original == transaction.originalTransactionId else {
+            throw PolicyError.renewalMismatch
+        }
+        if let ownerAccountId, let token = renewal.appAccountToken, token.lowercased() != ownerAccountId.lowercased() {
+            throw PolicyError.accountMismatch
+        }
     }
 
     /// Evaluates a payload already verified by ``JWSVerifier`` for the household owner.
@@ -30,9 +64,7 @@ public struct SubscriptionPolicy: Sendable {
     public func evaluate(_ payload: JWSTransactionDecodedPayload, ownerAccountId: String, now: Date) throws -> SubscriptionStatus {
         guard payload.bundleId == bundleId else { throw PolicyError.wrongBundle }
         guard let productId = payload.productId, productIds.contains(productId) else { throw PolicyError.wrongProduct }
-        guard let environment = payload.environment,
-              environments.contains(environment),
-              !Self.neverAcceptedEnvironments.contains(environment) else { throw PolicyError.wrongEnvironment }
+        let environment = try checkEnvironment(payload.environment)
         guard payload.revocationDate == nil else { throw PolicyError.revoked }
         guard let token = payload.appAccountToken,
               !ownerAccountId.isEmpty,

@@ -6,7 +6,8 @@ import LedgerServer
 let usage = """
 usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registration open|closed]
                               [--bundle-id ID] [--product-id ID]... [--environment Production|Sandbox]...
-                              [--trusted-root FILE]... [--public-dir DIR] [--openapi FILE]
+                              [--trusted-root FILE]... [--app-apple-id N] [--entitlement-token-ttl S]
+                              [--notifications-per-minute N] [--public-dir DIR] [--openapi FILE]
                               [--max-body-bytes N] [--max-head-bytes N] [--max-connections N]
                               [--max-connections-per-address N]
                               [--header-timeout S] [--body-timeout S] [--idle-timeout S] [--shutdown-timeout S]
@@ -18,7 +19,9 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registra
        kidledger-server migrate --database-url postgres://…   (builds with the Postgres trait)
 Every flag can also be set as an environment variable: KIDLEDGER_HOST, KIDLEDGER_PORT,
 KIDLEDGER_DATA_DIR, KIDLEDGER_REGISTRATION, KIDLEDGER_BUNDLE_ID, KIDLEDGER_PRODUCT_ID (comma-separated),
-KIDLEDGER_ENVIRONMENT (comma-separated), KIDLEDGER_TRUSTED_ROOT (comma-separated), KIDLEDGER_PUBLIC_DIR,
+KIDLEDGER_ENVIRONMENT (comma-separated), KIDLEDGER_TRUSTED_ROOT (comma-separated), KIDLEDGER_APP_APPLE_ID
+(required with --bundle-id when Production is allowed), KIDLEDGER_ENTITLEMENT_TOKEN_TTL (seconds, default 86400),
+KIDLEDGER_NOTIFICATIONS_PER_MINUTE (default 600), KIDLEDGER_PUBLIC_DIR,
 KIDLEDGER_OPENAPI, KIDLEDGER_MAX_BODY_BYTES, KIDLEDGER_MAX_HEAD_BYTES, KIDLEDGER_MAX_CONNECTIONS,
 KIDLEDGER_MAX_CONNECTIONS_PER_ADDRESS (0: no limit),
 KIDLEDGER_HEADER_TIMEOUT, KIDLEDGER_BODY_TIMEOUT, KIDLEDGER_IDLE_TIMEOUT, KIDLEDGER_SHUTDOWN_TIMEOUT (seconds),
@@ -106,6 +109,12 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
         c.environments = envs
     }
     c.trustedRootPaths = o.values("trusted-root")
+    if let v = o.value("app-apple-id") {
+        guard let id = Int64(v), id > 0 else { fail("--app-apple-id must be the app's numeric Apple id, got \(v)") }
+        c.appAppleId = id
+    }
+    if let n = o.positiveInt("entitlement-token-ttl") { c.entitlementTokenTTL = n }
+    if let n = o.positiveInt("notifications-per-minute") { c.notificationsPerMinute = n }
     if let p = o.value("public-dir") { c.publicDirectory = p }
     if let p = o.value("openapi") { c.openAPIPath = p }
     if let n = o.int("max-body-bytes") { c.http.maxBodyBytes = n }
@@ -146,7 +155,7 @@ func keepFreedHeap() {
 }
 
 let serveOptions: Set<String> = ["host", "port", "data-dir", "registration", "bundle-id", "product-id", "environment",
-                                 "trusted-root", "public-dir", "openapi", "max-body-bytes", "event-loops", "quiet", "log-level",
+                                 "trusted-root", "app-apple-id", "entitlement-token-ttl", "notifications-per-minute", "public-dir", "openapi", "max-body-bytes", "event-loops", "quiet", "log-level",
                                  "trusted-proxies", "auth-failures-per-minute", "max-head-bytes", "max-connections",
                                  "max-connections-per-address",
                                  "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout"]

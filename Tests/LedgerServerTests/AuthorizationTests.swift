@@ -25,6 +25,7 @@ final class AuthorizationTests: XCTestCase {
             $0.authFailuresPerMinute = 1_000_000
             $0.bundleId = "com.example.kidledger"
             $0.productIds = ["com.example.kidledger.pro"]
+            $0.appAppleId = 1_234_567_890
         }
     }
     override func tearDown() { s.stop() }

@@ -17,12 +17,13 @@ final class SubscriptionTests: XCTestCase {
     }
 
     func sign(owner: String, product: String = "pro.yearly", bundle: String = "com.example.kidledger",
-              environment: String = "Production", expires: Int64 = 1_900_000_000_000, revoked: Bool = false) throws -> String {
+              environment: String = "Production", expires: Int64 = 1_900_000_000_000, revoked: Bool = false,
+              signedDate: Int64 = 1_764_000_000_000) throws -> String {
         var payload: JSONObject = [
             "transactionId": "2000000000000009", "originalTransactionId": "2000000000000001",
             "bundleId": .string(bundle), "productId": .string(product),
             "purchaseDate": .int(1_760_000_000_000), "originalPurchaseDate": .int(1_760_000_000_000),
-            "expiresDate": .int(expires), "signedDate": .int(1_764_000_000_000), "environment": .string(environment),
+            "expiresDate": .int(expires), "signedDate": .int(signedDate), "environment": .string(environment),
             "type": "Auto-Renewable Subscription", "inAppOwnershipType": "PURCHASED",
             "appAccountToken": .string(owner), "quantity": 1,
         ]
@@ -38,6 +39,7 @@ final class SubscriptionTests: XCTestCase {
             c.bundleId = "com.example.kidledger"
             c.productIds = ["pro.yearly"]
             c.trustedRootPaths = [self.path("test-chain/testCA.pem")]
+            c.appAppleId = 1_234_567_890
         }
         defer { s.stop() }
         let (owner, t) = s.signup("mum")
@@ -72,7 +74,7 @@ final class SubscriptionTests: XCTestCase {
             let r = s.call("PUT", sub, token: t, json: .obj(["signedTransaction": .string(jws)]))
             XCTAssertEqual(r.status, 422, code); XCTAssertEqual(r.code, code)
         }
-        let expired = s.call("PUT", sub, token: t, json: .obj(["signedTransaction": .string(try sign(owner: owner, expires: 1_764_000_000_001))]))
+        let expired = s.call("PUT", sub, token: t, json: .obj(["signedTransaction": .string(try sign(owner: owner, expires: 1_764_000_000_001, signedDate: 1_764_000_000_002))]))
         XCTAssertEqual(expired.status, 200); XCTAssertEqual(expired.json["status"], "expired")
         XCTAssertEqual(s.call("GET", "/v1/households/\(h)/entitlement", token: t).json["reason"], "expired")
         XCTAssertEqual(s.call("DELETE", sub, token: t).status, 204)

@@ -26,14 +26,15 @@ struct Router: Sendable {
         let inline: Bool
         /// Whether the handler's own work is small and bounded, so it may run on the event
         /// loop: everything but the change feed and batch push, sync status, the readiness
-        /// probe and the subscription routes (which verify a JWS). A write
+        /// probe and the subscription and notification routes (which verify or sign a JWS). A write
         /// handler only validates its body there and hands the work to the writer thread.
         /// Decided once, when the route is added.
         let lightweight: Bool
 
         static func isLightweight(_ template: String, inline: Bool) -> Bool {
             inline || !(template.hasSuffix("/changes") || template.hasSuffix("/sync-status") || template == "/readyz"
-                        || template.hasSuffix("/subscription") || template.hasSuffix("/entitlement"))
+                        || template.hasSuffix("/subscription") || template.hasSuffix("/entitlement")
+                        || template.hasSuffix("/entitlement/token") || template.hasSuffix("/notifications"))
         }
 
         /// Whether every literal segment equals the path's (parameters must be non-empty).

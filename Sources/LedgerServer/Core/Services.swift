@@ -14,6 +14,10 @@ final class Services: Sendable {
     let logger: Logger
     let authLimiter: AuthLimiter
     let subscriptions: SubscriptionService?
+    /// The keys that sign entitlement tokens.
+    let entitlementKeys: EntitlementKeys
+    /// Counts App Store notification requests per client address.
+    let notificationLimiter: AuthLimiter
     /// Open HTTP connections, bound once the listener exists.
     let connections = LateBound<Int>()
     /// Refused HTTP connections so far, by reason, bound once the listener exists.
@@ -25,7 +29,8 @@ final class Services: Sendable {
     func connectionCount() -> Int { connections.get(0) }
 
     init(configuration: LedgerAppConfiguration, reads: ReadPool, readCache: ReadCache, writer: WriteQueue,
-         notifier: ChangeNotifier, metrics: Metrics, logger: Logger, subscriptions: SubscriptionService?) {
+         notifier: ChangeNotifier, metrics: Metrics, logger: Logger, subscriptions: SubscriptionService?,
+         entitlementKeys: EntitlementKeys) {
         self.configuration = configuration
         self.reads = reads
         self.readCache = readCache
@@ -35,6 +40,8 @@ final class Services: Sendable {
         self.logger = logger
         self.authLimiter = AuthLimiter(limit: configuration.authFailuresPerMinute)
         self.subscriptions = subscriptions
+        self.entitlementKeys = entitlementKeys
+        self.notificationLimiter = AuthLimiter(limit: configuration.notificationsPerMinute)
         self.clientAddress = ClientAddress(trusted: configuration.trustedProxies)
         self.cursors = Cursor(directory: configuration.dataDirectory)
     }

@@ -2,43 +2,118 @@ import Foundation
 import LedgerModel
 import StoreKitJWS
 
-/// Verifies App Store JWS for the subscription endpoints; exists only when a bundle id is
-/// configured. The trust anchors are the configured roots, or Apple Root CA - G3.
+/// Verifies App Store JWS for the subscription endpoints and the notification endpoint;
+/// exists only when a bundle id is configured. The trust anchors are the configured roots,
+/// or Apple Root CA - G3.
 final class SubscriptionService: Sendable {
     let verifier: JWSVerifier
     let policy: SubscriptionPolicy
+    let notifications: NotificationVerifier
 
     init(verifier: JWSVerifier, policy: SubscriptionPolicy) {
         self.verifier = verifier
         self.policy = policy
+        self.notifications = NotificationVerifier(verifier: verifier, policy: policy)
+    }
+
+    /// A configuration the server refuses to start with.
+    struct ConfigurationError: Error, CustomStringConvertible {
+        var description: String
     }
 
     static func make(_ configuration: LedgerAppConfiguration) throws -> SubscriptionService? {
         guard let bundleId = configuration.bundleId, !bundleId.isEmpty else { return nil }
+        if configuration.environments.contains("Production") && configuration.appAppleId == nil {
+            throw ConfigurationError(description: "accepting Production purchases needs the app's Apple id "
+                                     + "(--app-apple-id or KIDLEDGER_APP_APPLE_ID), which App Store notifications carry")
+        }
         let roots = try configuration.trustedRootPaths.isEmpty
             ? [TrustedRoot(der: AppleRootCAG3.der)]
             : configuration.trustedRootPaths.map { try TrustedRoot.load(path: $0) }
         return SubscriptionService(verifier: JWSVerifier(trustedRoots: roots),
                                    policy: SubscriptionPolicy(bundleId: bundleId, productIds: Set(configuration.productIds),
-                                                              environments: Set(configuration.environments)))
+                                                              environments: Set(configuration.environments),
+                                                              appAppleId: configuration.appAppleId))
     }
 
-    /// A verified purchase, evaluated for its household's owner at `now`.
-    struct Verified {
-        var status: SubscriptionStatus
-        var payload: JWSTransactionDecodedPayload
-    }
-
-    /// Verifies the JWS and applies the policy; failures become 422 with the failed check's code.
-    func verify(_ jws: String, ownerAccountId: String, now: Date = Date()) throws -> Verified {
+    /// Runs `body`, turning a refused JWS or purchase into 422 with the failed check's code.
+    private func refusing<T>(_ what: String, _ body: () throws -> T) throws -> T {
         do {
+            return try body()
+        } catch let e as JWSError {
+            throw APIError(422, e.code, "The \(what) was refused: \(e).")
+        } catch let e as PolicyError {
+            throw APIError(422, e.code, "The \(what) does not grant Pro here: \(e).")
+        }
+    }
+
+    /// A verified owner upload, evaluated for the household's owner at `now`.
+    struct Upload {
+        var status: SubscriptionStatus
+        var event: PurchaseEvent
+    }
+
+    /// Verifies an owner's signed transaction and optional renewal info (each chained at its
+    /// own `signedDate`) and applies the policy; failures become 422 with the check's code.
+    func verifyUpload(transaction jws: String, renewalInfo renewalJWS: String?, ownerAccountId: String,
+                      now: Date = Date()) throws -> Upload {
+        try refusing("signed transaction") {
             let payload = try verifier.verifyTransaction(jws)
             let status = try policy.evaluate(payload, ownerAccountId: ownerAccountId, now: now)
-            return Verified(status: status, payload: payload)
-        } catch let e as JWSError {
-            throw APIError(422, e.code, "The signed transaction was refused: \(e).")
-        } catch let e as PolicyError {
-            throw APIError(422, e.code, "The purchase does not grant Pro here: \(e).")
+            var renewal: JWSRenewalInfoDecodedPayload?
+            if let renewalJWS {
+                let r = try verifier.verify(renewalJWS, as: JWSRenewalInfoDecodedPayload.self)
+                try policy.checkRenewal(r, of: payload, ownerAccountId: ownerAccountId)
+                renewal = r
+            }
+            let signed = [payload.signedDate, renewal?.signedDate].compactMap { $0 }.max()
+            let event = PurchaseEvent(transaction: payload, renewal: renewal, environment: status.environment,
+                                      productId: status.productId,
+                                      signedDate: signed.map(JWSTransactionDecodedPayload.milliseconds) ?? 0,
+                                      key: "", source: "upload", signedTransaction: jws, signedRenewalInfo: renewalJWS)
+            return Upload(status: status, event: event)
         }
+    }
+
+    /// The notification types that change an entitlement; every other type (`TEST`,
+    /// `CONSUMPTION_REQUEST`, `PRICE_INCREASE`, `REFUND_DECLINED`, …) is recorded and ignored.
+    static let entitlementTypes: Set<String> = [
+        "SUBSCRIBED", "DID_RENEW", "DID_FAIL_TO_RENEW", "GRACE_PERIOD_EXPIRED", "EXPIRED", "REFUND",
+        "REFUND_REVERSED", "REVOKE", "DID_CHANGE_RENEWAL_STATUS", "DID_CHANGE_RENEWAL_PREF",
+        "OFFER_REDEEMED", "RENEWAL_EXTENDED",
+    ]
+
+    /// A verified notification, and the purchase event it carries when its type changes an entitlement.
+    struct Notification {
+        var verified: VerifiedNotification
+        var event: PurchaseEvent?
+    }
+
+    /// Verifies a notification's outer and nested JWS and its app, environment and purchase
+    /// checks; an entitlement-changing type must carry a transaction of a Pro product.
+    func verifyNotification(_ signedPayload: String) throws -> Notification {
+        try refusing("notification") {
+            let v = try notifications.verify(signedPayload)
+            guard Self.entitlementTypes.contains(v.type), let t = v.transaction, let data = v.notification.data else {
+                return Notification(verified: v, event: nil)
+            }
+            guard let productId = t.productId, policy.productIds.contains(productId) else { throw PolicyError.wrongProduct }
+            guard t.originalTransactionId ?? t.transactionId != nil else {
+                throw JWSError.malformed("the transaction has no originalTransactionId")
+            }
+            let event = PurchaseEvent(transaction: t, renewal: v.renewalInfo, environment: v.environment, productId: productId,
+                                      signedDate: JWSTransactionDecodedPayload.milliseconds(v.notification.signedDate ?? Date(timeIntervalSince1970: 0)),
+                                      key: v.uuid, source: "notification", signedTransaction: data.signedTransactionInfo ?? "",
+                                      signedRenewalInfo: data.signedRenewalInfo, notification: v.notification)
+            return Notification(verified: v, event: event)
+        }
+    }
+
+    /// Why a stored purchase no longer grants anything under the current configuration
+    /// (`wrong_product`, `wrong_environment`), or nil.
+    func configurationRefusal(_ p: StoredPurchase) -> String? {
+        if !policy.productIds.contains(p.productId) { return PolicyError.wrongProduct.code }
+        if (try? policy.checkEnvironment(p.environment)) == nil { return PolicyError.wrongEnvironment.code }
+        return nil
     }
 }

@@ -210,6 +210,48 @@ enum Schema {
         -- Always empty: the writer's probe for free space after a write failed for lack of it.
         CREATE TABLE storage_probe (bytes BLOB NOT NULL);
         """, prepare: defineFunctions),
+        // App Store purchases as the App Store tells their life: the newest verified event
+        // per original transaction (an owner's upload or a Server Notification), ordered by
+        // (signedDate, event key); households link to a purchase through `subscriptions`.
+        // Every verified notification is remembered by its UUID (replays change nothing).
+        // Uploads stored before this version become the purchases' first events.
+        Migration(version: 5, sql: """
+        CREATE TABLE app_store_purchases (
+            original_transaction_id TEXT PRIMARY KEY,
+            environment TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            expires_at INTEGER,
+            revoked_at INTEGER,
+            grace_until INTEGER,
+            billing_retry INTEGER NOT NULL DEFAULT 0,
+            auto_renew INTEGER,
+            apple_status INTEGER,
+            event_type TEXT,
+            event_subtype TEXT,
+            event_signed_date INTEGER NOT NULL,
+            event_key TEXT NOT NULL,
+            source TEXT NOT NULL,
+            signed_transaction TEXT NOT NULL,
+            signed_renewal_info TEXT,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE INDEX app_store_purchases_updated ON app_store_purchases(updated_at);
+        CREATE TABLE app_store_notifications (
+            notification_uuid TEXT PRIMARY KEY,
+            notification_type TEXT NOT NULL,
+            subtype TEXT,
+            original_transaction_id TEXT,
+            signed_date INTEGER NOT NULL,
+            received_at INTEGER NOT NULL,
+            outcome TEXT NOT NULL
+        );
+        CREATE INDEX app_store_notifications_received ON app_store_notifications(received_at);
+        CREATE INDEX subscriptions_original_transaction ON subscriptions(original_transaction_id);
+        INSERT OR IGNORE INTO app_store_purchases (original_transaction_id, environment, product_id, expires_at,
+                                                   event_signed_date, event_key, source, signed_transaction, updated_at)
+            SELECT original_transaction_id, environment, product_id, expires_at, 0, '', 'upload', signed_transaction, verified_at
+            FROM subscriptions ORDER BY verified_at DESC;
+        """),
     ]
 }
 

@@ -1,0 +1,112 @@
+import Foundation
+import LedgerModel
+@testable import LedgerServer
+import StoreKitJWS
+
+/// Signs App Store transactions, renewal info and Server Notifications V2 with Apple's test
+/// chain (`shared/vectors/app-store/test-chain`), and forges them in the ways an attacker would.
+struct AppStoreFixture {
+    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors/app-store")
+    static let bundleId = "com.example.kidledger"
+    static let appAppleId: Int64 = 1_234_567_890
+    static let products = ["pro.yearly", "pro.monthly"]
+
+    static func path(_ p: String) -> String { vectors.appendingPathComponent(p).path }
+    static var available: Bool { FileManager.default.fileExists(atPath: path("test-chain/testCA.pem")) }
+
+    static func x5c(_ pem: String) throws -> String {
+        let text = try String(contentsOfFile: path(pem), encoding: .utf8)
+        return text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+    }
+
+    let signer: ES256Signer
+    let chain: [String]
+
+    init() throws {
+        signer = try ES256Signer(privateKeyPath: Self.path("test-chain/testLeaf.key"))
+        chain = [try Self.x5c("test-chain/testLeaf.pem"), try Self.x5c("test-chain/testIntermediate.pem"),
+                 try Self.x5c("test-chain/testCA.pem")]
+    }
+
+    /// A server configured for the test chain, Production only.
+    static func server(_ more: (inout LedgerAppConfiguration) -> Void = { _ in }) throws -> TestServer {
+        try TestServer { c in
+            c.bundleId = bundleId
+            c.productIds = products
+            c.appAppleId = appAppleId
+            c.trustedRootPaths = [path("test-chain/testCA.pem")]
+            more(&c)
+        }
+    }
+
+    func sign(_ payload: JSONObject, x5c: [String]? = nil, with key: ES256Signer? = nil) throws -> String {
+        try (key ?? signer).sign(payloadJSON: JSONValue.object(payload).serialized(), x5c: x5c ?? chain)
+    }
+
+    static let day: Int64 = 86_400_000
+
+    /// Transaction payload fields; dates in ms.
+    static func transaction(owner: String, original: String, product: String = "pro.yearly", signedDate: Int64,
+                            expires: Int64, revoked: Int64? = nil, environment: String = "Production",
+                            bundle: String = bundleId) -> JSONObject {
+        var t: JSONObject = [
+            "transactionId": .string(original + "-\(signedDate)"), "originalTransactionId": .string(original),
+            "bundleId": .string(bundle), "productId": .string(product),
+            "purchaseDate": .int(signedDate - day), "originalPurchaseDate": .int(signedDate - 30 * day),
+            "expiresDate": .int(expires), "signedDate": .int(signedDate), "environment": .string(environment),
+            "type": "Auto-Renewable Subscription", "inAppOwnershipType": "PURCHASED",
+            "appAccountToken": .string(owner), "quantity": 1,
+        ]
+        if let revoked { t["revocationDate"] = .int(revoked); t["revocationReason"] = 0 }
+        return t
+    }
+
+    static func renewal(original: String, product: String = "pro.yearly", signedDate: Int64, autoRenew: Int = 1,
+                        billingRetry: Bool = false, grace: Int64? = nil, environment: String = "Production") -> JSONObject {
+        var r: JSONObject = [
+            "originalTransactionId": .string(original), "productId": .string(product),
+            "autoRenewProductId": .string(product), "autoRenewStatus": .int(Int64(autoRenew)),
+            "isInBillingRetryPeriod": .bool(billingRetry), "signedDate": .int(signedDate),
+            "environment": .string(environment),
+        ]
+        if let grace { r["gracePeriodExpiresDate"] = .int(grace) }
+        return r
+    }
+
+    /// The outer notification payload around already signed nested JWS.
+    static func notification(type: String, subtype: String? = nil, uuid: String = UUID().uuidString.lowercased(),
+                             signedDate: Int64, transaction: String?, renewal: String?, status: Int? = nil,
+                             environment: String = "Production", bundle: String = bundleId,
+                             appAppleId: Int64? = appAppleId) -> JSONObject {
+        var data: JSONObject = ["bundleId": .string(bundle), "bundleVersion": "1.0", "environment": .string(environment)]
+        if let appAppleId { data["appAppleId"] = .int(appAppleId) }
+        if let transaction { data["signedTransactionInfo"] = .string(transaction) }
+        if let renewal { data["signedRenewalInfo"] = .string(renewal) }
+        if let status { data["status"] = .int(Int64(status)) }
+        var n: JSONObject = ["notificationType": .string(type), "notificationUUID": .string(uuid), "version": "2.0",
+                             "signedDate": .int(signedDate), "data": .object(data)]
+        if let subtype { n["subtype"] = .string(subtype) }
+        return n
+    }
+
+    /// A complete signed notification about one purchase event.
+    func event(_ type: String, subtype: String? = nil, owner: String, original: String, signedDate: Int64,
+               expires: Int64, product: String = "pro.yearly", revoked: Int64? = nil, autoRenew: Int = 1,
+               billingRetry: Bool = false, grace: Int64? = nil, status: Int? = nil,
+               uuid: String = UUID().uuidString.lowercased()) throws -> String {
+        let t = try sign(Self.transaction(owner: owner, original: original, product: product, signedDate: signedDate,
+                                          expires: expires, revoked: revoked))
+        let r = try sign(Self.renewal(original: original, product: product, signedDate: signedDate, autoRenew: autoRenew,
+                                      billingRetry: billingRetry, grace: grace))
+        return try sign(Self.notification(type: type, subtype: subtype, uuid: uuid, signedDate: signedDate,
+                                          transaction: t, renewal: r, status: status))
+    }
+}
+
+extension TestServer {
+    /// Posts `{signedPayload}` to the notification endpoint, without a token.
+    func notify(_ signedPayload: String) -> Reply {
+        call("POST", "/v1/app-store/notifications", json: .obj(["signedPayload": .string(signedPayload)]))
+    }
+}
