@@ -97,7 +97,10 @@ struct StoredPurchase {
         original_transaction_id, environment, product_id, expires_at, revoked_at, grace_until, billing_retry,
         auto_renew, apple_status, event_type, source, updated_at
         """
+}
 
+extension StoredPurchase {
+    /// Reads ``columns`` starting at column `i`.
     init(_ r: SQLiteRow, from i: Int = 0) {
         originalTransactionId = r.string(i)
         environment = r.string(i + 1)
