@@ -88,7 +88,7 @@ else
     # The failed-authentication limit (default 30 a minute per address) is raised: the
     # ignored_auth check sends invalid tokens on purpose, all from 127.0.0.1.
     (cd "$REPO" && export KIDLEDGER_AUTH_FAILURES_PER_MINUTE=1000000 && exec "$BIN" serve --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" \
-        --registration open --bundle-id com.example.kidledger --product-id com.example.kidledger.pro \
+        --registration open --bundle-id com.example.kidledger --product-id com.example.kidledger.pro --app-apple-id 1234567890 \
         --openapi "$SPEC" --public-dir "$REPO/Public") >"$WORK/server.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 1 100); do

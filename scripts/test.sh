@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: the portability check, unit and real-socket tests (swift test), the
 # PostgreSQL backend's tests, the OpenAPI contract tests (schemathesis) against a freshly
-# built server, and the client-generator check (scripts/client-check.sh). Installs what is
+# built server, the client-generator check (scripts/client-check.sh) and the App Store peer
+# check (scripts/app-store-peer.sh). Installs what is
 # missing first: Debian's C libraries, curl and jq, python3-venv, and the pinned Python tools
 # into .venv/ (never the machine's Python).
 #
@@ -55,6 +56,17 @@ record_swift() { # part log status
   record "$1" "$passed" "$failed"
 }
 
+# Counts from a part that ends with the line `<part>: N passed, N failed`; a run that failed
+# without counting its own failure counts as one.
+record_line() { # part log status
+  local line passed failed
+  line=$(grep -E "^$1: [0-9]+ passed, [0-9]+ failed$" "$2" | tail -n 1)
+  passed=$(sed -nE 's/^.*: ([0-9]+) passed.*/\1/p' <<<"$line"); passed=${passed:-0}
+  failed=$(sed -nE 's/.* ([0-9]+) failed$/\1/p' <<<"$line"); failed=${failed:-0}
+  if [ "$3" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  record "$1" "$passed" "$failed"
+}
+
 bash scripts/check-portability.sh 2>&1 | tee "$results/portability.log"
 if [ "${PIPESTATUS[0]}" -eq 0 ]; then record portability 1 0; else record portability 0 1; fi
 
@@ -96,12 +108,11 @@ PY
   record contract "$passed" "$failed"
 
   bash scripts/client-check.sh 2>&1 | tee "$results/client.log"
-  status=${PIPESTATUS[0]}
-  line=$(grep -E '^client: [0-9]+ passed, [0-9]+ failed$' "$results/client.log" | tail -n 1)
-  passed=$(sed -nE 's/^client: ([0-9]+) passed.*/\1/p' <<<"$line"); passed=${passed:-0}
-  failed=$(sed -nE 's/.* ([0-9]+) failed$/\1/p' <<<"$line"); failed=${failed:-0}
-  if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-  record client "$passed" "$failed"
+  record_line client "$results/client.log" "${PIPESTATUS[0]}"
+
+  # App Store notifications against Apple's own verifier, the entitlement token against PyJWT.
+  bash scripts/app-store-peer.sh 2>&1 | tee "$results/app-store.log"
+  record_line app-store-peer "$results/app-store.log" "${PIPESTATUS[0]}"
 fi
 
 echo
