@@ -6,7 +6,9 @@ import XCTest
 
 /// The signed entitlement token, its keys, and the state machine's clock.
 final class EntitlementTokenTests: XCTestCase {
-    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    /// Read when each test starts (XCTest creates every test's instance up front).
+    var now: Int64 = 0
+    override func setUp() { now = Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// Verifies `token` with the server's JWKS and returns (header, claims).
     func verify(_ s: TestServer, _ token: String) throws -> (JSONValue, JSONValue) {
@@ -49,7 +51,7 @@ final class EntitlementTokenTests: XCTestCase {
         XCTAssertEqual(claims["sub"]?.stringValue, h); XCTAssertEqual(claims["pro"], false); XCTAssertEqual(claims["state"], .null)
         XCTAssertEqual(claims["iss"], "kidledger")
         let iat = try XCTUnwrap(claims["iat"]?.intValue)
-        XCTAssertEqual(abs(iat - now / 1000), 0, accuracy: 5)
+        XCTAssertEqual(Double(iat), Date().timeIntervalSince1970, accuracy: 5)
         XCTAssertEqual(claims["exp"]?.intValue, iat + 86_400)
         XCTAssertEqual(r.json["expiresAt"]?.stringValue, Timestamp.format(ms: (iat + 86_400) * 1000))
 

@@ -7,12 +7,13 @@ import XCTest
 /// App Store Server Notifications V2 against a real server, signed with Apple's test chain.
 final class NotificationTests: XCTestCase {
     var f: AppStoreFixture!
-    let now = Int64(Date().timeIntervalSince1970 * 1000)
+    var now: Int64 = 0
     let day = AppStoreFixture.day
 
     override func setUpWithError() throws {
         guard AppStoreFixture.available else { throw XCTSkip("no shared vectors") }
         f = try AppStoreFixture()
+        now = Int64(Date().timeIntervalSince1970 * 1000)
     }
 
     /// An owner's household with `original` registered by an upload signed at `signedDate`.
