@@ -24,5 +24,5 @@ if [ -f "$vectors/mock-signed/transactionInfo" ]; then
 fi
 
 exec "$out/fuzz-jws" "$out/corpus" "$repo/fuzz/JWS/seeds" \
-    -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+    -max_total_time="$seconds" -max_len=32768 -timeout=10 -rss_limit_mb=2048 \
     -dict="$repo/fuzz/JWS/jws.dict" -artifact_prefix="$out/artifacts/" -print_final_stats=1

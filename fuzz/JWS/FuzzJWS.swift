@@ -1,5 +1,6 @@
 // libFuzzer entry point over StoreKitJWS: compact parsing, header/x5c decoding, chain
-// verification, ES256 verification and policy evaluation. Built by fuzz/run-jws.sh, which
+// verification, ES256 verification, policy evaluation, renewal info, and App Store Server
+// Notifications V2 with their nested transaction and renewal JWS. Built by fuzz/run-jws.sh, which
 // compiles this file together with Sources/StoreKitJWS into one module.
 import Foundation
 
@@ -17,7 +18,8 @@ private let fuzzRoots: [TrustedRoot] = {
 
 private let fuzzVerifier = JWSVerifier(trustedRoots: fuzzRoots)
 private let fuzzPolicy = SubscriptionPolicy(bundleId: "com.example", productIds: ["pro"],
-                                            environments: ["Production", "Sandbox", "Xcode"])
+                                            environments: ["Production", "Sandbox", "Xcode"], appAppleId: 1234)
+private let fuzzNotifications = NotificationVerifier(verifier: fuzzVerifier, policy: fuzzPolicy)
 private let fixedDate = Date(timeIntervalSince1970: 1_700_000_000)
 
 /// Invariants the harness enforces; a violation aborts so libFuzzer reports it.
@@ -60,6 +62,29 @@ public func fuzzJWSTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
             require(false, "unexpected error type \(error)")
         }
     }
+
+    // Renewal info: the same checks, another payload type.
+    if let renewal = try? fuzzVerifier.verify(compact, as: JWSRenewalInfoDecodedPayload.self) {
+        require(renewal.signedDate != nil, "renewal info verified without signedDate")
+    }
+
+    // Notifications: every nested JWS verified, one environment, never a local one, and
+    // only JWSError or PolicyError on refusal.
+    do {
+        let n = try fuzzNotifications.verify(compact)
+        require(!n.uuid.isEmpty && n.uuid == n.uuid.lowercased(), "notification UUID")
+        require(!SubscriptionPolicy.neverAcceptedEnvironments.contains(n.environment), "local environment accepted")
+        require(n.transaction.map { $0.environment == n.environment && $0.bundleId == "com.example" } ?? true,
+                "nested transaction of another environment or app")
+        require(n.renewalInfo.map { $0.environment == n.environment } ?? true, "nested renewal of another environment")
+        require((n.transaction == nil) == (n.notification.data?.signedTransactionInfo == nil), "nested transaction skipped")
+        require((n.renewalInfo == nil) == (n.notification.data?.signedRenewalInfo == nil), "nested renewal skipped")
+        if n.environment == "Production" { require(n.notification.data?.appAppleId ?? n.notification.summary?.appAppleId == 1234, "appAppleId") }
+    } catch is JWSError {
+    } catch is PolicyError {
+    } catch {
+        require(false, "unexpected notification error type \(error)")
+    }
     return 0
 }
 
@@ -79,11 +104,18 @@ public func fuzzJWSCustomMutator(_ data: UnsafeMutablePointer<UInt8>, _ size: In
         if var decoded = Base64Codec.decode(parts[index], alphabet: .url) {
             if index == 0, generator.next() & 1 == 0, let mutatedHeader = mutateCertificate(in: decoded, &generator) {
                 decoded = mutatedHeader
+            } else if index == 1, generator.next() & 1 == 0, let mutatedPayload = mutateNested(in: decoded, &generator) {
+                decoded = mutatedPayload
             } else {
                 decoded = mutate(decoded)
             }
             parts[index] = Array(Base64Codec.encode(decoded, alphabet: .url).utf8)
-            let output = Array(parts.joined(separator: [UInt8(ascii: ".")]))
+            var output = Array(parts.joined(separator: [UInt8(ascii: ".")]))
+            // A changed notification payload is signed again, so its nested JWS get verified.
+            if index == 1, (try? JSONSerialization.jsonObject(with: Data(decoded)) as? [String: Any])?["data"] != nil,
+               let fuzzSigner, let resigned = resign(String(decoding: output, as: UTF8.self), fuzzSigner) {
+                output = Array(resigned.utf8)
+            }
             if output.count <= maxSize {
                 output.withUnsafeBufferPointer { data.update(from: $0.baseAddress!, count: output.count) }
                 return output.count
@@ -109,6 +141,45 @@ private func mutateCertificate(in header: [UInt8], _ generator: inout SplitMix) 
     list[index] = Base64Codec.encode(mutate(der), alphabet: .standard)
     object["x5c"] = list
     return (try? JSONSerialization.data(withJSONObject: object)).map(Array.init)
+}
+
+/// Apple's test leaf key (`$JWS_FUZZ_SIGNING_KEY`, else the vectors' `testLeaf.key`): the
+/// mutator re-signs what it changed inside a notification, so the outer signature still
+/// verifies and mutations reach the nested transaction and renewal verification.
+private let fuzzSigner: ES256Signer? = {
+    let path = ProcessInfo.processInfo.environment["JWS_FUZZ_SIGNING_KEY"]
+        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("shared/vectors/app-store/test-chain/testLeaf.key").path
+    return try? ES256Signer(privateKeyPath: path)
+}()
+
+/// Mutates one decoded segment of a notification's nested `signedTransactionInfo` or
+/// `signedRenewalInfo` (re-signing the nested JWS half of the time), keeping the outer JSON
+/// valid. Returns the new outer payload; the caller re-signs the outer JWS.
+private func mutateNested(in payload: [UInt8], _ generator: inout SplitMix) -> [UInt8]? {
+    guard var object = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any],
+          var data = object["data"] as? [String: Any] else { return nil }
+    let key = generator.next() & 1 == 0 ? "signedTransactionInfo" : "signedRenewalInfo"
+    guard let nested = data[key] as? String else { return nil }
+    var parts = Array(nested.utf8).split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map(Array.init)
+    guard parts.count == 3 else { return nil }
+    let index = Int(generator.next() % 3)
+    guard let decoded = Base64Codec.decode(parts[index], alphabet: .url) else { return nil }
+    parts[index] = Array(Base64Codec.encode(mutate(decoded), alphabet: .url).utf8)
+    var text = String(decoding: Array(parts.joined(separator: [UInt8(ascii: ".")])), as: UTF8.self)
+    if index < 2, generator.next() & 1 == 0, let fuzzSigner, let resigned = resign(text, fuzzSigner) { text = resigned }
+    data[key] = text
+    object["data"] = data
+    return (try? JSONSerialization.data(withJSONObject: object)).map(Array.init)
+}
+
+/// `header.payload` of `compact` signed again with `signer`.
+private func resign(_ compact: String, _ signer: ES256Signer) -> String? {
+    let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count == 3, let header = Base64Codec.decode(Array(parts[0].utf8), alphabet: .url),
+          let payload = Base64Codec.decode(Array(parts[1].utf8), alphabet: .url) else { return nil }
+    return try? signer.sign(headerJSON: header, payloadJSON: payload)
 }
 
 /// A tiny deterministic generator seeded by libFuzzer.
