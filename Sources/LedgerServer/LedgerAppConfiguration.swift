@@ -22,7 +22,7 @@ public struct LedgerAppConfiguration: Sendable {
     /// `Production` is allowed.
     public var appAppleId: Int64?
     /// Lifetime of an entitlement token, in seconds (never past the end of the state it
-    /// states). Default 86400 (24 h).
+    /// states). Default 86400 (24 h); at most 366 days.
     public var entitlementTokenTTL: Int = 86_400
     /// App Store notification requests allowed per client address per minute before 429.
     /// Default 600 (a relay forwards every notification from one address).

@@ -113,7 +113,10 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
         guard let id = Int64(v), id > 0 else { fail("--app-apple-id must be the app's numeric Apple id, got \(v)") }
         c.appAppleId = id
     }
-    if let n = o.positiveInt("entitlement-token-ttl") { c.entitlementTokenTTL = n }
+    if let n = o.positiveInt("entitlement-token-ttl") {
+        guard n <= 366 * 86_400 else { fail("--entitlement-token-ttl is at most 31622400 seconds (366 days)") }
+        c.entitlementTokenTTL = n
+    }
     if let n = o.positiveInt("notifications-per-minute") { c.notificationsPerMinute = n }
     if let p = o.value("public-dir") { c.publicDirectory = p }
     if let p = o.value("openapi") { c.openAPIPath = p }

@@ -175,7 +175,7 @@ enum SubscriptionRoutes {
         let now = Timestamp.nowMs()
         let (household, e) = try memberEntitlement(ctx, now: now)
         let issuedAt = now / 1000
-        var expires = issuedAt + Int64(ctx.services.configuration.entitlementTokenTTL)
+        var expires = issuedAt + Int64(min(ctx.services.configuration.entitlementTokenTTL, 366 * 86_400))
         if e.pro, let end = e.endsAt { expires = min(expires, end / 1000) }
         let claims: JSONValue = .object([
             "iss": "kidledger", "sub": .string(household), "pro": .bool(e.pro),
