@@ -329,6 +329,35 @@ final class NotificationTests: XCTestCase {
         XCTAssertNoThrow(try LedgerApp(configuration: c))
     }
 
+    /// `serve` refuses subscription settings it cannot honour, before listening.
+    func testServeChecksTheSubscriptionFlags() throws {
+        let binary = try CrashTests.serverBinary()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-flags-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cases: [([String], Int32, String)] = [
+            (["--bundle-id", "com.example.kidledger"], 1, "app-apple-id"),
+            (["--app-apple-id", "twelve"], 2, "--app-apple-id"),
+            (["--app-apple-id", "0"], 2, "--app-apple-id"),
+            (["--entitlement-token-ttl", "99999999999"], 2, "--entitlement-token-ttl"),
+            (["--entitlement-token-ttl", "0"], 2, "--entitlement-token-ttl"),
+            (["--notifications-per-minute", "0"], 2, "--notifications-per-minute"),
+        ]
+        for (flags, status, message) in cases {
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = ["serve", "--port", "0", "--data-dir", dir, "--quiet"] + flags
+            process.environment = [:]
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = Pipe()
+            try process.run()
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            XCTAssertEqual(process.terminationStatus, status, "\(flags): \(text)")
+            XCTAssertTrue(text.contains(message), "\(flags): \(text)")
+        }
+    }
+
     func testNotConfiguredNotificationsAre503() throws {
         let s = try TestServer()
         defer { s.stop() }
