@@ -2,15 +2,7 @@
 enum SHA1 {
     static func digest(_ message: [UInt8]) -> [UInt8] {
         var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0)
-        // The message, 0x80, zeros up to 56 mod 64, then the bit length: one allocation.
-        let padded = (message.count + 8) / 64 * 64 + 64
-        var data = [UInt8]()
-        data.reserveCapacity(padded)
-        data.append(contentsOf: message)
-        data.append(0x80)
-        data.append(contentsOf: repeatElement(0, count: padded - 8 - data.count))
-        let bitLength = UInt64(message.count) * 8
-        for i in (0..<8).reversed() { data.append(UInt8(truncatingIfNeeded: bitLength >> (UInt64(i) * 8))) }
+        let data = MerkleDamgard.padded(message)
         // The 80-word schedule lives on the stack (it was a heap array per call).
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 80) { w in
             data.withUnsafeBufferPointer { bytes in
