@@ -221,7 +221,8 @@ include-operation-id = "inviteParticipant"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
 [[operations]]
-include-operation-id = "putSubscription"
+# A well-formed JWS that the App Store did not sign is 422: its signature decides, not its shape.
+include-operation-id = ["putSubscription", "postAppStoreNotification"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
 [[operations]]
