@@ -63,4 +63,61 @@ final class FullDiskTests: XCTestCase {
         let check = try AdminCommands.check(s.app.configuration)
         XCTAssertEqual(check.problems, [])
     }
+
+    /// The same on a real full filesystem (a 3 MiB tmpfs, where the WAL's writes fail with
+    /// ENOSPC): skipped where this process may not mount one.
+    func testFullFilesystemLosesNothingAndRecovers() throws {
+        let mountPoint = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-tmpfs-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: mountPoint) }
+        guard shell("/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", mountPoint]) == 0 else {
+            throw XCTSkip("cannot mount a tmpfs here")
+        }
+        // Lazily: connections the stopped server leaves open must not keep it mounted.
+        defer { _ = shell("/bin/umount", ["-l", mountPoint]) }
+        let s = try TestServer { $0.dataDirectory = mountPoint + "/data" }
+        defer { s.stop() }
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let c = s.child(t, household: h)
+        let filler = mountPoint + "/filler"
+        XCTAssertTrue(FileManager.default.createFile(atPath: filler, contents: Data(count: 512 * 1024)))
+
+        let note = String(repeating: "n", count: 500)
+        var saved = 0
+        var refused: TestServer.Reply?
+        for _ in 0..<50 {
+            let batch = (0..<400).map { _ in SyncRecords.transaction(SyncRecords.newId(), child: c, amount: 1, note: note) }
+            let r = s.push(t, h, transactions: batch)
+            if r.status == 200 { saved += 400; continue }
+            refused = r
+            break
+        }
+        XCTAssertEqual(refused?.status, 507)
+        XCTAssertEqual(refused?.code, "insufficient_storage")
+        XCTAssertNotNil(refused?.header("Retry-After"))
+        XCTAssertEqual(s.call("GET", "/readyz").status, 503)
+
+        try FileManager.default.removeItem(atPath: filler)
+        let deadline = Date().addingTimeInterval(10)
+        while s.call("GET", "/readyz").status != 200, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        XCTAssertEqual(s.call("GET", "/readyz").status, 200)
+        let after = s.call("POST", "/v1/households/\(h)/children/\(c)/transactions", token: t, json: .obj(["amountCents": 1]))
+        XCTAssertEqual(after.status, 201)
+        XCTAssertEqual(after.json["balanceCents"]?.intValue, Int64(saved + 1), "every acknowledged write, nothing else")
+        let check = try AdminCommands.check(s.app.configuration)
+        XCTAssertEqual(check.problems, [])
+        XCTAssertEqual(check.transactions, saved + 1)
+    }
+
+    private func shell(_ tool: String, _ arguments: [String]) -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = arguments
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        do { try p.run() } catch { return -1 }
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
 }
