@@ -7,7 +7,8 @@
 # into .venv/ (never the machine's Python).
 #
 # Every part runs, whatever the one before it answered (the server-dependent parts need the
-# build); the run ends with what each part counted and one line `total: N passed, N failed`.
+# build); the run ends with what each part counted and one line
+# `total: N passed, N failed, N skipped`.
 # Exit status 0 when nothing failed. Logs and reports stay in .build/test-results/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,21 +29,25 @@ rm -f "$results"/*.log
 summary=()
 total_passed=0
 total_failed=0
-record() { # part passed failed
-  summary+=("$(printf '%-12s %s passed, %s failed' "$1:" "$2" "$3")")
+total_skipped=0
+record() { # part passed failed [skipped]
+  local skipped=${4:-0}
+  summary+=("$(printf '%-12s %s passed, %s failed, %s skipped' "$1:" "$2" "$3" "$skipped")")
   total_passed=$((total_passed + $2))
   total_failed=$((total_failed + $3))
+  total_skipped=$((total_skipped + skipped))
 }
-# Counts from a swift test log: XCTest's last "Executed N tests, with F failures" (the
-# whole run) and Swift Testing's "Test run with N tests … passed/failed … with K issues".
-# A run that failed without a count of its own failures counts as one failure.
+# Counts from a swift test log: XCTest's last "Executed N tests, with [S tests skipped and]
+# F failures" (the whole run) and Swift Testing's "Test run with N tests … passed/failed …
+# with K issues". A run that failed without a count of its own failures counts as one failure.
 record_swift() { # part log status
-  local passed=0 failed=0 line n f
-  line=$(grep -E 'Executed [0-9]+ tests?, with [0-9]+ failures?' "$2" | tail -n 1)
+  local passed=0 failed=0 skipped=0 line n s f
+  line=$(grep -E 'Executed [0-9]+ tests?, with ([0-9]+ tests? skipped and )?[0-9]+ failures?' "$2" | tail -n 1)
   if [ -n "$line" ]; then
     n=$(sed -E 's/.*Executed ([0-9]+) tests?.*/\1/' <<<"$line")
-    f=$(sed -E 's/.*with ([0-9]+) failures?.*/\1/' <<<"$line")
-    passed=$((n - f)); failed=$f
+    s=$(sed -nE 's/.*with ([0-9]+) tests? skipped.*/\1/p' <<<"$line"); s=${s:-0}
+    f=$(sed -E 's/.* ([0-9]+) failures?.*/\1/' <<<"$line")
+    passed=$((n - s - f)); failed=$f; skipped=$s
   fi
   line=$(grep -E 'Test run with [0-9]+ tests?' "$2" | tail -n 1)
   if [ -n "$line" ]; then
@@ -53,7 +58,7 @@ record_swift() { # part log status
     passed=$((passed + n - f)); failed=$((failed + f))
   fi
   if [ "$3" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-  record "$1" "$passed" "$failed"
+  record "$1" "$passed" "$failed" "$skipped"
 }
 
 # Counts from a part that ends with the line `<part>: N passed, N failed`; a run that failed
@@ -118,5 +123,5 @@ fi
 echo
 echo "=== summary (logs in $results/) ==="
 printf '%s\n' "${summary[@]}"
-echo "total: $total_passed passed, $total_failed failed"
+echo "total: $total_passed passed, $total_failed failed, $total_skipped skipped"
 [ "$total_failed" -eq 0 ]
