@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 @testable import LedgerClient
+import LedgerModel
 import LedgerServer
 import XCTest
 
@@ -248,6 +249,33 @@ final class LedgerSyncTests: XCTestCase {
         _ = try await first(snapshots, within: 2) { $0.children.first?.balanceCents == 1_000 }
         await dad.remoteNotificationReceived()
         _ = try await first(snapshots, within: 3) { $0.children.first?.balanceCents == 1_003 }
+    }
+
+    func testARefusedChangeStaysVisibleUntilDismissed() async throws {
+        let (_, dad, ada) = try await family()
+        // Dad's phone clock is two days ahead: the server refuses what it stamps (clock_skew).
+        var options = Self.fast
+        options.clock = { Timestamp.nowMs() + 48 * 3_600_000 }
+        let skewed = try await Ledger.open(store: directory.appendingPathComponent("dad.store"), server: server.url,
+                                           credentials: FileCredentialStore(file: directory.appendingPathComponent("dad.token")),
+                                           transport: nil, options: options)
+        let events = skewed.events()
+        try await skewed.add(cents: 42, to: ada, note: "from the future")
+        let report = try await skewed.syncNow()
+        XCTAssertEqual(report.rejected, 1)
+        let event = try await first(events, within: 3) { if case .rejected = $0 { return true } else { return false } }
+        guard case .rejected(let change) = event else { return XCTFail("\(event)") }
+        XCTAssertEqual(change.code, "clock_skew")
+        XCTAssertEqual(change.amountCents, 42)
+        XCTAssertEqual(change.note, "from the future")
+        XCTAssertEqual(change.childId, ada)
+        XCTAssertFalse(change.reason.isEmpty)
+        let snap = try await dad.snapshot()
+        XCTAssertEqual(snap.rejected, [change], "kept where the user can see it")
+        XCTAssertEqual(snap.children.first?.balanceCents, 1_000, "out of the balance, as on the server")
+        try await dad.dismissRejected(change)
+        let after = try await dad.rejectedChanges()
+        XCTAssertEqual(after, [])
     }
 
     func testTokenLivesInTheCredentialStoreNotTheDatabase() async throws {

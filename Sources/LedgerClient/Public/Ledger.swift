@@ -14,6 +14,8 @@ public actor Ledger {
         /// How often a ledger with observers looks for writes of other connections to its file.
         package var watchInterval: Double = 0.2
         package var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
+        /// The device clock that stamps local changes, in milliseconds since the epoch.
+        package var clock: @Sendable () -> Int64 = { Timestamp.nowMs() }
         package init() {}
     }
 
@@ -41,7 +43,7 @@ public actor Ledger {
         self.options = options
         self.transportOverride = transport
         store = try LedgerStore(path: path)
-        service = LedgerService(store: store)
+        service = LedgerService(store: store, now: options.clock)
         scheduler = SyncScheduler(configuration: options.scheduler, random: options.random)
     }
 
