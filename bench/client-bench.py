@@ -6,6 +6,9 @@
 2. On the joined replica, in process (XCTest `ClientBenchmarks`, release build, run only when
    KIDLEDGER_BENCH_STORE is set): snapshot() median and a durable local mutation's median.
 
+KIDLEDGER_BENCH_TRACE=1 also prints each join's CPU time (user, system) and its stderr;
+KIDLEDGER_BENCH_PERF=FILE records the joins with `perf record -g` into FILE.
+
 The household is created over HTTP, then filled by SQL into the stopped server's database the
 way the server writes rows (bench/sync-bench.py's `seed`)."""
 import argparse, importlib.util, shutil, json, os, statistics, subprocess, sys, tempfile, time

@@ -8,10 +8,13 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 scratch="${SCRATCH:-$repo/.build-client-rel}"
+# One set of build flags for the executables and the in-process benchmark (tests need
+# -enable-testing), so neither rebuilds the other.
+flags=(-c release -Xswiftc -enable-testing --scratch-path "$scratch")
 if [ -z "${SERVER_BIN:-}" ] || [ -z "${CLIENT_BIN:-}" ]; then
-    (cd "$repo" && swift build -c release --scratch-path "$scratch" --product kidledger-server >&2)
-    (cd "$repo" && swift build -c release --scratch-path "$scratch" --product kidledger >&2)
-    bin="$(cd "$repo" && swift build -c release --scratch-path "$scratch" --show-bin-path)"
+    (cd "$repo" && swift build "${flags[@]}" --product kidledger-server >&2)
+    (cd "$repo" && swift build "${flags[@]}" --product kidledger >&2)
+    bin="$(cd "$repo" && swift build "${flags[@]}" --show-bin-path)"
     SERVER_BIN="${SERVER_BIN:-$bin/kidledger-server}"
     CLIENT_BIN="${CLIENT_BIN:-$bin/kidledger}"
 fi
