@@ -81,6 +81,10 @@ final class IdentityMigrationTests: XCTestCase {
                     try db.query("SELECT \(childColumns) FROM children ORDER BY rowid").map(\.values))
         }()
 
+        let unmigrated = try AdminCommands.check(configuration).problems
+        XCTAssertEqual(unmigrated.count, 1)
+        XCTAssertTrue(unmigrated.first?.hasPrefix("schema: the database is at version 3") == true, "\(unmigrated)")
+
         let db = try SQLiteConnection(path: configuration.databasePath)
         XCTAssertEqual(try Migrator.migrate(db, Schema.migrations), Schema.migrations.map(\.version).filter { $0 > 3 })
         XCTAssertEqual(try db.query("SELECT \(txColumns) FROM transactions ORDER BY n").map(\.values), before.tx)
