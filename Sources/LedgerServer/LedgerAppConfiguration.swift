@@ -35,6 +35,20 @@ public struct LedgerAppConfiguration: Sendable {
     public var authFailuresPerMinute: Int = 30
     /// Most records in one sync push. Default 400.
     public var maxPushRecords: Int = 400
+    /// Accounts one client address (an IPv4 address, an IPv6 /64) may register per hour,
+    /// in bursts of as many; then 429 `registration_rate_limited`. 0: no limit. Default 20.
+    public var registrationsPerHour: Int = 20
+    /// Households one account may own; then 409 `too_many_households`. 0: no limit. Default 100.
+    public var maxHouseholdsPerAccount: Int = 100
+    /// Children one household may hold, archived ones included (children are never
+    /// deleted); then 409 `too_many_children`. 0: no limit. Default 100.
+    public var maxChildrenPerHousehold: Int = 100
+    /// Pending invitations one account may have received; then 409 `too_many_invitations`.
+    /// 0: no limit. Default 50.
+    public var maxPendingInvitationsPerInvitee: Int = 50
+    /// Pending invitations one account may have sent, over all its households; then 409
+    /// `too_many_invitations`. 0: no limit. Default 100.
+    public var maxPendingInvitationsPerInviter: Int = 100
     /// Whether to print JSON log lines at all (`--quiet` turns them off). Default true.
     public var logging: Bool = true
     /// `debug`, `info` (one access line per request), `warning`, `error`. Default `info`.

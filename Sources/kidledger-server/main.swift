@@ -13,6 +13,9 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registra
                               [--header-timeout S] [--body-timeout S] [--idle-timeout S] [--shutdown-timeout S]
                               [--event-loops N] [--log-level debug|info|warning|error]
                               [--trusted-proxies ADDR[,ADDR|CIDR]...] [--auth-failures-per-minute N] [--quiet]
+                              [--registrations-per-hour N] [--max-households-per-account N]
+                              [--max-children-per-household N] [--max-pending-invitations-per-invitee N]
+                              [--max-pending-invitations-per-inviter N]
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]
        kidledger-server check [--data-dir DIR]
@@ -26,7 +29,9 @@ KIDLEDGER_OPENAPI, KIDLEDGER_MAX_BODY_BYTES, KIDLEDGER_MAX_HEAD_BYTES, KIDLEDGER
 KIDLEDGER_MAX_CONNECTIONS_PER_ADDRESS (0: no limit),
 KIDLEDGER_HEADER_TIMEOUT, KIDLEDGER_BODY_TIMEOUT, KIDLEDGER_IDLE_TIMEOUT, KIDLEDGER_SHUTDOWN_TIMEOUT (seconds),
 KIDLEDGER_EVENT_LOOPS, KIDLEDGER_LOG_LEVEL, KIDLEDGER_TRUSTED_PROXIES (comma-separated),
-KIDLEDGER_AUTH_FAILURES_PER_MINUTE. An empty variable counts as unset.
+KIDLEDGER_AUTH_FAILURES_PER_MINUTE, KIDLEDGER_REGISTRATIONS_PER_HOUR, KIDLEDGER_MAX_HOUSEHOLDS_PER_ACCOUNT,
+KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE,
+KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER (0: no limit). An empty variable counts as unset.
 """
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
@@ -142,6 +147,11 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
         guard n >= 1 else { fail("--auth-failures-per-minute must be at least 1") }
         c.authFailuresPerMinute = n
     }
+    if let n = o.int("registrations-per-hour") { c.registrationsPerHour = n }
+    if let n = o.int("max-households-per-account") { c.maxHouseholdsPerAccount = n }
+    if let n = o.int("max-children-per-household") { c.maxChildrenPerHousehold = n }
+    if let n = o.int("max-pending-invitations-per-invitee") { c.maxPendingInvitationsPerInvitee = n }
+    if let n = o.int("max-pending-invitations-per-inviter") { c.maxPendingInvitationsPerInviter = n }
     return c
 }
 
@@ -161,7 +171,9 @@ let serveOptions: Set<String> = ["host", "port", "data-dir", "registration", "bu
                                  "trusted-root", "app-apple-id", "entitlement-token-ttl", "notifications-per-minute", "public-dir", "openapi", "max-body-bytes", "event-loops", "quiet", "log-level",
                                  "trusted-proxies", "auth-failures-per-minute", "max-head-bytes", "max-connections",
                                  "max-connections-per-address",
-                                 "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout"]
+                                 "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout",
+                                 "registrations-per-hour", "max-households-per-account", "max-children-per-household",
+                                 "max-pending-invitations-per-invitee", "max-pending-invitations-per-inviter"]
 let args = CommandLine.arguments.dropFirst()
 guard let command = args.first else { print(usage); exit(2) }
 

@@ -10,9 +10,10 @@ final class CrashTests: XCTestCase {
         let process = Process()
         let port: Int
 
-        init(binary: URL, dataDir: String) throws {
+        init(binary: URL, dataDir: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
             process.executableURL = binary
-            process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir]
+            process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir] + arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             let out = Pipe()
             process.standardOutput = out
             process.standardError = FileHandle.nullDevice

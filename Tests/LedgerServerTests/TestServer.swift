@@ -20,6 +20,8 @@ final class TestServer: @unchecked Sendable {
         let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         c.openAPIPath = repo.appendingPathComponent("openapi.yaml").path
         c.publicDirectory = repo.appendingPathComponent("Public").path
+        // Tests sign many accounts up from one address; the registration limit has its own tests.
+        c.registrationsPerHour = 0
         configure(&c)
         app = try LedgerApp(configuration: c)
         try app.start()

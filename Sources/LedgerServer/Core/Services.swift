@@ -25,6 +25,7 @@ final class Services: Sendable {
     let clientAddress: ClientAddress
     /// Encrypts and authenticates list cursors.
     let cursors: Cursor
+    let registrationLimiter: RegistrationLimiter
 
     func connectionCount() -> Int { connections.get(0) }
 
@@ -44,6 +45,7 @@ final class Services: Sendable {
         self.notificationLimiter = AuthLimiter(limit: configuration.notificationsPerMinute)
         self.clientAddress = ClientAddress(trusted: configuration.trustedProxies)
         self.cursors = Cursor(directory: configuration.dataDirectory)
+        self.registrationLimiter = RegistrationLimiter(perHour: configuration.registrationsPerHour)
     }
 
     /// Maps any error to its problem+json answer; unexpected errors are logged and become 500.

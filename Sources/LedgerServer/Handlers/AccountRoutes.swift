@@ -60,6 +60,12 @@ enum AccountRoutes {
         if ctx.services.configuration.registration == .closed {
             throw APIError(403, "registration_closed", "This server does not accept new accounts; ask its administrator.")
         }
+        if let retry = ctx.services.registrationLimiter.take(ctx.clientAddress) {
+            var e = APIError(429, "registration_rate_limited",
+                             "Too many accounts were registered from this address; retry in \(retry) s.")
+            e.headers.set("Retry-After", String(retry))
+            throw e
+        }
         return ctx.write { db in
             RequestContext.jsonResponse(201, try createAccount(db, handle: handle!, displayName: name!, deviceName: device ?? "default"))
         }

@@ -29,6 +29,8 @@ enum ChildRoutes {
                 }
                 throw APIError(409, "id_conflict", "A different child with id \(id) already exists in this household.")
             }
+            let maxChildren = ctx.services.configuration.maxChildrenPerHousehold
+            if let full = try Quotas.childrenFull(db, household: household, limit: maxChildren) { throw full }
             // After the largest sort order (computed here: SQLite would turn Int64.max + 1 into a real).
             let order = try sortOrder ?? (db.queryOne("SELECT MAX(sort_order) FROM children WHERE household_id = ?", [.text(household)])?
                 .optionalInt(0).map { $0 == Int64.max ? $0 : $0 + 1 } ?? 0)

@@ -44,6 +44,7 @@ enum HouseholdRoutes {
             if try db.queryOne("SELECT 1 FROM households WHERE id = ?", [.text(id)]) != nil {
                 throw APIError(409, "id_conflict", "A household with id \(id) already exists.")
             }
+            try Quotas.checkHouseholds(db, owner: c.accountId, limit: ctx.services.configuration.maxHouseholdsPerAccount)
             try LedgerStore.createHousehold(db, id: id, name: f.name!, currency: f.currency ?? "USD", owner: c.accountId)
             let (json, tag) = try ownerJSON(db, id: id)
             return RequestContext.jsonResponse(201, json, etag: tag, headers: [("Location", "/v1/households/\(id)")])
@@ -62,6 +63,7 @@ enum HouseholdRoutes {
                 let (json, tag) = try ownerJSON(db, id: id)
                 return RequestContext.jsonResponse(200, json, etag: tag)
             }
+            try Quotas.checkHouseholds(db, owner: c.accountId, limit: ctx.services.configuration.maxHouseholdsPerAccount)
             try LedgerStore.createHousehold(db, id: id, name: f.name!, currency: f.currency ?? "USD", owner: c.accountId)
             let (json, tag) = try ownerJSON(db, id: id)
             return RequestContext.jsonResponse(201, json, etag: tag, headers: [("Location", "/v1/households/\(id)")])

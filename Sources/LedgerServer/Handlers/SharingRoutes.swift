@@ -102,8 +102,13 @@ enum SharingRoutes {
             if account == c.accountId {
                 throw APIError(422, "cannot_invite_self", "You own this household; invite another parent.")
             }
-            if let existing = try ShareStore.find(db, household: household, account: account) {
-                if existing.status.isActive { return RequestContext.jsonResponse(200, existing.json) }
+            let configuration = ctx.services.configuration
+            let existing = try ShareStore.find(db, household: household, account: account)
+            if let existing, existing.status.isActive { return RequestContext.jsonResponse(200, existing.json) }
+            try Quotas.checkInvitations(db, inviter: c.accountId, invitee: account,
+                                        inviterLimit: configuration.maxPendingInvitationsPerInviter,
+                                        inviteeLimit: configuration.maxPendingInvitationsPerInvitee)
+            if existing != nil {
                 try ShareStore.update(db, household: household, account: account, status: .invited,
                                       permission: perm, newInvitation: true)
             } else {

@@ -40,7 +40,8 @@ enum SyncRoutes {
         let batch = try PushBatch.parse(try ctx.body(), maxRecords: ctx.services.configuration.maxPushRecords)
         ctx.services.writer.submit(WriteQueue.Job(work: { db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
-            let out = try batch.apply(db, household: household, author: c.accountId)
+            let out = try batch.apply(db, household: household, author: c.accountId,
+                                      maxChildren: ctx.services.configuration.maxChildrenPerHousehold)
             try DeviceSync.recordPush(db, token: c.tokenId, household: household)
             let response = RequestContext.jsonResponse(200, .object(["results": .array(out.results)]))
             return WriteQueue.WriteOutcome(value: response, touched: out.changed ? [household] : [])

@@ -12,7 +12,7 @@ extension PushBatch {
 
     /// Applies the batch on the writer's connection (inside its transaction): children
     /// first, then transactions. The caller has checked write access.
-    func apply(_ db: SQLiteConnection, household: String, author: String) throws -> Outcome {
+    func apply(_ db: SQLiteConnection, household: String, author: String, maxChildren: Int = 0) throws -> Outcome {
         var results: [JSONValue] = []
         results.reserveCapacity(count)
         var changed = false
@@ -24,7 +24,7 @@ extension PushBatch {
                 // Attribution is the caller's: nobody edits in another member's name.
                 results.append(PushBatch.rejected("child", record.id, "modified_by_mismatch"))
             case .valid(let record):
-                let (result, saved) = try PushBatch.applyChild(db, household: household, record)
+                let (result, saved) = try PushBatch.applyChild(db, household: household, record, maxChildren: maxChildren)
                 results.append(result)
                 changed = changed || saved
             }
@@ -43,8 +43,11 @@ extension PushBatch {
     }
 
     /// New id: insert. Same content: unchanged. Base tag matches: update. Else conflict.
-    static func applyChild(_ db: SQLiteConnection, household: String, _ c: ChildRecord) throws -> (JSONValue, Bool) {
+    static func applyChild(_ db: SQLiteConnection, household: String, _ c: ChildRecord, maxChildren: Int = 0) throws -> (JSONValue, Bool) {
         guard let current = try LedgerStore.findChild(db, household: household, id: c.id) else {
+            if let full = try Quotas.childrenFull(db, household: household, limit: maxChildren) {
+                return (rejected("child", c.id, full.code), false)
+            }
             let seq = try LedgerStore.nextSeq(db, household)
             try db.run("""
                 INSERT INTO children (id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents, seq)

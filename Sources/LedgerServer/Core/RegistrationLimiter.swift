@@ -1,0 +1,45 @@
+import Dispatch
+import Synchronization
+
+/// Registrations per client: a token bucket per IPv4 address or IPv6 /64 network (one
+/// subscriber's allocation, so an IPv6 client cannot take a fresh address per account)
+/// that holds `perHour` registrations and refills at `perHour` an hour.
+final class RegistrationLimiter: Sendable {
+    private struct Bucket { var tokens: Double; var at: Double }
+    private let buckets = Mutex<[[UInt8]: Bucket]>([:])
+    let perHour: Int
+    private let now: @Sendable () -> Double
+
+    /// `perHour` 0: no limit. `now` is a monotonic clock in seconds.
+    init(perHour: Int, now: @escaping @Sendable () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }) {
+        self.perHour = perHour
+        self.now = now
+    }
+
+    /// The bucket of an address: its IPv4 bytes, the first 8 bytes of an IPv6 address, or
+    /// the text of anything else.
+    static func key(_ address: String) -> [UInt8] {
+        guard let bytes = ClientAddress.address(address) else { return Array(address.utf8) }
+        return bytes.count == 16 ? Array(bytes.prefix(8)) : bytes
+    }
+
+    /// Takes one registration for `address`: nil when allowed, else the seconds until one is.
+    func take(_ address: String) -> Int? {
+        guard perHour > 0 else { return nil }
+        let capacity = Double(perHour), rate = capacity / 3600
+        let t = now(), key = RegistrationLimiter.key(address)
+        return buckets.withLock { b in
+            if b.count > 100_000 {
+                // Forget the buckets that have filled up again: they would start full anyway.
+                b = b.filter { $0.value.tokens + (t - $0.value.at) * rate < capacity }
+            }
+            var bucket = b[key] ?? Bucket(tokens: capacity, at: t)
+            bucket.tokens = min(capacity, bucket.tokens + (t - bucket.at) * rate)
+            bucket.at = t
+            defer { b[key] = bucket }
+            guard bucket.tokens >= 1 else { return max(1, Int(((1 - bucket.tokens) / rate).rounded(.up))) }
+            bucket.tokens -= 1
+            return nil
+        }
+    }
+}
