@@ -37,9 +37,10 @@
 #                                 (default .build/contract-report; emptied of both first)
 #   KIDLEDGER_CONTRACT_ALLOW_RATE_LIMIT=1
 #                                 do not fail a run that mostly got 429 (by default it fails:
-#                                 the server must honour KIDLEDGER_AUTH_FAILURES_PER_MINUTE,
-#                                 which this script sets, or a remote server must allow
-#                                 the failed authentications the ignored_auth check makes)
+#                                 the server must honour KIDLEDGER_AUTH_FAILURES_PER_MINUTE
+#                                 and KIDLEDGER_REGISTRATIONS_PER_HOUR, which this script sets,
+#                                 or a remote server must allow the failed authentications the
+#                                 ignored_auth check makes and the accounts the run registers)
 #
 # Exit status: 0 when every check passed, non-zero otherwise.
 set -euo pipefail
@@ -86,8 +87,12 @@ else
     mkdir -p "$WORK/data"
     # Subscriptions configured so their endpoints answer by the contract instead of 503.
     # The failed-authentication limit (default 30 a minute per address) is raised: the
-    # ignored_auth check sends invalid tokens on purpose, all from 127.0.0.1.
-    (cd "$REPO" && export KIDLEDGER_AUTH_FAILURES_PER_MINUTE=1000000 && exec "$BIN" serve --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" \
+    # ignored_auth check sends invalid tokens on purpose, all from 127.0.0.1. The quotas are
+    # lifted (0) for the same reason: every generated account, household, child and
+    # invitation comes from one address and one account (LimitsTests cover the quotas).
+    (cd "$REPO" && export KIDLEDGER_AUTH_FAILURES_PER_MINUTE=1000000 KIDLEDGER_REGISTRATIONS_PER_HOUR=0 \
+        KIDLEDGER_MAX_HOUSEHOLDS_PER_ACCOUNT=0 KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD=0 \
+        KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE=0 KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER=0 && exec "$BIN" serve --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" \
         --registration open --bundle-id com.example.kidledger --product-id com.example.kidledger.pro --app-apple-id 1234567890 \
         --openapi "$SPEC" --public-dir "$REPO/Public") >"$WORK/server.log" 2>&1 &
     SERVER_PID=$!

@@ -41,4 +41,15 @@ final class OpenAPIRulesTests: XCTestCase {
         let pattern = "^[\(space)]*[^\(controlOrSpace)\(invisible)](?:[^\(control)\(bidi)]{0,98}[^\(controlOrSpace)\(bidi)])?[\(space)]*$"
         XCTAssertTrue(Self.schema("Name").contains("      pattern: '\(pattern)'"), "expected pattern: \(pattern)")
     }
+
+    /// The quota and rate-limit codes are in the spec's problem and push-result enums.
+    func testQuotaCodesAreInTheSpec() {
+        for (schema, codes) in [("Problem409Code", ["too_many_households", "too_many_children", "too_many_invitations"]),
+                                ("Problem429Code", ["registration_rate_limited"]), ("PushResult", ["too_many_children"])] {
+            let text = Self.schema(schema)
+            for code in codes { XCTAssertTrue(text.contains(code), "\(schema) lacks \(code)") }
+        }
+        XCTAssertTrue(Self.schema("Problem409").contains("        limit:"))
+        XCTAssertTrue(Self.schema("Problem409").contains("        scope:"))
+    }
 }
