@@ -228,7 +228,12 @@ extension CLI {
     func leave(_ rest: [String]) async throws {
         try args.expectPositionals(1)
         let ledger = try await ledgerWithServer()
-        try await ledger.leave()
+        do { try await ledger.leave() } catch LedgerError.notAllowed(let reason) {
+            if try await ledger.snapshot().household?.role == .owner {
+                throw CLIError("you own this household; use `kidledger share stop` to stop sharing it")
+            }
+            throw CLIError(Wording.lowered(reason))
+        }
         if json { emit(Output.household(try await ledger.snapshot().household)) } else { print("left the household; this device keeps a local copy") }
     }
 }

@@ -192,6 +192,7 @@ final class CLITests: XCTestCase {
         let reports = try lines.map { try JSONValue.parse(String($0)) }
         XCTAssertTrue(reports.contains { ($0["pulledTransactions"]?.intValue ?? 0) > 0 }, "\(lines)")
         XCTAssertEqual(try json(try kl("dad", "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 250)
+        assertOneLineError(try kl("mum", "leave"), contains: "`kidledger share stop`")
     }
 
     func testAChildIsNamedInAnyCaseOrByItsId() throws {
