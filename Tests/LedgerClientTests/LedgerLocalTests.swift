@@ -52,6 +52,7 @@ final class LedgerLocalTests: XCTestCase {
         XCTAssertEqual(seen.count, 10)
         XCTAssertEqual(Set(seen.map(\.id)).count, 10, "no transaction on two pages")
         XCTAssertEqual(seen.map(\.createdAt), seen.map(\.createdAt).sorted(by: >), "newest first")
+        XCTAssertEqual(seen.prefix(7).map(\.amountCents), [7, 6, 5, 4, 3, 2, 1], "the same millisecond keeps the order of writing")
         XCTAssertEqual(seen.first { $0.id == tx.id }?.reversedBy, nil)
         let undone = try XCTUnwrap(seen.first { $0.reversesId != nil })
         XCTAssertNotNil(seen.first { $0.reversedBy == undone.id })

@@ -28,4 +28,6 @@ struct HistoryEntry: Sendable, Equatable {
     var reversedById: String?
     /// True while it waits to be uploaded.
     var isPending = false
+    /// Where it was written in this replica (orders transactions of the same millisecond).
+    var position: Int64 = 0
 }

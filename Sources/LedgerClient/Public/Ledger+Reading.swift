@@ -47,19 +47,19 @@ extension Ledger {
         let limit = max(1, min(limit, 1000))
         return try publicErrors {
             guard try store.child(id: childId.lowercased()) != nil else { throw LedgerError.notFound }
-            var older: (createdAt: Int64, id: String)?
+            var older: (createdAt: Int64, position: Int64)?
             if let before {
-                let parts = before.split(separator: ":", maxSplits: 1).map(String.init)
-                guard parts.count == 2, let ms = Int64(parts[0]) else {
+                let parts = before.split(separator: ":").compactMap { Int64($0) }
+                guard parts.count == 2 else {
                     throw LedgerError.invalidInput(field: "cursor", message: "is not one this ledger handed out")
                 }
-                older = (ms, parts[1])
+                older = (parts[0], parts[1])
             }
             let rows = try store.history(childId: childId.lowercased(), limit: limit + 1, before: older)
             let items = rows.prefix(limit).map {
                 LedgerTransaction($0.transaction, reversedBy: $0.reversedById, isPending: $0.isPending)
             }
-            let next = rows.count > limit ? items.last.map { "\($0.createdAt.ms):\($0.id)" } : nil
+            let next = rows.count > limit ? "\(rows[limit - 1].transaction.createdAt):\(rows[limit - 1].position)" : nil
             return HistoryPage(items: Array(items), nextCursor: next)
         }
     }

@@ -84,23 +84,25 @@ extension LedgerStore {
     }
 
     /// A child's transactions, newest first, with the id of each one's reversal.
-    /// `limit` at most, older than `before` (a transaction's `createdAt` and id) when given.
-    func history(childId: String, limit: Int = .max, before: (createdAt: Int64, id: String)? = nil) throws -> [HistoryEntry] {
+    /// `limit` at most, older than `before` (an entry's `createdAt` and `position`) when given.
+    /// Transactions made in the same millisecond come newest-written first.
+    func history(childId: String, limit: Int = .max, before: (createdAt: Int64, position: Int64)? = nil) throws -> [HistoryEntry] {
         let cols = Self.transactionColumns.split(separator: ",").map { "t." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
         var params: [SQLiteValue] = [.text(childId)]
         var older = ""
         if let before {
-            older = "AND (t.created_at < ? OR (t.created_at = ? AND t.id < ?))"
-            params += [.integer(before.createdAt), .integer(before.createdAt), .text(before.id)]
+            older = "AND (t.created_at < ? OR (t.created_at = ? AND t.rowid < ?))"
+            params += [.integer(before.createdAt), .integer(before.createdAt), .integer(before.position)]
         }
         params.append(.integer(Int64(min(limit, Int(Int64.max)))))
         return try db.query("""
-            SELECT \(cols), r.id, p.id IS NOT NULL FROM transactions t
+            SELECT \(cols), r.id, p.id IS NOT NULL, t.rowid FROM transactions t
             LEFT JOIN transactions r ON r.reverses_id = t.id
             LEFT JOIN pending p ON p.kind = 'transaction' AND p.id = t.id
-            WHERE t.child_id = ? \(older) ORDER BY t.created_at DESC, t.id DESC LIMIT ?
+            WHERE t.child_id = ? \(older) ORDER BY t.created_at DESC, t.rowid DESC LIMIT ?
             """, params).map { row in
-            HistoryEntry(transaction: Self.transaction(from: row), reversedById: row.optionalString(9), isPending: row.bool(10))
+            HistoryEntry(transaction: Self.transaction(from: row), reversedById: row.optionalString(9), isPending: row.bool(10),
+                         position: row.int(11))
         }
     }
 
