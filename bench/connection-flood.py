@@ -2,7 +2,7 @@
 """Helper for bench/connection-flood.sh: one address floods the server with idle
 connections while another address measures /healthz.
 
-A flooder process keeps --connections connections from 127.0.0.1 open or opening, never
+Flooder processes keep --connections connections from 127.0.0.1 open or opening, never
 sending a byte, and opens a new one whenever the server closes one (refused at the
 per-address cap, or closed at the header timeout). Meanwhile this process sends
 sequential GET /healthz requests from 127.0.0.2, each on a new connection, and records
@@ -12,7 +12,7 @@ import argparse, json, multiprocessing, os, resource, selectors, socket, subproc
 IP_BIND_ADDRESS_NO_PORT = 24  # Linux: pick the port at connect(), not at bind()
 
 
-def flood(port, target, stop, report):
+def flood(port, target, stop, report, who):
     """Keeps `target` sockets to 127.0.0.1:port open or connecting until `stop` is set."""
     sel = selectors.DefaultSelector()
     live = 0
@@ -51,10 +51,10 @@ def flood(port, target, stop, report):
         stats["held_max"] = max(stats["held_max"], live)
         if time.monotonic() - last > 0.5:
             last = time.monotonic()
-            report.put(("progress", (stats["opened"], live)))
+            report.put(("progress", who, (stats["opened"], live)))
     for key in list(sel.get_map().values()):
         key.fileobj.close()
-    report.put(("done", stats))
+    report.put(("done", who, stats))
 
 
 def fetch(port, path, timeout):
@@ -123,12 +123,16 @@ def main():
     ap.add_argument("--port", type=int, default=18184)
     ap.add_argument("--server-args", default="")
     a = ap.parse_args()
+    # Each flooder process holds at most 10,000 sockets, so that the descriptor limit (per
+    # process) need not exceed what an unprivileged user usually has.
+    flooders = max(1, -(-a.connections // 10000))
+    share = -(-a.connections // flooders)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = a.connections + 4096
+    want = share + 1024
     if soft < want:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, want), hard))
     if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < want:
-        sys.exit(f"needs {want} descriptors (ulimit -n); the hard limit is {hard}")
+        sys.exit(f"needs {want} descriptors per process (ulimit -n); the hard limit is {hard}")
 
     data = tempfile.mkdtemp()
     log_path = os.path.join(data, "server.log")
@@ -152,27 +156,33 @@ def main():
         print("healthz from 127.0.0.2, no flood:", json.dumps(base), flush=True)
 
         stop, report = multiprocessing.Event(), multiprocessing.Queue()
-        flooder = multiprocessing.Process(target=flood, args=(a.port, a.connections, stop, report))
-        flooder.start()
-        # Measure once the flooder has opened as many connections as it keeps open.
-        opened, live = 0, 0
-        while opened < a.connections:
-            kind, value = report.get()
+        procs = [multiprocessing.Process(target=flood, args=(a.port, share, stop, report, i)) for i in range(flooders)]
+        for p in procs:
+            p.start()
+        # Measure once the flooders have opened as many connections as they keep open.
+        progress = {}
+        while sum(o for o, _ in progress.values()) < a.connections:
+            kind, who, value = report.get()
             if kind == "progress":
-                opened, live = value
-        print(f"flood: {opened} connections opened from 127.0.0.1, {live} open or opening; "
+                progress[who] = value
+        opened, live = sum(o for o, _ in progress.values()), sum(l for _, l in progress.values())
+        print(f"flood: {opened} connections opened from 127.0.0.1 by {flooders} processes, {live} open or opening; "
               "each one the server closes is opened again", flush=True)
         under = summary(*measure(a.port, a.seconds))
         print(f"healthz from 127.0.0.2 during the flood ({a.seconds:.0f} s):", json.dumps(under), flush=True)
         counters = metrics(a.port)
         stop.set()
-        stats = None
-        while stats is None:
-            kind, value = report.get()
+        stats = {}
+        done = 0
+        while done < flooders:
+            kind, _, value = report.get()
             if kind == "done":
-                stats = value
-        flooder.join()
-        print("flooder:", json.dumps(stats))
+                done += 1
+                for k, v in value.items():
+                    stats[k] = stats.get(k, 0) + v
+        for p in procs:
+            p.join()
+        print("flooders (summed):", json.dumps(stats))
         print("server metrics:", json.dumps(counters))
     finally:
         proc.terminate()
