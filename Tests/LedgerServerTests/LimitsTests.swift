@@ -65,6 +65,18 @@ final class LimitsTests: XCTestCase {
         XCTAssertNil(RegistrationLimiter(perHour: 0).take("192.0.2.1"), "0: no limit")
     }
 
+    /// A flood from more networks than the limiter remembers costs one scan per that many
+    /// new clients, and the memory stays bounded.
+    func testRegistrationBucketsStayBounded() {
+        let limiter = RegistrationLimiter(perHour: 1, now: { 0 })
+        XCTAssertNil(limiter.take("2001:db8:0:1::1"))
+        XCTAssertNotNil(limiter.take("2001:db8:0:1::2"), "one /64 is one client")
+        for i in 1...RegistrationLimiter.maxBuckets { XCTAssertNil(limiter.take("2001:db8:\(String(i, radix: 16)):2::1")) }
+        XCTAssertLessThan(limiter.bucketCount, RegistrationLimiter.maxBuckets / 2)
+        XCTAssertNil(limiter.take("192.0.2.9"))
+        XCTAssertNotNil(limiter.take("192.0.2.9"))
+    }
+
     final class Clock: @unchecked Sendable { var now: Double = 1000 }
 
     // MARK: households

@@ -8,6 +8,8 @@ final class RegistrationLimiter: Sendable {
     private struct Bucket { var tokens: Double; var at: Double }
     private let buckets = Mutex<[[UInt8]: Bucket]>([:])
     let perHour: Int
+    /// Most clients remembered at once.
+    static let maxBuckets = 100_000
     private let now: @Sendable () -> Double
 
     /// `perHour` 0: no limit. `now` is a monotonic clock in seconds.
@@ -23,15 +25,21 @@ final class RegistrationLimiter: Sendable {
         return bytes.count == 16 ? Array(bytes.prefix(8)) : bytes
     }
 
+    /// How many clients are remembered.
+    var bucketCount: Int { buckets.withLock { $0.count } }
+
     /// Takes one registration for `address`: nil when allowed, else the seconds until one is.
     func take(_ address: String) -> Int? {
         guard perHour > 0 else { return nil }
         let capacity = Double(perHour), rate = capacity / 3600
         let t = now(), key = RegistrationLimiter.key(address)
         return buckets.withLock { b in
-            if b.count > 100_000 {
+            if b.count >= RegistrationLimiter.maxBuckets {
                 // Forget the buckets that have filled up again: they would start full anyway.
+                // If that frees nothing (a client spread over more networks than this), start
+                // over, so the scan runs once per that many new clients, not on every request.
                 b = b.filter { $0.value.tokens + (t - $0.value.at) * rate < capacity }
+                if b.count >= RegistrationLimiter.maxBuckets / 2 { b.removeAll(keepingCapacity: true) }
             }
             var bucket = b[key] ?? Bucket(tokens: capacity, at: t)
             bucket.tokens = min(capacity, bucket.tokens + (t - bucket.at) * rate)
