@@ -51,6 +51,7 @@ final class Services: Sendable {
     /// Maps any error to its problem+json answer; unexpected errors are logged and become 500.
     static func problem(for error: Error, logger: Logger) -> HTTPResponse {
         if let e = error as? APIError { return e.response }
+        if let e = error as? LedgerStorageError { return e.apiError.response }
         if let e = error as? SQLiteError, e.isBusy {
             var p = APIError(503, "service_unavailable", "The database is busy; retry shortly.")
             p.headers.set("Retry-After", "1")

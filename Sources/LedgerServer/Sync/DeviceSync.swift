@@ -33,32 +33,7 @@ enum DeviceSync {
     static func status(_ db: SQLiteConnection, household: String, account: String) throws -> JSONValue {
         try db.execute("BEGIN")
         defer { try? db.execute("COMMIT") }
-        let m = try Access.check(db, household: household, account: account, need: .read)
-        guard let h = try db.queryOne("SELECT incarnation, seq FROM households WHERE id = ?", [.text(household)]) else {
-            throw APIError.notFound("No such household.")
-        }
-        let latest = SyncToken(household: household, incarnation: h.int(0), seq: h.int(1))
-        let rows = try db.query("""
-            SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at, d.last_pull_seq
-            FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
-            JOIN households h ON h.id = d.household_id
-            WHERE d.household_id = ?1 AND (t.account_id = h.owner_account_id OR EXISTS (
-                SELECT 1 FROM participants p WHERE p.household_id = ?1 AND p.account_id = t.account_id AND p.status = 'accepted'))
-            ORDER BY t.account_id, d.token_id
-            """, [.text(household)])
-        var devices: [JSONValue] = []
-        for r in rows {
-            devices.append(.object([
-                "tokenId": .string(r.string(0)), "accountId": .string(r.string(1)), "deviceName": .string(r.string(2)),
-                "lastPullAt": r.optionalInt(3).map { .string(Timestamp.format(ms: $0)) } ?? .null,
-                "lastPushAt": r.optionalInt(4).map { .string(Timestamp.format(ms: $0)) } ?? .null,
-                "changesBehind": .int(try changes(db, household: household, after: r.int(5))),
-            ]))
-        }
-        return .object([
-            "householdId": .string(household), "latestToken": .string(latest.encoded),
-            "access": m.accessJSON, "devices": .array(devices),
-        ])
+        return try SQLiteLedgerTransaction(db).syncStatus(household: household, account: account).json(household: household)
     }
 
     /// Records (children and transactions) changed after `after`.
@@ -67,5 +42,22 @@ enum DeviceSync {
             SELECT (SELECT COUNT(*) FROM children WHERE household_id = ?1 AND seq > ?2)
                  + (SELECT COUNT(*) FROM transactions WHERE household_id = ?1 AND seq > ?2)
             """, [.text(household), .integer(after)])?.int(0) ?? 0
+    }
+}
+
+extension SyncStatusReport {
+    /// `{householdId, latestToken, access, devices}`.
+    func json(household: String) -> JSONValue {
+        .object([
+            "householdId": .string(household), "latestToken": .string(latestToken.encoded), "access": membership.accessJSON,
+            "devices": .array(devices.map { d in
+                .object([
+                    "tokenId": .string(d.tokenId), "accountId": .string(d.accountId), "deviceName": .string(d.deviceName),
+                    "lastPullAt": d.lastPullAt.map { .string(Timestamp.format(ms: $0)) } ?? .null,
+                    "lastPushAt": d.lastPushAt.map { .string(Timestamp.format(ms: $0)) } ?? .null,
+                    "changesBehind": .int(d.changesBehind),
+                ])
+            }),
+        ])
     }
 }

@@ -386,17 +386,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
         let params: [PGValue] = [.uuid(household), .int(onlySeq ?? after), .int(Int64(min(limit, Int(Int32.max))))]
         let kids = try db.query("SELECT \(Self.childColumns), seq FROM children WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
         let txs = try db.query("SELECT \(Self.txColumns), seq FROM transactions WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
-        var out: [FeedChange] = []
-        out.reserveCapacity(min(limit, kids.count + txs.count))
-        var i = 0, j = 0
-        while out.count < limit && (i < kids.count || j < txs.count) {
-            if j >= txs.count || (i < kids.count && kids[i].int(10) <= txs[j].int(11)) {
-                out.append(.child(Self.child(kids[i]), seq: kids[i].int(10))); i += 1
-            } else {
-                out.append(.transaction(Self.transaction(txs[j]), seq: txs[j].int(11))); j += 1
-            }
-        }
-        return out
+        return FeedChange.merged(kids.map { .child(Self.child($0), seq: $0.int(10)) },
+                                 txs.map { .transaction(Self.transaction($0), seq: $0.int(11)) }, limit: limit)
     }
 
     func devices(household: String) throws -> [DeviceSyncRecord] {

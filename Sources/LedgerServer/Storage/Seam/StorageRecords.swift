@@ -79,6 +79,22 @@ enum FeedChange: Sendable, Equatable {
         case .child(_, let s), .transaction(_, let s): return s
         }
     }
+
+    /// Children and transactions (each oldest change first) merged by sequence value,
+    /// children first within one; at most `limit`.
+    static func merged(_ children: [FeedChange], _ transactions: [FeedChange], limit: Int) -> [FeedChange] {
+        var out: [FeedChange] = []
+        out.reserveCapacity(min(limit, children.count + transactions.count))
+        var i = 0, j = 0
+        while out.count < limit && (i < children.count || j < transactions.count) {
+            if j >= transactions.count || (i < children.count && children[i].seq <= transactions[j].seq) {
+                out.append(children[i]); i += 1
+            } else {
+                out.append(transactions[j]); j += 1
+            }
+        }
+        return out
+    }
 }
 
 /// One page of a household's change feed, read in one snapshot.

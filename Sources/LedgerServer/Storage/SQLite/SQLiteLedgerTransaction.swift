@@ -1,0 +1,320 @@
+import LedgerModel
+import SQLiteKit
+
+/// The primitives of `LedgerWriting` on one SQLite connection, inside the transaction the
+/// read pool or the writer opened.
+final class SQLiteLedgerTransaction: LedgerWriting {
+    private let db: SQLiteConnection
+    private(set) var commit = StorageCommit()
+
+    init(_ db: SQLiteConnection) { self.db = db }
+
+    private static let householdColumns = "id, name, currency, owner_account_id, created_at, modified_at, change_tag, shared"
+    private static let tokenColumns = "id, account_id, device_name, created_at, last_used_at"
+
+    private static func household(_ r: SQLiteRow) -> HouseholdRecord {
+        HouseholdRecord(id: r.string(0), name: r.string(1), currency: r.string(2), ownerAccountId: r.string(3),
+                        createdAt: r.int(4), modifiedAt: r.int(5), changeTag: r.string(6), shared: r.bool(7))
+    }
+
+    private static func token(_ r: SQLiteRow) -> TokenRecord {
+        TokenRecord(id: r.string(0), accountId: r.string(1), deviceName: r.string(2), createdAt: r.int(3), lastUsedAt: r.optionalInt(4))
+    }
+
+    // MARK: accounts and tokens
+
+    func caller(tokenHash: [UInt8]) throws -> Caller? {
+        guard let r = try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = ? AND revoked_at IS NULL", [.blob(tokenHash)]),
+              TokenSecret.constantTimeEqual(r.blob(2), tokenHash) else { return nil }
+        return Caller(accountId: r.string(1), tokenId: r.string(0))
+    }
+
+    func account(id: String) throws -> AccountRecord? {
+        try db.queryOne("SELECT id, handle, display_name, created_at FROM accounts WHERE id = ?", [.text(id)]).map {
+            AccountRecord(id: $0.string(0), handle: $0.string(1), displayName: $0.string(2), createdAt: $0.int(3))
+        }
+    }
+
+    func accountId(handle: String) throws -> String? {
+        try db.queryOne("SELECT id FROM accounts WHERE handle = ?", [.text(handle)])?.string(0)
+    }
+
+    func token(id: String) throws -> TokenRecord? {
+        try db.queryOne("SELECT \(Self.tokenColumns) FROM tokens WHERE id = ?", [.text(id)]).map(Self.token)
+    }
+
+    func activeTokens(account: String) throws -> [TokenRecord] {
+        try db.query("SELECT \(Self.tokenColumns) FROM tokens WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id",
+                     [.text(account)]).map(Self.token)
+    }
+
+    func insertAccount(_ a: AccountRecord) throws {
+        if try accountId(handle: a.handle) != nil { throw LedgerStorageError.handleTaken(a.handle) }
+        try db.run("INSERT INTO accounts (id, handle, display_name, created_at) VALUES (?, ?, ?, ?)",
+                   [.text(a.id), .text(a.handle), .text(a.displayName), .integer(a.createdAt)])
+    }
+
+    func insertToken(_ t: TokenRecord, hash: [UInt8]) throws {
+        try db.run("INSERT INTO tokens (id, account_id, hash, device_name, created_at) VALUES (?, ?, ?, ?, ?)",
+                   [.text(t.id), .text(t.accountId), .blob(hash), .text(t.deviceName), .integer(t.createdAt)])
+    }
+
+    func revokeToken(id: String, account: String, at: Int64) throws -> Bool {
+        try db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL",
+                   [.integer(at), .text(id), .text(account)])
+        guard db.changes == 1 else { return false }
+        commit.revokedTokens.insert(id)
+        return true
+    }
+
+    // MARK: households
+
+    func household(id: String) throws -> HouseholdRecord? {
+        try db.queryOne("SELECT \(Self.householdColumns) FROM households WHERE id = ?", [.text(id)]).map(Self.household)
+    }
+
+    func accessRecord(household: String, account: String) throws -> AccessRecord? {
+        guard let r = try db.queryOne("""
+            SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL
+            FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = ?2
+            WHERE h.id = ?1
+            """, [.text(household), .text(account)]) else { return nil }
+        return AccessRecord(ownerAccountId: r.string(0), status: r.optionalString(1).flatMap(ShareStore.Status.init(rawValue:)),
+                            permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
+                            everAccepted: !r.isNull(1) && r.bool(3))
+    }
+
+    func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing> {
+        let rows = try db.query("""
+            SELECT h.id, h.name, h.currency, h.owner_account_id, h.created_at, h.modified_at, h.change_tag, h.shared,
+                   p.permission, h.rowid
+            FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = ?1
+            WHERE (h.owner_account_id = ?1 OR p.status = 'accepted') AND h.rowid > ?2
+            ORDER BY h.rowid LIMIT ?3
+            """, [.text(account), .integer(after ?? 0), .int(limit + 1)])
+        let page = rows.prefix(limit)
+        let items = page.map { r -> HouseholdListing in
+            let h = Self.household(r)
+            return h.ownerAccountId == account
+                ? HouseholdListing(household: h, role: .owner, permission: .readWrite)
+                : HouseholdListing(household: h, role: .participant,
+                                   permission: r.optionalString(8).flatMap(Membership.Permission.init(rawValue:)) ?? .readOnly)
+        }
+        return ListPage(items: items, next: rows.count > limit ? page.last!.int(9) : nil)
+    }
+
+    func nextSeq(household: String) throws -> Int64 {
+        guard try self.household(id: household) != nil else { throw LedgerStorageError.householdNotFound }
+        let seq = try LedgerStore.nextSeq(db, household)
+        commit.touched.insert(household)
+        return seq
+    }
+
+    func insertHousehold(_ h: HouseholdRecord, incarnation: Int64) throws {
+        if try household(id: h.id) != nil { throw LedgerStorageError.householdIdTaken(h.id) }
+        try db.run("""
+            INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq,
+                                    household_seq, shared)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?)
+            """, [.text(h.id), .text(h.name), .text(h.currency), .text(h.ownerAccountId), .integer(h.createdAt),
+                  .integer(h.modifiedAt), .text(h.changeTag), .integer(incarnation), .bool(h.shared)])
+    }
+
+    func updateHousehold(id: String, name: String, currency: String, shared: Bool, modifiedAt: Int64, seq: Int64) throws {
+        try db.run("""
+            UPDATE households SET name = ?, currency = ?, shared = ?, modified_at = ?, change_tag = ?, household_seq = ? WHERE id = ?
+            """, [.text(name), .text(currency), .bool(shared), .integer(modifiedAt), .text(LedgerStore.tag(seq)), .integer(seq), .text(id)])
+    }
+
+    func deleteHousehold(id: String) throws {
+        try db.run("DELETE FROM device_sync WHERE household_id = ?", [.text(id)])
+        try db.run("DELETE FROM households WHERE id = ?", [.text(id)])
+        commit.touched.insert(id)
+    }
+
+    // MARK: children and transactions
+
+    func child(household: String, id: String) throws -> Child? {
+        try LedgerStore.findChild(db, household: household, id: id)
+    }
+
+    func children(household: String, includeArchived: Bool) throws -> [Child] {
+        try db.query("""
+            SELECT \(LedgerStore.childColumns) FROM children WHERE household_id = ? AND (archived = 0 OR ?)
+            ORDER BY sort_order, created_at, id
+            """, [.text(household), .bool(includeArchived)]).map(LedgerStore.child)
+    }
+
+    func transaction(household: String, id: String) throws -> LedgerTransaction? {
+        try LedgerStore.findTransaction(db, household: household, id: id)
+    }
+
+    func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
+        try LedgerStore.transactionReserving(db, household: household, id: id)
+    }
+
+    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
+        let bound = SQLiteValue.integer(before ?? Int64.max), count = SQLiteValue.int(limit + 1)
+        let rows = if let child {
+            try db.query("""
+                SELECT \(LedgerStore.txColumns), n FROM transactions WHERE household_id = ? AND child_id = ? AND n < ?
+                ORDER BY n DESC LIMIT ?
+                """, [.text(household), .text(child), bound, count])
+        } else {
+            try db.query("SELECT \(LedgerStore.txColumns), n FROM transactions WHERE household_id = ? AND n < ? ORDER BY n DESC LIMIT ?",
+                         [.text(household), bound, count])
+        }
+        let page = rows.prefix(limit)
+        return ListPage(items: page.map(LedgerStore.transaction), next: rows.count > limit ? page.last!.int(11) : nil)
+    }
+
+    func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {
+        try db.queryOne("""
+            SELECT \(LedgerStore.txColumns) FROM transactions
+            WHERE household_id = ? AND child_id = ? AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1
+            """, [.text(household), .text(child)]).map(LedgerStore.transaction)
+    }
+
+    func insertChild(_ c: Child, seq: Int64) throws {
+        try db.run("""
+            INSERT INTO children (id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag,
+                                  balance_cents, seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(c.id), .text(c.householdId), .text(c.name), .integer(c.sortOrder), .bool(c.archived), .integer(c.createdAt),
+                  .integer(c.modifiedAt), .text(c.modifiedBy), .text(c.changeTag), .integer(c.balanceCents), .integer(seq)])
+    }
+
+    func updateChild(_ c: Child, seq: Int64) throws {
+        try db.run("""
+            UPDATE children SET name = ?, sort_order = ?, archived = ?, modified_at = ?, modified_by = ?, change_tag = ?, seq = ?
+            WHERE household_id = ? AND id = ?
+            """, [.text(c.name), .integer(c.sortOrder), .bool(c.archived), .integer(c.modifiedAt), .text(c.modifiedBy),
+                  .text(c.changeTag), .integer(seq), .text(c.householdId), .text(c.id)])
+    }
+
+    func insertTransaction(_ t: LedgerTransaction, seq: Int64) throws {
+        try db.run("""
+            INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                      author_account_id, reverses_id, seq, reversal_id)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(t.id), .text(t.householdId), .text(t.childId), .integer(t.amountCents), .text(t.note),
+                  .text(t.source.rawValue), .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId),
+                  .optionalText(t.reversesId), .integer(seq), .text(LedgerStore.reversalId(of: t.id) ?? ("not-a-uuid:" + t.id))])
+    }
+
+    func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
+        // The target's key is its reversal id, which is the reversal's id.
+        try db.run("UPDATE transactions SET reversed_by_id = ?1, seq = ?2 WHERE household_id = ?3 AND reversal_id = ?1 AND id = ?4",
+                   [.text(reversal), .integer(seq), .text(household), .text(id)])
+    }
+
+    func setBalance(household: String, child: String, cents: Int64) throws {
+        try db.run("UPDATE children SET balance_cents = ? WHERE household_id = ? AND id = ?", [.integer(cents), .text(household), .text(child)])
+    }
+
+    // MARK: sharing
+
+    func participant(household: String, account: String) throws -> Participant? {
+        try ShareStore.find(db, household: household, account: account)
+    }
+
+    func participant(invitation: String, account: String) throws -> Participant? {
+        try ShareStore.find(db, invitation: invitation, account: account)
+    }
+
+    func participants(household: String) throws -> [Participant] {
+        try db.query("""
+            SELECT \(ShareStore.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.household_id = ? ORDER BY p.invited_at, p.rowid
+            """, [.text(household)]).map(ShareStore.participant)
+    }
+
+    func pendingInvitations(account: String) throws -> [Invitation] {
+        try db.query("""
+            SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at
+            FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
+            WHERE p.account_id = ? AND p.status = 'invited' AND h.shared = 1
+            ORDER BY p.invited_at DESC, p.rowid DESC
+            """, [.text(account)]).map { r in
+            Invitation(id: r.string(0), householdId: r.string(1), householdName: r.string(2), ownerDisplayName: r.string(3),
+                       permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly, invitedAt: r.int(5))
+        }
+    }
+
+    func insertParticipant(household: String, account: String, permission: Membership.Permission,
+                           invitation: String, at: Int64) throws {
+        try db.run("""
+            INSERT INTO participants (household_id, account_id, permission, status, invitation_id, invited_at, updated_at)
+            VALUES (?, ?, ?, 'invited', ?, ?, ?)
+            """, [.text(household), .text(account), .text(permission.rawValue), .text(invitation), .integer(at), .integer(at)])
+    }
+
+    func updateParticipant(household: String, account: String, status: ShareStore.Status,
+                           permission: Membership.Permission?, newInvitation: String?, at: Int64) throws {
+        if let newInvitation {
+            try db.run("""
+                UPDATE participants SET status = ?, permission = COALESCE(?, permission), invitation_id = ?,
+                    invited_at = ?, updated_at = ?, accepted_at = NULL WHERE household_id = ? AND account_id = ?
+                """, [.text(status.rawValue), .optionalText(permission?.rawValue), .text(newInvitation),
+                      .integer(at), .integer(at), .text(household), .text(account)])
+        } else {
+            try db.run("""
+                UPDATE participants SET status = ?1, permission = COALESCE(?2, permission), updated_at = ?3,
+                    accepted_at = CASE WHEN ?1 = 'accepted' THEN COALESCE(accepted_at, ?3) ELSE accepted_at END
+                WHERE household_id = ?4 AND account_id = ?5
+                """, [.text(status.rawValue), .optionalText(permission?.rawValue), .integer(at), .text(household), .text(account)])
+        }
+    }
+
+    func revokeParticipants(household: String, at: Int64) throws {
+        try db.run("UPDATE participants SET status = 'revoked', updated_at = ? WHERE household_id = ? AND status IN ('invited', 'accepted')",
+                   [.integer(at), .text(household)])
+    }
+
+    // MARK: sync
+
+    func head(household: String) throws -> FeedHead? {
+        try db.queryOne("SELECT seq, incarnation FROM households WHERE id = ?", [.text(household)]).map {
+            FeedHead(seq: $0.int(0), incarnation: $0.int(1))
+        }
+    }
+
+    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> [FeedChange] {
+        let condition = onlySeq == nil ? "seq > ?" : "seq = ?"
+        let params: [SQLiteValue] = [.text(household), .integer(onlySeq ?? after), .integer(Int64(min(limit, Int(Int32.max))))]
+        let kids = try db.query("SELECT \(LedgerStore.childColumns), seq FROM children WHERE household_id = ? AND \(condition) ORDER BY seq LIMIT ?", params)
+        let txs = try db.query("SELECT \(LedgerStore.txColumns), seq FROM transactions WHERE household_id = ? AND \(condition) ORDER BY seq LIMIT ?", params)
+        return FeedChange.merged(kids.map { .child(LedgerStore.child($0), seq: $0.int(10)) },
+                                 txs.map { .transaction(LedgerStore.transaction($0), seq: $0.int(11)) }, limit: limit)
+    }
+
+    func devices(household: String) throws -> [DeviceSyncRecord] {
+        try db.query("""
+            SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at, d.last_pull_seq
+            FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
+            JOIN households h ON h.id = d.household_id
+            WHERE d.household_id = ?1 AND (t.account_id = h.owner_account_id OR EXISTS (
+                SELECT 1 FROM participants p WHERE p.household_id = ?1 AND p.account_id = t.account_id AND p.status = 'accepted'))
+            ORDER BY t.account_id, d.token_id
+            """, [.text(household)]).map { r in
+            DeviceSyncRecord(tokenId: r.string(0), accountId: r.string(1), deviceName: r.string(2), lastPullAt: r.optionalInt(3),
+                             lastPushAt: r.optionalInt(4), changesBehind: try DeviceSync.changes(db, household: household, after: r.int(5)))
+        }
+    }
+
+    func recordPull(token: String, household: String, seq: Int64, at: Int64) throws {
+        try db.run("""
+            INSERT INTO device_sync (token_id, household_id, last_pull_at, last_pull_seq)
+            SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM households WHERE id = ?2)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET last_pull_at = excluded.last_pull_at,
+                last_pull_seq = excluded.last_pull_seq
+            """, [.text(token), .text(household), .integer(at), .integer(seq)])
+    }
+
+    func recordPush(token: String, household: String, at: Int64) throws {
+        try db.run("""
+            INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES (?, ?, ?)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
+            """, [.text(token), .text(household), .integer(at)])
+    }
+}
