@@ -59,5 +59,18 @@ final class ClientBenchmarks: XCTestCase {
         report("LedgerService.addMoney durable (no observation)",
                try await time(200) { _ = try service.addMoney(childId: child.id, cents: 1) })
         XCTAssertTrue(try service.store.balanceMismatches().isEmpty)
+        // Reference in the same run: what the disk takes to make one small write durable,
+        // the floor under any durable mutation.
+        let probe = path + "-fsync-probe"
+        _ = FileManager.default.createFile(atPath: probe, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: probe) }
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: probe))
+        let page = Data(repeating: 1, count: 4096)
+        report("reference: one 4 KiB write + fsync on the same disk", try await time(200) {
+            try file.seek(toOffset: 0)
+            try file.write(contentsOf: page)
+            try file.synchronize()
+        })
+        try file.close()
     }
 }
