@@ -28,27 +28,7 @@ for i in $(seq 10); do
   child=${child:-$c}
 done
 
-# Every request is a new transaction: its Idempotency-Key is unique per run (the script
-# argument), thread and request. The request bytes are prebuilt but for the key, so the
-# load generator, which shares the two cores with the server, spends little per request.
-cat > "$tmp/post.lua" <<LUA
-local counter = 0
-local thread_id = 0
-local head, tail
-setup = function(thread) thread:set("tid", thread_id); thread_id = thread_id + 1 end
-init = function(args)
-  local body = '{"amountCents":1,"note":"bench"}'
-  head = "POST /v1/households/$hh/children/$child/transactions HTTP/1.1\r\n" ..
-         "Host: " .. wrk.host .. ":" .. wrk.port .. "\r\n" ..
-         "Authorization: Bearer $token\r\nContent-Type: application/json\r\n" ..
-         "Content-Length: " .. #body .. "\r\nIdempotency-Key: bench-" .. (args[1] or "run") .. "-" .. (tid or 0) .. "-"
-  tail = "\r\n\r\n" .. body
-end
-request = function()
-  counter = counter + 1
-  return head .. counter .. tail
-end
-LUA
+bench_post_lua "$tmp/post.lua" "$hh" "$child" "$token"
 
 echo "== durable POST transactions: warm-up wrk -d$warmup, then wrk -t2 -c$conns -d$duration"
 wrk -t2 -c"$conns" -d"$warmup" -s "$tmp/post.lua" "$base" -- "warm$$" > /dev/null

@@ -1,7 +1,8 @@
 # Shared set-up for the bench/ scripts; source it after `set -euo pipefail`.
 # Provides $repo, $tmp (removed on exit), the pids array (killed on exit),
 # bench_server_bin (sets SERVER_BIN, building a release binary when unset) and
-# bench_start_nginx PORT (nginx, 1 worker, fixed 200 "ok" reply, keep-alive).
+# bench_start_nginx PORT (nginx, 1 worker, fixed 200 "ok" reply, keep-alive) and
+# bench_post_lua FILE HOUSEHOLD CHILD TOKEN (a wrk script posting a new transaction per request).
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tmp="$(mktemp -d)"
@@ -44,4 +45,28 @@ http {
 CONF
     /usr/sbin/nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" &
     pids+=($!)
+}
+
+# Every request is a new transaction: its Idempotency-Key is unique per wrk invocation (the
+# script argument), thread and request. The request bytes are prebuilt but for the key, so
+# the load generator, which shares the cores with the server, spends little per request.
+bench_post_lua() {
+    cat > "$1" <<LUA
+local counter = 0
+local thread_id = 0
+local head, tail
+setup = function(thread) thread:set("tid", thread_id); thread_id = thread_id + 1 end
+init = function(args)
+  local body = '{"amountCents":1,"note":"bench"}'
+  head = "POST /v1/households/$2/children/$3/transactions HTTP/1.1\r\n" ..
+         "Host: " .. wrk.host .. ":" .. wrk.port .. "\r\n" ..
+         "Authorization: Bearer $4\r\nContent-Type: application/json\r\n" ..
+         "Content-Length: " .. #body .. "\r\nIdempotency-Key: bench-" .. (args[1] or "run") .. "-" .. (tid or 0) .. "-"
+  tail = "\r\n\r\n" .. body
+end
+request = function()
+  counter = counter + 1
+  return head .. counter .. tail
+end
+LUA
 }

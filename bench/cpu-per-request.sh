@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# Server CPU per request: utime + stime of the server process (all its threads, from
+# /proc/<pid>/stat) across one wrk run of fixed duration, divided by the requests wrk
+# completed in it. Requests per second on a shared machine swing from run to run and
+# depend on how wrk and the server share the cores; CPU spent per request does much less.
+#
+# Measured in each round, against kidledger-server (release build, default access logging,
+# written to a file) and nginx (1 worker, fixed 200 reply, access log off) in the same run:
+#   nginx         GET / from nginx, the reference
+#   healthz       GET /healthz
+#   children      authenticated GET …/children (11 children)
+#   feed          GET …/changes?limit=500, first page of a household of 1,200 transactions
+#                 (500 records, ~115 KB of JSON; each pull also records the device's pull
+#                 time, a durable write)
+#   feed-gzip     the same with Accept-Encoding: gzip, as the device SDK asks
+#   push          POST …/changes, 400 new transactions per request (fewer connections: the
+#                 pushes still in flight when wrk stops count CPU but no completed request)
+#   post          durable POST …/transactions, each request a new transaction
+#   post-nofsync  the same against a second server started under eatmydata (fsync a no-op)
+# post and post-nofsync alternate (which goes first alternates by round); their throughput
+# ratio is how close durable writes are to the no-fsync limit.
+# Every write run checks that the ledger grew by the requests wrk completed.
+#
+# Usage: bench/cpu-per-request.sh [duration=5s] [connections=64] [rounds=3] [warm-up=5s]
+# Environment: SERVER_BIN (default: release build of kidledger-server), WRK_THREADS (2),
+# PUSH_CONNS (4), OUR_PORT, NOFSYNC_PORT, NGINX_PORT, APT_LOCK (lock held while installing).
+set -euo pipefail
+duration="${1:-5s}"
+conns="${2:-64}"
+rounds="${3:-3}"
+warmup="${4:-5s}"
+threads="${WRK_THREADS:-2}"
+push_conns="${PUSH_CONNS:-4}"
+port="${OUR_PORT:-18301}"
+nofsync_port="${NOFSYNC_PORT:-18302}"
+nginx_port="${NGINX_PORT:-18303}"
+
+# The load generator, the reference server and the fsync-less runner, installed when missing.
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+[ -x /usr/sbin/nginx ] || need+=(nginx-light)
+command -v eatmydata >/dev/null || need+=(eatmydata)
+command -v curl >/dev/null || need+=(curl)
+if [ ${#need[@]} -gt 0 ]; then
+    apt_lock="${APT_LOCK:-/work/apt.lock}"
+    [ -d "$(dirname "$apt_lock")" ] || apt_lock=/tmp/apt-install.lock
+    echo "installing ${need[*]}" >&2
+    flock "$apt_lock" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 "$@" >/dev/null' sh "${need[@]}"
+fi
+
+source "$(dirname "$0")/lib.sh"
+bench_server_bin
+clk=$(getconf CLK_TCK)
+
+wait_up() {
+    for _ in $(seq 1 200); do
+        curl -fs "http://127.0.0.1:$1/healthz" >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    echo "server on port $1 did not come up" >&2; cat "$tmp"/*.log >&2 || true; exit 1
+}
+
+# Default logging (an access line per request) to a file, as a deployment would have it.
+mkdir -p "$tmp/data" "$tmp/data-nofsync"
+"$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
+server_pid=$!; pids+=($server_pid)
+eatmydata "$SERVER_BIN" serve --port "$nofsync_port" --data-dir "$tmp/data-nofsync" > "$tmp/server-nofsync.log" 2>&1 &
+nofsync_pid=$!; pids+=($nofsync_pid)   # eatmydata execs the server: same process
+bench_start_nginx "$nginx_port"
+nginx_pid=${pids[-1]}
+wait_up "$port"; wait_up "$nofsync_port"; wait_up "$nginx_port"
+grep -q libeatmydata "/proc/$nofsync_pid/maps" || { echo "the no-fsync server does not have libeatmydata loaded" >&2; exit 1; }
+
+# An account, a household of 11 children, and a second household whose feed is read:
+# one child and 1,200 transactions pushed in three batches of 400.
+seed() {  # PREFIX URL: prints PREFIXtoken=… PREFIXhh=… PREFIXfeed=… PREFIXchildren=…
+    python3 - "$1" "$2" <<'PY'
+import http.client, json, shlex, sys, urllib.parse, uuid
+prefix = sys.argv[1]
+u = urllib.parse.urlparse(sys.argv[2])
+c = http.client.HTTPConnection(u.hostname, u.port)
+def call(method, path, body=None, token=None):
+    h = {"Content-Type": "application/json"}
+    if token: h["Authorization"] = "Bearer " + token
+    c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
+    r = c.getresponse(); data = r.read()
+    assert 200 <= r.status < 300, (method, path, r.status, data[:300])
+    return json.loads(data) if data else None
+token = call("POST", "/v1/accounts", {"handle": "bench", "displayName": "Bench"})["token"]["secret"]
+hh = call("POST", "/v1/households", {"name": "Bench"}, token)["id"]
+children = [call("POST", f"/v1/households/{hh}/children", {"name": f"Child {i}"}, token)["id"] for i in range(1, 12)]
+feed = call("POST", "/v1/households", {"name": "Feed"}, token)["id"]
+feed_child = call("POST", f"/v1/households/{feed}/children", {"name": "Reader"}, token)["id"]
+for _ in range(3):
+    txs = [{"id": str(uuid.uuid4()), "childId": feed_child, "amountCents": 1, "note": "seeded", "source": "manual",
+            "createdAt": "2026-12-02T10:00:00.000Z"} for _ in range(400)]
+    res = call("POST", f"/v1/households/{feed}/changes", {"transactions": txs}, token)["results"]
+    assert all(r["status"] == "saved" for r in res), res[:3]
+page = call("GET", f"/v1/households/{feed}/changes?limit=500", token=token)
+assert len(page["children"]) + len(page["transactions"]) == 500 and page["moreComing"], "feed page is not 500 records"
+print(" ".join(f"{prefix}{k}={shlex.quote(v)}" for k, v in
+               [("token", token), ("hh", hh), ("feed", feed), ("children", ",".join(children))]))
+PY
+}
+eval "$(seed "" "http://127.0.0.1:$port")"
+eval "$(seed nofsync_ "http://127.0.0.1:$nofsync_port")"
+
+# Every write request inserts new rows: POST's Idempotency-Key and each pushed transaction's
+# id are unique per wrk invocation (the argument), thread and request. Pushed ids start with
+# random bits, as a device's random UUIDs would, so inserts land all over the id index.
+# Request bytes are prebuilt where they can be: the load generator shares the cores.
+bench_post_lua "$tmp/post.lua" "$hh" "${children%%,*}" "$token"
+bench_post_lua "$tmp/post-nofsync.lua" "$nofsync_hh" "${nofsync_children%%,*}" "$nofsync_token"
+lua_children=$(echo "$children" | sed 's/[^,]*/"&"/g')
+cat > "$tmp/push.lua" <<LUA
+local counter = 0
+local thread_id = 0
+local head, tag
+local children = { $lua_children }
+setup = function(thread) thread:set("tid", thread_id); thread_id = thread_id + 1 end
+init = function(args)
+  tag = (tonumber(args[1]) or 0) % 4096
+  math.randomseed(tag * 256 + (tid or 0) + 1)
+  head = "POST /v1/households/$hh/changes HTTP/1.1\r\n" ..
+         "Host: " .. wrk.host .. ":" .. wrk.port .. "\r\n" ..
+         "Authorization: Bearer $token\r\nContent-Type: application/json\r\n"
+end
+request = function()
+  counter = counter + 1
+  local parts = {}
+  for i = 1, 400 do
+    parts[i] = string.format('{"id":"%04x%04x-%04x-4%03x-8%03x-%012x","childId":"%s","amountCents":1,"note":"","source":"manual","createdAt":"2026-12-02T10:00:00.000Z"}',
+      math.random(0, 65535), math.random(0, 65535), tid or 0, tag, i - 1, counter, children[(i % #children) + 1])
+  end
+  local body = '{"transactions":[' .. table.concat(parts, ",") .. ']}'
+  return head .. "Content-Length: " .. #body .. "\r\n\r\n" .. body
+end
+LUA
+
+# utime + stime in clock ticks, summed over the given processes (and, for nginx, its workers).
+ticks() {
+    local p total=0
+    for p in "$@"; do
+        [ -r "/proc/$p/stat" ] || { echo "process $p is gone" >&2; cat "$tmp"/*.log >&2; exit 1; }
+        total=$(( total + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$p/stat") ))
+    done
+    echo "$total"
+}
+procs() {  # the processes whose CPU a kind is charged
+    case $1 in
+        nginx) echo "$nginx_pid $(ps -o pid= --ppid "$nginx_pid" | tr '\n' ' ')" ;;
+        post-nofsync) echo "$nofsync_pid" ;;
+        *) echo "$server_pid" ;;
+    esac
+}
+balance() {  # sum of the 11 children's balances (every written transaction adds 1 cent)
+    curl -fs "http://127.0.0.1:$1/v1/households/$2/children" -H "authorization: Bearer $3" |
+        python3 -c 'import sys,json;print(sum(c["balanceCents"] for c in json.load(sys.stdin)["items"]))'
+}
+
+invocation=0
+# run ROUND KIND DURATION: one wrk run of KIND, its CPU and requests appended to results.
+run() {
+    local round=$1 kind=$2 d=$3 c=$conns url script="" per=0 b0=0 b1 p t0 t1
+    local h=() bport=$port bhh=$hh btok=$token
+    invocation=$((invocation + 1))
+    case $kind in
+        nginx) url="http://127.0.0.1:$nginx_port/" ;;
+        healthz) url="http://127.0.0.1:$port/healthz" ;;
+        children) url="http://127.0.0.1:$port/v1/households/$hh/children"; h=(-H "Authorization: Bearer $token") ;;
+        feed) url="http://127.0.0.1:$port/v1/households/$feed/changes?limit=500"; h=(-H "Authorization: Bearer $token") ;;
+        feed-gzip) url="http://127.0.0.1:$port/v1/households/$feed/changes?limit=500"
+                   h=(-H "Authorization: Bearer $token" -H "Accept-Encoding: gzip") ;;
+        push) url="http://127.0.0.1:$port/"; script="$tmp/push.lua"; per=400; c=$push_conns ;;
+        post) url="http://127.0.0.1:$port/"; script="$tmp/post.lua"; per=1 ;;
+        post-nofsync) url="http://127.0.0.1:$nofsync_port/"; script="$tmp/post-nofsync.lua"; per=1
+                      bport=$nofsync_port; bhh=$nofsync_hh; btok=$nofsync_token ;;
+    esac
+    [ "$per" = 0 ] || b0=$(balance "$bport" "$bhh" "$btok")
+    p=$(procs "$kind")
+    # shellcheck disable=SC2086
+    t0=$(ticks $p)
+    if [ -n "$script" ]; then
+        wrk -t"$threads" -c"$c" -d"$d" -s "$script" "$url" -- "$invocation" > "$tmp/wrk.txt" 2>&1
+    else
+        wrk -t"$threads" -c"$c" -d"$d" "${h[@]}" "$url" > "$tmp/wrk.txt" 2>&1
+    fi
+    # shellcheck disable=SC2086
+    t1=$(ticks $p)
+    sleep 0.5   # requests still in flight finish before the next run starts counting
+    local reqs rps non2xx errors
+    reqs=$(awk '/ requests in / {print $1}' "$tmp/wrk.txt")
+    rps=$(awk '/Requests\/sec/ {print $2}' "$tmp/wrk.txt")
+    non2xx=$(awk '/Non-2xx/ {print $5}' "$tmp/wrk.txt"); non2xx=${non2xx:-0}
+    errors=$(awk '/Socket errors/ { gsub(",", ""); print $4 + $6 + $8 + $10 }' "$tmp/wrk.txt"); errors=${errors:-0}
+    [ -n "$reqs" ] && [ "$reqs" -gt 0 ] || { echo "wrk completed no request for $kind:" >&2; cat "$tmp/wrk.txt" >&2; exit 1; }
+    if [ "$per" != 0 ]; then
+        b1=$(balance "$bport" "$bhh" "$btok")
+        # wrk counts completed requests; up to one request per connection may still have
+        # been written after it stopped.
+        if [ $(( b1 - b0 )) -lt $(( reqs * per )) ] || [ $(( b1 - b0 )) -gt $(( (reqs + c) * per )) ]; then
+            echo "WARNING: $kind: $reqs requests but $(( b1 - b0 )) new transactions (expected $per each)" >&2
+        fi
+    fi
+    [ "$round" = warm ] || echo "$round $kind $((t1 - t0)) $reqs $rps $non2xx $errors" >> "$tmp/results.txt"
+}
+
+echo "== warm-up (write paths $warmup each, the others 1s)" >&2
+for k in nginx healthz children feed feed-gzip push; do run warm "$k" 1s; done
+run warm post "$warmup"; run warm post-nofsync "$warmup"
+
+for r in $(seq 1 "$rounds"); do
+    echo "== round $r of $rounds: wrk -t$threads -c$conns -d$duration (push: -c$push_conns)" >&2
+    for k in nginx healthz children feed feed-gzip push; do run "$r" "$k" "$duration"; done
+    if [ $((r % 2)) = 1 ]; then run "$r" post "$duration"; run "$r" post-nofsync "$duration"
+    else run "$r" post-nofsync "$duration"; run "$r" post "$duration"; fi
+done
+
+"$SERVER_BIN" check --data-dir "$tmp/data" > "$tmp/check.json" || { echo "check failed:" >&2; cat "$tmp/check.json" >&2; exit 1; }
+
+python3 - "$tmp/results.txt" "$clk" "$(wc -l < "$tmp/server.log")" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+clk, loglines = int(sys.argv[2]), int(sys.argv[3])
+us, rps, bad = {}, {}, {}
+for r, kind, ticks, reqs, rate, non2xx, errors in rows:
+    us.setdefault(kind, {})[r] = int(ticks) * 1e6 / clk / int(reqs)
+    rps.setdefault(kind, {})[r] = float(rate)
+    bad[kind] = bad.get(kind, 0) + int(non2xx) + int(errors)
+rounds = sorted(us["nginx"], key=int)
+labels = {
+    "nginx": "nginx fixed reply (1 worker)",
+    "healthz": "GET /healthz",
+    "children": "GET …/children (11, authenticated)",
+    "feed": "GET …/changes?limit=500",
+    "feed-gzip": "GET …/changes?limit=500, gzip",
+    "push": "POST …/changes (400 transactions)",
+    "post": "POST …/transactions, durable",
+    "post-nofsync": "POST …/transactions, eatmydata",
+}
+def span(xs, fmt):
+    return (fmt % xs[0]) if len(xs) == 1 else (fmt % min(xs)) + "–" + (fmt % max(xs))
+print(f"server CPU per request (utime+stime / requests completed), {len(rounds)} round(s); median [range]")
+print(f"{'request':38} {'µs/request':>20} {'nginx/kidledger':>18} {'req/s':>10} {'errors':>7}")
+for kind in labels:
+    if kind not in us: continue
+    xs = [us[kind][r] for r in rounds]
+    fmt = "%.0f" if max(xs) >= 100 else "%.1f"
+    ratio = [us["nginx"][r] / us[kind][r] for r in rounds]
+    rfmt = "%.3f" if max(ratio) < 0.1 else "%.2f"
+    ratio_s = "" if kind == "nginx" else (rfmt % statistics.median(ratio)) + " [" + span(ratio, rfmt) + "]"
+    print(f"{labels[kind]:38} {(fmt % statistics.median(xs)) + ' [' + span(xs, fmt) + ']':>20} {ratio_s:>18} "
+          f"{statistics.median([rps[kind][r] for r in rounds]):>10.0f} {bad[kind]:>7}")
+dur = [rps["post"][r] / rps["post-nofsync"][r] for r in rounds]
+print("durable ÷ no-fsync POST throughput, per round: " + " ".join("%.2f" % x for x in dur)
+      + f" (median {statistics.median(dur):.2f})")
+print(f"per round µs: " + "; ".join(f"{k} " + "/".join("%.1f" % us[k][r] for r in rounds) for k in labels if k in us))
+print(f"server log: {loglines} lines (default access logging, to a file)")
+PY
+echo "check after the run: $(cat "$tmp/check.json")"
