@@ -247,7 +247,7 @@ for kind in labels:
     xs = [us[kind][r] for r in rounds]
     fmt = "%.0f" if max(xs) >= 100 else "%.1f"
     ratio = [us["nginx"][r] / us[kind][r] for r in rounds]
-    rfmt = "%.3f" if max(ratio) < 0.1 else "%.2f"
+    rfmt = "%.2g" if max(ratio) < 0.1 else "%.2f"
     ratio_s = "" if kind == "nginx" else (rfmt % statistics.median(ratio)) + " [" + span(ratio, rfmt) + "]"
     print(f"{labels[kind]:38} {(fmt % statistics.median(xs)) + ' [' + span(xs, fmt) + ']':>20} {ratio_s:>18} "
           f"{statistics.median([rps[kind][r] for r in rounds]):>10.0f} {bad[kind]:>7}")
