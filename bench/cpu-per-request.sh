@@ -42,7 +42,7 @@ command -v wrk >/dev/null || need+=(wrk)
 command -v eatmydata >/dev/null || need+=(eatmydata)
 command -v curl >/dev/null || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
-    apt_lock="${APT_LOCK:-/work/apt.lock}"
+    apt_lock="${APT_LOCK:-/var/lock/kidledger-apt.lock}"
     [ -d "$(dirname "$apt_lock")" ] || apt_lock=/tmp/apt-install.lock
     echo "installing ${need[*]}" >&2
     flock "$apt_lock" sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 "$@" >/dev/null' sh "${need[@]}"
