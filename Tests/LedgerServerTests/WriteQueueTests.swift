@@ -61,7 +61,7 @@ final class WriteQueueTests: XCTestCase {
                             try db.run("INSERT INTO t VALUES (?, ?)", [.int(id), .text("dup\(id)")])
                             try db.run("INSERT INTO t VALUES (?, ?)", [.int(id + 1_000_000), .text("dup\(id)")])
                         }
-                        return WriteQueue.WriteOutcome(value: ())
+                        return WriteQueue.WriteEffects()
                     }, completion: { result in
                         if case .success = result { answers.set(id, true) } else { answers.set(id, false) }
                         group.leave()

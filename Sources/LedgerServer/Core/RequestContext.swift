@@ -102,13 +102,9 @@ final class RequestContext: @unchecked Sendable {
             return known
         }
         let generation = cache.currentTokens
-        let row = try services.reads.with { db in
-            try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = ? AND revoked_at IS NULL", [.blob(hash)])
-        }
-        guard let row, TokenSecret.constantTimeEqual(row.blob(2), hash) else {
+        guard let c = try read({ try $0.caller(tokenHash: hash) }) else {
             throw authenticationFailed("The token is unknown or was revoked.")
         }
-        let c = Caller(accountId: row.string(1), tokenId: row.string(0))
         cache.store(c, hash: hash, readAt: generation)
         caller = c
         return c
@@ -127,18 +123,6 @@ final class RequestContext: @unchecked Sendable {
         return APIError.unauthenticated(detail)
     }
 
-    /// A GET answer from the read cache while nothing has committed since it was read;
-    /// otherwise `read` runs on a read connection and a 200 answer is kept under `key`.
-    /// The key must name everything the answer depends on (the caller included).
-    func cachedRead(_ key: String, _ read: (SQLiteConnection) throws -> HTTPResponse) throws -> Reply {
-        let cache = services.readCache
-        if let hit = cache.response(key) { return .response(hit) }
-        let generation = cache.current
-        let response = try services.reads.with(read)
-        if response.status == 200 { cache.store(response, key: key, readAt: generation) }
-        return .response(response)
-    }
-
     /// Runs `work` on the writer inside the next group commit and answers with its
     /// response once the commit is durable. `touched` households wake their long-polls;
     /// `revokesTokens` marks work that can make a known token invalid.
@@ -154,11 +138,11 @@ final class RequestContext: @unchecked Sendable {
     /// commit off the writer thread (for answers whose JSON costs more than their SQL).
     func write(touching: Set<String> = [], revokesTokens: Bool = false,
                deferredAnswer work: @escaping (SQLiteConnection) throws -> @Sendable () -> HTTPResponse) -> Reply {
-        services.writer.submit(WriteQueue.Job(work: { db in
-            WriteQueue.WriteOutcome(value: try work(db), touched: touching, revokesTokens: revokesTokens)
+        services.writer.submit(WriteQueue.Job.returning({ db in
+            (try work(db), WriteQueue.WriteEffects(touched: touching, revokesTokens: revokesTokens))
         }, completion: { [self] result in
             switch result {
-            case .success(let out): respond((out.value as! @Sendable () -> HTTPResponse)())
+            case .success(let answer): respond(answer())
             case .failure(let e): respond(e)
             }
         }))

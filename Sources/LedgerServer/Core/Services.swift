@@ -5,6 +5,8 @@ import SQLiteKit
 /// The shared machinery every handler uses.
 final class Services: Sendable {
     let configuration: LedgerAppConfiguration
+    /// Everything handlers read and write goes through this seam.
+    let storage: any LedgerStorage
     let reads: ReadPool
     /// Token and GET answers valid until the next commit.
     let readCache: ReadCache
@@ -34,6 +36,7 @@ final class Services: Sendable {
          entitlementKeys: EntitlementKeys) {
         self.configuration = configuration
         self.reads = reads
+        self.storage = SQLiteLedgerStorage(reads: reads, writer: writer)
         self.readCache = readCache
         self.writer = writer
         self.notifier = notifier

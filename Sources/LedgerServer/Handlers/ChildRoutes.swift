@@ -56,11 +56,10 @@ enum ChildRoutes {
         case "true"?: includeArchived = true
         default: throw APIError.validation("includeArchived", "must be true or false")
         }
-        return try ctx.cachedRead("children \(household) \(c.accountId) \(includeArchived)") { db in
-            _ = try Access.check(db, household: household, account: c.accountId, need: .read)
-            let rows = try db.query("SELECT \(LedgerStore.childColumns) FROM children WHERE household_id = ? AND (archived = 0 OR ?) ORDER BY sort_order, created_at, id",
-                                    [.text(household), .bool(includeArchived)])
-            return RequestContext.jsonResponse(200, .object(["items": .array(rows.map { LedgerStore.child($0).json }), "nextCursor": .null]))
+        return try ctx.cachedRead("children \(household) \(c.accountId) \(includeArchived)") { r in
+            _ = try r.membership(household: household, account: c.accountId, need: .read)
+            let kids = try r.children(household: household, includeArchived: includeArchived)
+            return RequestContext.jsonResponse(200, .object(["items": .array(kids.map(\.json)), "nextCursor": .null]))
         }
     }
 
@@ -68,11 +67,9 @@ enum ChildRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let childId = try ctx.id("childId")
-        return try ctx.cachedRead("child \(household) \(childId) \(c.accountId)") { db in
-            _ = try Access.check(db, household: household, account: c.accountId, need: .read)
-            guard let child = try LedgerStore.findChild(db, household: household, id: childId) else {
-                throw APIError.notFound("No such child.")
-            }
+        return try ctx.cachedRead("child \(household) \(childId) \(c.accountId)") { r in
+            _ = try r.membership(household: household, account: c.accountId, need: .read)
+            guard let child = try r.child(household: household, id: childId) else { throw LedgerStorageError.childNotFound }
             return RequestContext.jsonResponse(200, child.json, etag: child.changeTag)
         }
     }

@@ -31,13 +31,12 @@ enum NotificationRoutes {
         }
         let notification = try svc.verifyNotification(signedPayload)
         let logger = ctx.services.logger
-        ctx.services.writer.submit(WriteQueue.Job(work: { db in
+        ctx.services.writer.submit(WriteQueue.Job.returning({ db in
             let (outcome, households) = try record(db, notification, now: Timestamp.nowMs())
-            return WriteQueue.WriteOutcome(value: outcome, touched: Set(households))
+            return (outcome, WriteQueue.WriteEffects(touched: Set(households)))
         }, completion: { result in
             switch result {
-            case .success(let out):
-                let outcome = out.value as! String
+            case .success(let outcome):
                 logger.log(["event": "app_store_notification", "notificationUUID": .string(notification.verified.uuid),
                             "type": .string(notification.verified.type), "outcome": .string(outcome)])
                 ctx.respond(RequestContext.jsonResponse(200, .object(["outcome": .string(outcome)])))

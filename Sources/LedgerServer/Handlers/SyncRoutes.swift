@@ -38,16 +38,16 @@ enum SyncRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let batch = try PushBatch.parse(try ctx.body(), maxRecords: ctx.services.configuration.maxPushRecords)
-        ctx.services.writer.submit(WriteQueue.Job(work: { db in
+        ctx.services.writer.submit(WriteQueue.Job.returning({ db in
             _ = try Access.check(db, household: household, account: c.accountId, need: .write)
             let out = try batch.apply(db, household: household, author: c.accountId,
                                       maxChildren: ctx.services.configuration.maxChildrenPerHousehold)
             try DeviceSync.recordPush(db, token: c.tokenId, household: household)
             let response = RequestContext.jsonResponse(200, .object(["results": .array(out.results)]))
-            return WriteQueue.WriteOutcome(value: response, touched: out.changed ? [household] : [])
+            return (response, WriteQueue.WriteEffects(touched: out.changed ? [household] : []))
         }, completion: { result in
             switch result {
-            case .success(let out): ctx.respond(out.value as! HTTPResponse)
+            case .success(let response): ctx.respond(response)
             case .failure(let e): ctx.respond(e)
             }
         }))

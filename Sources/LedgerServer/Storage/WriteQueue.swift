@@ -8,16 +8,41 @@ import Synchronization
 /// only after the batch's COMMIT returned, i.e. after the data is durable, on a queue of
 /// their own, so building the answers overlaps the writer's next batch.
 final class WriteQueue: Sendable {
+    /// One unit of work for a group commit. `work` runs on the writer thread inside the
+    /// batch's transaction and reports what it changed; `completion` runs once the batch
+    /// is durable (or failed).
     struct Job: @unchecked Sendable {
-        let work: (SQLiteConnection) throws -> WriteOutcome
-        let completion: @Sendable (Result<WriteOutcome, Error>) -> Void
+        let work: (SQLiteConnection) throws -> WriteEffects
+        let completion: @Sendable (Result<Void, Error>) -> Void
+
+        init(work: @escaping (SQLiteConnection) throws -> WriteEffects,
+             completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
+            self.work = work
+            self.completion = completion
+        }
+
+        /// A job whose work produces a value of type `T`, handed to `completion` once durable.
+        /// The value waits in a slot of its own type between the two (no casts).
+        static func returning<T>(_ work: @escaping (SQLiteConnection) throws -> (T, WriteEffects),
+                                 completion: @escaping @Sendable (Result<T, Error>) -> Void) -> Job {
+            let slot = ResultBox<T>()
+            return Job(work: { db in
+                let (value, effects) = try work(db)
+                slot.set(.success(value))
+                return effects
+            }, completion: { result in
+                switch result {
+                case .success: completion(Result { try slot.get() })
+                case .failure(let e): completion(.failure(e))
+                }
+            })
+        }
     }
 
-    /// What a job produced: a value for its completion, and the households it touched.
-    struct WriteOutcome: @unchecked Sendable {
-        var value: Any
+    /// What a job changed besides rows: households whose feed moved and whether a token
+    /// may have been revoked (the token cache must forget).
+    struct WriteEffects: Sendable {
         var touched: Set<String> = []
-        /// Whether the work may have revoked a token (the token cache must forget).
         var revokesTokens = false
     }
 
@@ -103,13 +128,12 @@ final class WriteQueue: Sendable {
         checkpointer?.stop()
     }
 
-    /// Runs `work` on the writer's connection outside the batch machinery (admin tasks).
+    /// Runs `work` on the writer's connection as a job of its own and waits for it (admin
+    /// tasks, tests).
     func sync<T>(_ work: @escaping (SQLiteConnection) throws -> T) throws -> T {
         let box = ResultBox<T>()
         let sem = DispatchSemaphore(value: 0)
-        submit(Job(work: { db in WriteOutcome(value: try work(db)) }, completion: { r in
-            box.set(r.map { $0.value as! T }); sem.signal()
-        }))
+        submit(Job.returning({ db in (try work(db), WriteEffects()) }, completion: { r in box.set(r); sem.signal() }))
         sem.wait()
         return try box.get()
     }
@@ -139,7 +163,7 @@ final class WriteQueue: Sendable {
 
     /// What one batch produced inside its transaction.
     private struct BatchRun {
-        var results: [Result<WriteOutcome, Error>] = []
+        var results: [Result<Void, Error>] = []
         var touched = Set<String>()
         var revokedTokens = false
     }
@@ -176,8 +200,8 @@ final class WriteQueue: Sendable {
     }
 
     /// Runs the jobs in one transaction and commits it. A failing job must leave nothing
-    /// behind. Most jobs check everything before they write and fail with an `APIError`
-    /// having changed no row, so by default jobs run without savepoints (each costs a copy
+    /// behind. Most jobs check everything before they write and fail with a `LedgerStorageError` (or
+    /// `APIError`) having changed no row, so by default jobs run without savepoints (each costs a copy
     /// of every page the job touches); a job that fails in any other way, or after it
     /// changed rows, sends the whole batch round again with a savepoint per job. Nothing
     /// of the first round was committed or answered.
@@ -194,7 +218,7 @@ final class WriteQueue: Sendable {
                     if savepoints { try db.run("RELEASE job") }
                     out.touched.formUnion(outcome.touched)
                     out.revokedTokens = out.revokedTokens || outcome.revokesTokens
-                    out.results.append(.success(outcome))
+                    out.results.append(.success(()))
                 } catch {
                     // SQLite may have ended the transaction itself (I/O error, disk full):
                     // then nothing of the batch may be committed or run on without it. Out
@@ -203,7 +227,7 @@ final class WriteQueue: Sendable {
                     guard db.isInTransaction, !((error as? SQLiteError)?.isFull ?? false) else { throw error }
                     if savepoints {
                         try db.execute("ROLLBACK TO job; RELEASE job")
-                    } else if !(error is APIError) || db.totalChanges != before {
+                    } else if !(error is LedgerStorageError || error is APIError) || db.totalChanges != before {
                         throw NeedsSavepoints()
                     }
                     out.results.append(.failure(error))

@@ -17,7 +17,7 @@ enum DeviceSync {
                 ON CONFLICT (token_id, household_id) DO UPDATE SET last_pull_at = excluded.last_pull_at,
                     last_pull_seq = excluded.last_pull_seq
                 """, [.text(token), .text(household), .integer(now), .integer(seq)])
-            return WriteQueue.WriteOutcome(value: ())
+            return WriteQueue.WriteEffects()
         }, completion: { _ in then() }))
     }
 

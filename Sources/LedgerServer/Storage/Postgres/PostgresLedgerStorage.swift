@@ -21,6 +21,8 @@ final class PostgresLedgerStorage: LedgerStorage {
     private let onCommit: @Sendable (StorageCommit) -> Void
     /// How many times a write lost to a concurrent one runs again before it fails.
     static let maxAttempts = 8
+    /// Other processes commit too: nothing read may be kept past its request.
+    var cachesReads: Bool { false }
 
     init(url: String, connections: Int = 16, setup: [String] = [],
          onCommit: @escaping @Sendable (StorageCommit) -> Void = { _ in }) {

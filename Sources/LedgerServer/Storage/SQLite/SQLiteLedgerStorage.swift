@@ -9,6 +9,8 @@ final class SQLiteLedgerStorage: LedgerStorage {
     let reads: ReadPool
     let writer: WriteQueue
 
+    var cachesReads: Bool { true }
+
     init(reads: ReadPool, writer: WriteQueue) {
         self.reads = reads
         self.writer = writer
@@ -24,13 +26,10 @@ final class SQLiteLedgerStorage: LedgerStorage {
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writer.submit(WriteQueue.Job(work: { db in
+        writer.submit(WriteQueue.Job.returning({ db in
             let tx = SQLiteLedgerTransaction(db)
             let value = try body(tx)
-            return WriteQueue.WriteOutcome(value: value, touched: tx.commit.touched, revokesTokens: !tx.commit.revokedTokens.isEmpty)
-        }, completion: { result in
-            // The job above stored a `T`: the one place its type is recovered.
-            completion(result.map { $0.value as! T })
-        }))
+            return (value, WriteQueue.WriteEffects(touched: tx.commit.touched, revokesTokens: !tx.commit.revokedTokens.isEmpty))
+        }, completion: completion))
     }
 }

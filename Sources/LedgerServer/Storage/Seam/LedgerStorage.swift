@@ -17,6 +17,11 @@ import LedgerModel
 /// are written once, over the primitive operations of `LedgerReading`/`LedgerWriting`
 /// (see `LedgerWriting+Rules.swift`, `LedgerReading+Rules.swift`).
 protocol LedgerStorage: Sendable {
+    /// Whether answers read from it may be kept until this process's next commit: only
+    /// when this process is the database's one writer (SQLite). With several processes a
+    /// commit elsewhere would leave a kept answer stale.
+    var cachesReads: Bool { get }
+
     /// Runs `body` on the calling thread against one snapshot.
     func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T
 

@@ -1,0 +1,37 @@
+import HTTPServer
+import LedgerModel
+
+/// How handlers reach storage: through the `LedgerStorage` seam only, in domain types.
+/// Storage refusals (`LedgerStorageError`) become HTTP answers in one place
+/// (`LedgerStorageError+HTTP.swift`), when `respond(_:)` or the router sees them.
+extension RequestContext {
+    /// Runs `body` against one consistent snapshot of storage.
+    func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T {
+        try services.storage.read(body)
+    }
+
+    /// Runs `body` in a write transaction (on SQLite: a job of the next group commit) and,
+    /// once it is durable, answers with `answer(value)`, built off the writer thread. A
+    /// refusal or a failed commit is answered as its problem.
+    func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            answer: @escaping @Sendable (T) throws -> HTTPResponse) -> Reply {
+        services.storage.write(body) { [self] result in
+            do { respond(try answer(result.get())) } catch { respond(error) }
+        }
+        return .pending
+    }
+
+    /// A GET answer from the read cache while nothing has committed since it was read
+    /// (only where the storage allows caching: one process over SQLite); otherwise `body`
+    /// runs against one snapshot and a 200 answer is kept under `key`. The key must name
+    /// everything the answer depends on (the caller included).
+    func cachedRead(_ key: String, _ body: (any LedgerReading) throws -> HTTPResponse) throws -> Reply {
+        guard services.storage.cachesReads else { return .response(try read(body)) }
+        let cache = services.readCache
+        if let hit = cache.response(key) { return .response(hit) }
+        let generation = cache.current
+        let response = try read(body)
+        if response.status == 200 { cache.store(response, key: key, readAt: generation) }
+        return .response(response)
+    }
+}
