@@ -193,7 +193,7 @@ class LedgerStorageContractTests: XCTestCase {
         // Invited is not yet a member.
         expect(.householdNotFound) { try $0.invite(household: h, owner: dad.id, handle: "dad", permission: .readOnly, now: now) }
         expect(.householdNotFound) { try $0.membership(household: h, account: dad.id, need: .read) }
-        let pending = try storage.read { try $0.pendingInvitations(account: dad.id) }
+        let pending = try storage.read { try $0.pendingInvitations(account: dad.id, after: nil, limit: 10) }.items
         XCTAssertEqual(pending.map(\.householdId), [h])
         expect(.invitationNotFound) { try $0.acceptInvitation(pending[0].id, account: owner, now: now) }
         let (_, m) = try write { try $0.acceptInvitation(pending[0].id, account: dad.id, now: now) }
@@ -207,6 +207,63 @@ class LedgerStorageContractTests: XCTestCase {
         expect(.accessRevoked) { try $0.membership(household: h, account: dad.id, need: .read) }
         try write { try $0.unshare(household: h, owner: owner, now: now) }
         expect(.notShared) { try $0.unshare(household: h, owner: owner, now: now) }
+    }
+
+    /// Pending invitations page newest first (same time: later invitation first); the
+    /// counts the quotas use; the quotas refuse the invitation that would go past them.
+    func checkInvitationPagesCountsAndQuotas() throws {
+        let now = self.now
+        let (owner, h1, _) = try household()
+        let (owner2, h2, _) = try household()
+        let (owner3, h3, _) = try household()
+        let (kid, _) = try write { try $0.createAccount(handle: "kid", displayName: "Kid", deviceName: "phone", now: now) }
+        let (gran, _) = try write { try $0.createAccount(handle: "gran", displayName: "Gran", deviceName: "phone", now: now) }
+        for h in [h1, h2, h3] {
+            let o = h == h1 ? owner : h == h2 ? owner2 : owner3
+            _ = try write { try $0.share(household: h, owner: o) }
+        }
+        _ = try write { try $0.invite(household: h1, owner: owner, handle: "kid", permission: .readOnly, now: now) }
+        _ = try write { try $0.invite(household: h2, owner: owner2, handle: "kid", permission: .readWrite, now: now) }
+        _ = try write { try $0.invite(household: h3, owner: owner3, handle: "kid", permission: .readOnly, now: now + 1) }
+        _ = try write { try $0.invite(household: h1, owner: owner, handle: "gran", permission: .readOnly, now: now) }
+        XCTAssertEqual(try storage.read { try $0.pendingInvitationCounts(inviter: owner, invitee: kid.id) },
+                       PendingInvitationCounts(byInviter: 2, toInvitee: 3))
+        XCTAssertEqual(try storage.read { try $0.pendingInvitationCounts(inviter: owner3, invitee: gran.id) },
+                       PendingInvitationCounts(byInviter: 1, toInvitee: 1))
+
+        let first = try storage.read { try $0.pendingInvitations(account: kid.id, after: nil, limit: 2) }
+        XCTAssertEqual(first.items.map(\.householdId), [h3, h2], "newest first, then the later invitation")
+        XCTAssertEqual(first.items.map(\.permission), [.readOnly, .readWrite])
+        XCTAssertEqual(first.items.first?.invitedAt, now + 1)
+        XCTAssertEqual(first.items.first?.householdName, "Home")
+        XCTAssertEqual(first.items.first?.ownerDisplayName, "Owner")
+        let next = try XCTUnwrap(first.next)
+        let last = try storage.read { try $0.pendingInvitations(account: kid.id, after: next, limit: 2) }
+        XCTAssertEqual(last.items.map(\.householdId), [h1])
+        XCTAssertNil(last.next)
+
+        // Answered invitations and unshared households leave the list and the counts.
+        _ = try write { try $0.acceptInvitation(first.items[1].id, account: kid.id, now: now) }
+        try write { try $0.unshare(household: h3, owner: owner3, now: now) }
+        XCTAssertEqual(try storage.read { try $0.pendingInvitations(account: kid.id, after: nil, limit: 10) }.items.map(\.householdId), [h1])
+        XCTAssertEqual(try storage.read { try $0.pendingInvitationCounts(inviter: owner2, invitee: kid.id) },
+                       PendingInvitationCounts(byInviter: 0, toInvitee: 1))
+
+        // Quotas: the inviter's pending invitations, then the invitee's.
+        _ = try write { try $0.createAccount(handle: "aunt", displayName: "Aunt", deviceName: "phone", now: now) }
+        expect(.tooManyInvitations(.inviter, limit: 2, pending: 2)) {
+            try $0.invite(household: h1, owner: owner, handle: "aunt", permission: .readOnly,
+                          limits: InvitationLimits(perInviter: 2, perInvitee: 0), now: now)
+        }
+        expect(.tooManyInvitations(.invitee, limit: 1, pending: 1)) {
+            try $0.invite(household: h2, owner: owner2, handle: "gran", permission: .readOnly,
+                          limits: InvitationLimits(perInviter: 5, perInvitee: 1), now: now)
+        }
+        // An invitation already pending is answered as it is, whatever the quotas.
+        XCTAssertFalse(try write { try $0.invite(household: h1, owner: owner, handle: "gran", permission: .readOnly,
+                                                 limits: InvitationLimits(perInviter: 1, perInvitee: 1), now: now) }.isCreated)
+        XCTAssertTrue(try write { try $0.invite(household: h1, owner: owner, handle: "aunt", permission: .readOnly,
+                                                limits: InvitationLimits(perInviter: 3, perInvitee: 1), now: now) }.isCreated)
     }
 
     func checkFeedPagesTokensAndSyncStatus() throws {
@@ -272,6 +329,7 @@ final class SQLiteLedgerStorageTests: LedgerStorageContractTests {
     func testChildrenCreatePatchAndPush() throws { try checkChildrenCreatePatchAndPush() }
     func testSharingInvitationsAndAccess() throws { try checkSharingInvitationsAndAccess() }
     func testFeedPagesTokensAndSyncStatus() throws { try checkFeedPagesTokensAndSyncStatus() }
+    func testInvitationPagesCountsAndQuotas() throws { try checkInvitationPagesCountsAndQuotas() }
 
     override func tearDown() {
         writer?.stop()

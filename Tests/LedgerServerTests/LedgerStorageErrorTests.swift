@@ -22,6 +22,8 @@ final class LedgerStorageErrorTests: XCTestCase {
             (.balanceOverflow, 422, "balance_overflow"), (.nothingToUndo, 422, "nothing_to_undo"),
             (.undoTargetChanged(current: tx), 409, "undo_target_changed"), (.notShared, 404, "not_shared"),
             (.shareRequired, 409, "not_shared"), (.cannotInviteSelf, 422, "cannot_invite_self"),
+            (.tooManyInvitations(.inviter, limit: 2, pending: 2), 409, "too_many_invitations"),
+            (.tooManyInvitations(.invitee, limit: 2, pending: 2), 409, "too_many_invitations"),
             (.syncTokenExpired, 410, "token_expired"), (.unavailable(commitOutcomeUnknown: false), 503, "service_unavailable"),
         ]
         for (error, status, code) in cases {
@@ -40,6 +42,14 @@ final class LedgerStorageErrorTests: XCTestCase {
         for unknown in [false, true] {
             let e = LedgerStorageError.unavailable(commitOutcomeUnknown: unknown).apiError
             XCTAssertEqual(e.headers["Retry-After"], "1")
+        }
+    }
+
+    func testQuotaRefusalsNameTheirLimitAndScope() {
+        for scope in [InvitationQuota.inviter, .invitee] {
+            let e = LedgerStorageError.tooManyInvitations(scope, limit: 7, pending: 7).apiError
+            XCTAssertEqual(e.extra["limit"], .int(7))
+            XCTAssertEqual(e.extra["scope"], .string(scope.rawValue))
         }
     }
 

@@ -48,6 +48,7 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
     func testChildrenCreatePatchAndPush() throws { try checkChildrenCreatePatchAndPush() }
     func testSharingInvitationsAndAccess() throws { try checkSharingInvitationsAndAccess() }
     func testFeedPagesTokensAndSyncStatus() throws { try checkFeedPagesTokensAndSyncStatus() }
+    func testInvitationPagesCountsAndQuotas() throws { try checkInvitationPagesCountsAndQuotas() }
 
     func testCommitsReportTouchedHouseholdsAndRevokedTokens() throws {
         let now = self.now
@@ -172,6 +173,31 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertEqual(failures.withLock { $0 }, [])
         XCTAssertEqual(created.withLock { $0 }, 1)
         XCTAssertEqual(found.withLock { $0 }, 7)
+    }
+
+    /// Owners of eight households invite the same parent at once, with one pending
+    /// invitation allowed per invitee: exactly one invitation is made.
+    func testConcurrentInvitationsStayWithinTheInviteeQuota() throws {
+        let now = self.now
+        _ = try write { try $0.createAccount(handle: "popular", displayName: "P", deviceName: "phone", now: now) }
+        let homes = try (0..<8).map { _ in try household() }
+        for (owner, h, _) in homes { _ = try write { try $0.share(household: h, owner: owner) } }
+        pg = makeStorage(connections: 8)
+        let storage = self.pg!
+        let created = Mutex(0), refused = Mutex(0), failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { i in
+            let (owner, h, _) = homes[i]
+            do {
+                let w = try storage.writeNow { try $0.invite(household: h, owner: owner, handle: "popular", permission: .readOnly,
+                                                             limits: InvitationLimits(perInviter: 0, perInvitee: 1), now: now) }
+                if w.isCreated { created.withLock { $0 += 1 } }
+            } catch LedgerStorageError.tooManyInvitations(.invitee, limit: 1, pending: 1) {
+                refused.withLock { $0 += 1 }
+            } catch { failures.withLock { $0.append("\(error)") } }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertEqual(created.withLock { $0 }, 1)
+        XCTAssertEqual(refused.withLock { $0 }, 7)
     }
 
     // MARK: faults

@@ -28,29 +28,4 @@ enum Quotas {
         guard n >= limit else { return nil }
         return refusal("too_many_children", "A household may hold at most \(limit) children, archived ones included.", limit: limit)
     }
-
-    /// 409 `too_many_invitations` when the owner `inviter` has `inviterLimit` pending
-    /// invitations out (scope `inviter`), or `invitee` has `inviteeLimit` pending
-    /// invitations waiting (scope `invitee`: they must accept or decline some first).
-    static func checkInvitations(_ db: SQLiteConnection, inviter: String, invitee: String,
-                                 inviterLimit: Int, inviteeLimit: Int) throws {
-        if inviterLimit > 0 {
-            let n = try db.queryOne("""
-                SELECT COUNT(*) FROM households h JOIN participants p ON p.household_id = h.id
-                WHERE h.owner_account_id = ? AND p.status = 'invited'
-                """, [.text(inviter)])?.int(0) ?? 0
-            if n >= inviterLimit {
-                throw refusal("too_many_invitations", "You have \(n) pending invitations, the most allowed; wait for answers or withdraw some.",
-                              limit: inviterLimit, scope: "inviter")
-            }
-        }
-        if inviteeLimit > 0 {
-            let n = try db.queryOne("SELECT COUNT(*) FROM participants WHERE account_id = ? AND status = 'invited'",
-                                    [.text(invitee)])?.int(0) ?? 0
-            if n >= inviteeLimit {
-                throw refusal("too_many_invitations", "That parent has the most pending invitations allowed (\(inviteeLimit)) and must answer some first.",
-                              limit: inviteeLimit, scope: "invitee")
-            }
-        }
-    }
 }

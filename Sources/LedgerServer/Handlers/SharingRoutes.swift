@@ -1,7 +1,6 @@
 import Foundation
 import HTTPServer
 import LedgerModel
-import SQLiteKit
 
 /// The household's private share and its participants. There is never a public link:
 /// `publicPermission` is always `none`. Invitations addressed to the caller live in
@@ -26,8 +25,6 @@ enum SharingRoutes {
         InvitationRoutes.register(&r)
     }
 
-    static let notShared = APIError(404, "not_shared", "This household is not shared.")
-
     /// The permission member of a body: `readWrite` or `readOnly`.
     static func permission(_ b: inout JSONBody, required: Bool) -> Membership.Permission? {
         guard let raw = b.string("permission", required: required) else { return nil }
@@ -48,38 +45,24 @@ enum SharingRoutes {
                            "Households are shared privately with invited parents only; publicPermission must be none.")
         }
         try b.check()
-        return ctx.write(touching: [household]) { db in
-            _ = try Access.check(db, household: household, account: c.accountId, need: .owner)
-            let existed = try ShareStore.isShared(db, household: household)
-            if !existed { try ShareStore.setShared(db, household: household, true) }
-            return RequestContext.jsonResponse(existed ? 200 : 201, try ShareStore.shareJSON(db, household: household),
-                                               headers: [("Location", "/v1/households/\(household)/share")])
-        }
+        return ctx.write({ w in try w.share(household: household, owner: c.accountId) }, answer: { shared in
+            RequestContext.jsonResponse(shared.isCreated ? 201 : 200, shareJSON(household, shared.record),
+                                        headers: [("Location", "/v1/households/\(household)/share")])
+        })
     }
 
     static func getShare(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
-        return try ctx.services.reads.with { db in
-            _ = try Access.check(db, household: household, account: c.accountId, need: .read)
-            guard try ShareStore.isShared(db, household: household) else { throw notShared }
-            return ctx.json(200, try ShareStore.shareJSON(db, household: household))
-        }
+        let participants = try ctx.read { r in try r.share(household: household, account: c.accountId) }
+        return ctx.json(200, shareJSON(household, participants))
     }
 
     static func deleteShare(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
-        return ctx.write(touching: [household]) { db in
-            _ = try Access.check(db, household: household, account: c.accountId, need: .owner)
-            guard try ShareStore.isShared(db, household: household) else { throw notShared }
-            try db.run("""
-                UPDATE participants SET status = 'revoked', updated_at = ?
-                WHERE household_id = ? AND status IN ('invited', 'accepted')
-                """, [.integer(Timestamp.nowMs()), .text(household)])
-            try ShareStore.setShared(db, household: household, false)
-            return RequestContext.noContent()
-        }
+        return ctx.write({ w in try w.unshare(household: household, owner: c.accountId, now: Timestamp.nowMs()) },
+                         answer: { _ in RequestContext.noContent() })
     }
 
     static func invite(_ ctx: RequestContext) throws -> Reply {
@@ -91,33 +74,19 @@ enum SharingRoutes {
         if let h = handle, case .failure(let e) = Validation.handle(h) { b.fail("handle", e.message) }
         let perm = permission(&b, required: true)
         try b.check()
-        return ctx.write(touching: [household]) { db in
-            _ = try Access.check(db, household: household, account: c.accountId, need: .owner)
-            guard try ShareStore.isShared(db, household: household) else {
-                throw APIError(409, "not_shared", "Share the household (POST …/share) before inviting parents.")
-            }
-            guard let account = try db.queryOne("SELECT id FROM accounts WHERE handle = ?", [.text(handle!)])?.string(0) else {
-                throw APIError(404, "unknown_handle", "No account has the handle \(handle!).")
-            }
-            if account == c.accountId {
-                throw APIError(422, "cannot_invite_self", "You own this household; invite another parent.")
-            }
-            let configuration = ctx.services.configuration
-            let existing = try ShareStore.find(db, household: household, account: account)
-            if let existing, existing.status.isActive { return RequestContext.jsonResponse(200, existing.json) }
-            try Quotas.checkInvitations(db, inviter: c.accountId, invitee: account,
-                                        inviterLimit: configuration.maxPendingInvitationsPerInviter,
-                                        inviteeLimit: configuration.maxPendingInvitationsPerInvitee)
-            if existing != nil {
-                try ShareStore.update(db, household: household, account: account, status: .invited,
-                                      permission: perm, newInvitation: true)
-            } else {
-                try ShareStore.insert(db, household: household, account: account, permission: perm!)
-            }
-            let p = try ShareStore.find(db, household: household, account: account)!
-            return RequestContext.jsonResponse(201, p.json,
-                                               headers: [("Location", "/v1/households/\(household)/share/participants/\(account)")])
-        }
+        let invitee = handle!, level = perm!
+        let configuration = ctx.services.configuration
+        let limits = InvitationLimits(perInviter: configuration.maxPendingInvitationsPerInviter,
+                                      perInvitee: configuration.maxPendingInvitationsPerInvitee)
+        return ctx.write({ w in
+            try w.invite(household: household, owner: c.accountId, handle: invitee, permission: level, limits: limits,
+                         now: Timestamp.nowMs())
+        }, answer: { invited in
+            guard invited.isCreated else { return RequestContext.jsonResponse(200, invited.record.json) }
+            return RequestContext.jsonResponse(201, invited.record.json, headers: [
+                ("Location", "/v1/households/\(household)/share/participants/\(invited.record.accountId)"),
+            ])
+        })
     }
 
     static func patchParticipant(_ ctx: RequestContext) throws -> Reply {
@@ -128,37 +97,37 @@ enum SharingRoutes {
         b.allowOnly(["permission"])
         let perm = permission(&b, required: true)
         try b.check()
-        return ctx.write(touching: [household]) { db in
-            _ = try Access.check(db, household: household, account: c.accountId, need: .owner)
-            guard let p = try ShareStore.find(db, household: household, account: account), p.status.isActive else {
-                throw APIError.notFound("No such participant.")
-            }
-            if p.permission != perm! {
-                try ShareStore.update(db, household: household, account: account, status: p.status, permission: perm)
-            }
-            return RequestContext.jsonResponse(200, try ShareStore.find(db, household: household, account: account)!.json)
-        }
+        let level = perm!
+        return ctx.write({ w in
+            try w.setPermission(household: household, owner: c.accountId, account: account, permission: level, now: Timestamp.nowMs())
+        }, answer: { p in RequestContext.jsonResponse(200, p.json) })
     }
 
     static func removeParticipant(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let account = try ctx.id("accountId")
-        return ctx.write(touching: [household]) { db in
-            if account == c.accountId,
-               let me = try ShareStore.find(db, household: household, account: account), me.status.isActive {
-                // The participant leaves (or withdraws from a pending invitation).
-                try ShareStore.update(db, household: household, account: account, status: .left)
-                return RequestContext.noContent()
-            }
-            _ = try Access.check(db, household: household, account: c.accountId, need: .owner)
-            guard let p = try ShareStore.find(db, household: household, account: account) else {
-                throw APIError.notFound("No such participant.")
-            }
-            if p.status.isActive {
-                try ShareStore.update(db, household: household, account: account, status: .revoked)
-            }
-            return RequestContext.noContent()
-        }
+        return ctx.write({ w in
+            try w.removeParticipant(household: household, caller: c.accountId, account: account, now: Timestamp.nowMs())
+        }, answer: { _ in RequestContext.noContent() })
+    }
+
+    /// `{householdId, publicPermission:"none", participants:[…]}`, participants in invitation order.
+    static func shareJSON(_ household: String, _ participants: [Participant]) -> JSONValue {
+        .object([
+            "householdId": .string(household), "publicPermission": .string("none"),
+            "participants": .array(participants.map(\.json)),
+        ])
+    }
+}
+
+extension Participant {
+    /// The API form: `{accountId, handle, displayName, role, permission, status, invitationId}`.
+    var json: JSONValue {
+        .object([
+            "accountId": .string(accountId), "handle": .string(handle), "displayName": .string(displayName),
+            "role": .string("participant"), "permission": .string(permission.rawValue),
+            "status": .string(status.rawValue), "invitationId": .string(invitationId),
+        ])
     }
 }

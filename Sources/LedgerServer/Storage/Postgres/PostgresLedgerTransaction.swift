@@ -61,7 +61,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     private static func participant(_ r: PGRow) -> Participant {
         Participant(householdId: r.uuid(0), accountId: r.uuid(1), handle: r.string(2), displayName: r.string(3),
                     permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly,
-                    status: ShareStore.Status(rawValue: r.string(5)) ?? .revoked, invitationId: r.uuid(6),
+                    status: Participant.Status(rawValue: r.string(5)) ?? .revoked, invitationId: r.uuid(6),
                     invitedAt: r.timestampMs(7))
     }
 
@@ -132,7 +132,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
             FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $2
             WHERE h.id = $1
             """, [.uuid(household), .uuid(account)]) else { return nil }
-        return AccessRecord(ownerAccountId: r.uuid(0), status: r.optionalString(1).flatMap(ShareStore.Status.init(rawValue:)),
+        return AccessRecord(ownerAccountId: r.uuid(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
                             permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
                             everAccepted: r.optionalBool(3) ?? false)
     }
@@ -322,16 +322,36 @@ final class PostgresLedgerTransaction: LedgerWriting {
             """, [.uuid(household)]).rows.map(Self.participant)
     }
 
-    func pendingInvitations(account: String) throws -> [Invitation] {
-        try db.query("""
-            SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at
+    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> InvitationPage {
+        let rows = try db.query("""
+            SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at, p.n
             FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
             WHERE p.account_id = $1 AND p.status = 'invited' AND h.shared
-            ORDER BY p.invited_at DESC, p.n DESC
-            """, [.uuid(account)]).rows.map { r in
+              AND (NOT $2 OR p.invited_at < $3 OR (p.invited_at = $3 AND p.n < $4))
+            ORDER BY p.invited_at DESC, p.n DESC LIMIT $5
+            """, [.uuid(account), .bool(after != nil), .timestamp(ms: after?.invitedAt ?? 0), .int(after?.order ?? 0),
+                  .int(Int64(limit) + 1)]).rows
+        let page = rows.prefix(limit)
+        return InvitationPage(items: page.map { r in
             Invitation(id: r.uuid(0), householdId: r.uuid(1), householdName: r.string(2), ownerDisplayName: r.string(3),
                        permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly, invitedAt: r.timestampMs(5))
+        }, next: rows.count > limit ? InvitationPosition(invitedAt: page.last!.timestampMs(5), order: page.last!.int(6)) : nil)
+    }
+
+    func pendingInvitationCounts(inviter: String, invitee: String) throws -> PendingInvitationCounts {
+        if writing {
+            // Invitations involving either account wait for this transaction: both account
+            // rows are locked, in one order everywhere (no deadlock between two invites).
+            for account in Set([inviter, invitee]).sorted() {
+                try db.query("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE", [.uuid(account)])
+            }
         }
+        let r = try db.queryOne("""
+            SELECT (SELECT count(*) FROM households h JOIN participants p ON p.household_id = h.id
+                    WHERE h.owner_account_id = $1 AND p.status = 'invited'),
+                   (SELECT count(*) FROM participants WHERE account_id = $2 AND status = 'invited')
+            """, [.uuid(inviter), .uuid(invitee)])
+        return PendingInvitationCounts(byInviter: r?.int(0) ?? 0, toInvitee: r?.int(1) ?? 0)
     }
 
     func insertParticipant(household: String, account: String, permission: Membership.Permission,
@@ -343,7 +363,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
             """, [.uuid(household), .uuid(account), .text(permission.rawValue), .uuid(invitation), .timestamp(ms: at)])
     }
 
-    func updateParticipant(household: String, account: String, status: ShareStore.Status,
+    func updateParticipant(household: String, account: String, status: Participant.Status,
                            permission: Membership.Permission?, newInvitation: String?, at: Int64) throws {
         try lock(household)
         if let newInvitation {

@@ -79,7 +79,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = ?2
             WHERE h.id = ?1
             """, [.text(household), .text(account)]) else { return nil }
-        return AccessRecord(ownerAccountId: r.string(0), status: r.optionalString(1).flatMap(ShareStore.Status.init(rawValue:)),
+        return AccessRecord(ownerAccountId: r.string(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
                             permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
                             everAccepted: !r.isNull(1) && r.bool(3))
     }
@@ -214,31 +214,60 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     // MARK: sharing
 
+    private static let participantColumns = """
+        p.household_id, p.account_id, a.handle, a.display_name, p.permission, p.status, p.invitation_id, p.invited_at
+        """
+
+    private static func participant(_ r: SQLiteRow) -> Participant {
+        Participant(householdId: r.string(0), accountId: r.string(1), handle: r.string(2), displayName: r.string(3),
+                    permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly,
+                    status: Participant.Status(rawValue: r.string(5)) ?? .revoked, invitationId: r.string(6), invitedAt: r.int(7))
+    }
+
     func participant(household: String, account: String) throws -> Participant? {
-        try ShareStore.find(db, household: household, account: account)
+        try db.queryOne("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.household_id = ? AND p.account_id = ?
+            """, [.text(household), .text(account)]).map(Self.participant)
     }
 
     func participant(invitation: String, account: String) throws -> Participant? {
-        try ShareStore.find(db, invitation: invitation, account: account)
+        try db.queryOne("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.invitation_id = ? AND p.account_id = ?
+            """, [.text(invitation), .text(account)]).map(Self.participant)
     }
 
     func participants(household: String) throws -> [Participant] {
         try db.query("""
-            SELECT \(ShareStore.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
             WHERE p.household_id = ? ORDER BY p.invited_at, p.rowid
-            """, [.text(household)]).map(ShareStore.participant)
+            """, [.text(household)]).map(Self.participant)
     }
 
-    func pendingInvitations(account: String) throws -> [Invitation] {
-        try db.query("""
-            SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at
+    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> InvitationPage {
+        let rows = try db.query("""
+            SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at, p.rowid
             FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
-            WHERE p.account_id = ? AND p.status = 'invited' AND h.shared = 1
-            ORDER BY p.invited_at DESC, p.rowid DESC
-            """, [.text(account)]).map { r in
+            WHERE p.account_id = ?1 AND p.status = 'invited' AND h.shared = 1
+              AND (?2 IS NULL OR p.invited_at < ?2 OR (p.invited_at = ?2 AND p.rowid < ?3))
+            ORDER BY p.invited_at DESC, p.rowid DESC LIMIT ?4
+            """, [.text(account), after.map { .integer($0.invitedAt) } ?? .null, .integer(after?.order ?? 0), .int(limit + 1)])
+        let page = rows.prefix(limit)
+        return InvitationPage(items: page.map { r in
             Invitation(id: r.string(0), householdId: r.string(1), householdName: r.string(2), ownerDisplayName: r.string(3),
                        permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly, invitedAt: r.int(5))
-        }
+        }, next: rows.count > limit ? InvitationPosition(invitedAt: page.last!.int(5), order: page.last!.int(6)) : nil)
+    }
+
+    func pendingInvitationCounts(inviter: String, invitee: String) throws -> PendingInvitationCounts {
+        // The one writer runs write transactions one at a time: the counts hold until it commits.
+        let r = try db.queryOne("""
+            SELECT (SELECT COUNT(*) FROM households h JOIN participants p ON p.household_id = h.id
+                    WHERE h.owner_account_id = ?1 AND p.status = 'invited'),
+                   (SELECT COUNT(*) FROM participants WHERE account_id = ?2 AND status = 'invited')
+            """, [.text(inviter), .text(invitee)])
+        return PendingInvitationCounts(byInviter: r?.int(0) ?? 0, toInvitee: r?.int(1) ?? 0)
     }
 
     func insertParticipant(household: String, account: String, permission: Membership.Permission,
@@ -249,7 +278,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             """, [.text(household), .text(account), .text(permission.rawValue), .text(invitation), .integer(at), .integer(at)])
     }
 
-    func updateParticipant(household: String, account: String, status: ShareStore.Status,
+    func updateParticipant(household: String, account: String, status: Participant.Status,
                            permission: Membership.Permission?, newInvitation: String?, at: Int64) throws {
         if let newInvitation {
             try db.run("""

@@ -37,6 +37,13 @@ extension LedgerReading {
         return (h, m)
     }
 
+    /// The participants of a household's share, for a member; `notShared` when it is not shared.
+    func share(household: String, account: String) throws -> [Participant] {
+        _ = try membership(household: household, account: account, need: .read)
+        guard let h = try self.household(id: household), h.shared else { throw LedgerStorageError.notShared }
+        return try participants(household: household)
+    }
+
     /// One page of the change feed after `since` (nil: from the beginning), cut by `FeedPaging`.
     func feedPage(household: String, account: String, since: String?, limit: Int) throws -> FeedPage {
         let (h, m) = try self.household(id: household, account: account, need: .read)

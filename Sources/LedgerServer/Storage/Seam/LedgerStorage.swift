@@ -78,8 +78,13 @@ protocol LedgerReading {
     func participant(invitation: String, account: String) throws -> Participant?
     /// In invitation order.
     func participants(household: String) throws -> [Participant]
-    /// Invitations addressed to `account` still pending in shared households, newest first.
-    func pendingInvitations(account: String) throws -> [Invitation]
+    /// Invitations addressed to `account` still pending in shared households, newest first,
+    /// after the position `after`.
+    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> InvitationPage
+    /// Pending invitations out from `inviter`'s households and waiting for `invitee`, in
+    /// any household. In a write, concurrent invitations involving either account wait
+    /// until this transaction ends, so a quota checked on these counts holds.
+    func pendingInvitationCounts(inviter: String, invitee: String) throws -> PendingInvitationCounts
 
     // MARK: sync
     /// The household's feed position (nil: no such household).
@@ -123,7 +128,7 @@ protocol LedgerWriting: LedgerReading {
                            invitation: String, at: Int64) throws
     /// Sets a participant's status (and permission; a new invitation id when given, which
     /// also clears its acceptance). Accepting stamps the first acceptance.
-    func updateParticipant(household: String, account: String, status: ShareStore.Status,
+    func updateParticipant(household: String, account: String, status: Participant.Status,
                            permission: Membership.Permission?, newInvitation: String?, at: Int64) throws
     /// Revokes every invited or accepted participant.
     func revokeParticipants(household: String, at: Int64) throws

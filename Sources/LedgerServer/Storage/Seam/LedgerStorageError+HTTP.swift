@@ -37,6 +37,12 @@ extension LedgerStorageError {
         case .notShared: return APIError(404, "not_shared", "This household is not shared.")
         case .shareRequired: return APIError(409, "not_shared", "Share the household (POST …/share) before inviting parents.")
         case .cannotInviteSelf: return APIError(422, "cannot_invite_self", "You own this household; invite another parent.")
+        case .tooManyInvitations(.inviter, let limit, let pending):
+            return Quotas.refusal("too_many_invitations", "You have \(pending) pending invitations, the most allowed; wait for answers or withdraw some.",
+                                  limit: limit, scope: InvitationQuota.inviter.rawValue)
+        case .tooManyInvitations(.invitee, let limit, _):
+            return Quotas.refusal("too_many_invitations", "That parent has the most pending invitations allowed (\(limit)) and must answer some first.",
+                                  limit: limit, scope: InvitationQuota.invitee.rawValue)
         case .syncTokenExpired: return SyncToken.expired
         case .unavailable(let unknown):
             var e = APIError(503, "service_unavailable", unknown

@@ -46,10 +46,23 @@ enum LedgerStorageError: Error, Sendable, Equatable {
     case shareRequired
     case cannotInviteSelf
 
+    // Quotas.
+    /// The inviter has `pending` invitations out, or the invitee has that many waiting, and
+    /// `limit` is the most allowed.
+    case tooManyInvitations(InvitationQuota, limit: Int, pending: Int64)
+
     // Sync.
     case syncTokenExpired
 
     /// The database cannot be reached (or is shutting down); nothing was changed, unless
     /// `commitOutcomeUnknown` (the connection died during COMMIT).
     case unavailable(commitOutcomeUnknown: Bool)
+}
+
+/// Whose pending invitations a quota counts.
+enum InvitationQuota: String, Sendable {
+    /// Those out from the inviter's households.
+    case inviter
+    /// Those waiting for the invitee, from any household.
+    case invitee
 }

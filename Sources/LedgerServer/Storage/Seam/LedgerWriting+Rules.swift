@@ -221,15 +221,26 @@ extension LedgerWriting {
     }
 
     /// Invites `handle`: an invited or accepted participant is answered unchanged; a
-    /// declined, revoked or departed one gets a new invitation.
+    /// declined, revoked or departed one gets a new invitation, within `limits` on the
+    /// invitations pending from the owner and for the invitee.
     func invite(household: String, owner: String, handle: String, permission: Membership.Permission,
-                now: Int64) throws -> Written<Participant> {
+                limits: InvitationLimits = InvitationLimits(), now: Int64) throws -> Written<Participant> {
         _ = try membership(household: household, account: owner, need: .owner)
         guard let h = try self.household(id: household), h.shared else { throw LedgerStorageError.shareRequired }
         guard let account = try accountId(handle: handle) else { throw LedgerStorageError.unknownHandle(handle) }
         if account == owner { throw LedgerStorageError.cannotInviteSelf }
-        if let existing = try participant(household: household, account: account) {
-            if existing.status.isActive { return .existing(existing) }
+        let existing = try participant(household: household, account: account)
+        if let existing, existing.status.isActive { return .existing(existing) }
+        if limits.perInviter > 0 || limits.perInvitee > 0 {
+            let pending = try pendingInvitationCounts(inviter: owner, invitee: account)
+            if limits.perInviter > 0, pending.byInviter >= limits.perInviter {
+                throw LedgerStorageError.tooManyInvitations(.inviter, limit: limits.perInviter, pending: pending.byInviter)
+            }
+            if limits.perInvitee > 0, pending.toInvitee >= limits.perInvitee {
+                throw LedgerStorageError.tooManyInvitations(.invitee, limit: limits.perInvitee, pending: pending.toInvitee)
+            }
+        }
+        if existing != nil {
             try updateParticipant(household: household, account: account, status: .invited, permission: permission,
                                   newInvitation: UUID().lowercased, at: now)
         } else {
@@ -282,7 +293,7 @@ extension LedgerWriting {
     }
 
     /// A participant change members can see: the feed reports the new `access`.
-    private func changeStatus(household: String, account: String, status: ShareStore.Status,
+    private func changeStatus(household: String, account: String, status: Participant.Status,
                               permission: Membership.Permission? = nil, now: Int64) throws {
         try updateParticipant(household: household, account: account, status: status, permission: permission,
                               newInvitation: nil, at: now)

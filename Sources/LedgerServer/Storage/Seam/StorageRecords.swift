@@ -46,11 +46,31 @@ struct ListPage<Item: Sendable>: Sendable {
 /// participant row, if it was ever invited.
 struct AccessRecord: Sendable, Equatable {
     var ownerAccountId: String
-    var status: ShareStore.Status?
+    var status: Participant.Status?
     var permission: Membership.Permission?
     /// Whether the participant ever accepted (a revoked or departed one who never did was
     /// never a member).
     var everAccepted: Bool
+}
+
+/// A participant of a household's share, with its account.
+struct Participant: Sendable, Equatable {
+    /// Where the participant stands, as stored and as answered.
+    enum Status: String, Sendable {
+        case invited, accepted, declined, revoked, left
+
+        /// Invited or accepted: the participant still holds (or may still take) access.
+        var isActive: Bool { self == .invited || self == .accepted }
+    }
+
+    var householdId: String
+    var accountId: String
+    var handle: String
+    var displayName: String
+    var permission: Membership.Permission
+    var status: Status
+    var invitationId: String
+    var invitedAt: Int64
 }
 
 /// An invitation addressed to the caller.
@@ -61,6 +81,33 @@ struct Invitation: Sendable, Equatable {
     var ownerDisplayName: String
     var permission: Membership.Permission
     var invitedAt: Int64
+}
+
+/// Where a list of pending invitations (newest first) continues: after the invitation
+/// with this time and row order.
+struct InvitationPosition: Sendable, Equatable {
+    var invitedAt: Int64
+    var order: Int64
+}
+
+/// One page of an account's pending invitations and the position to continue after (nil:
+/// the last page).
+struct InvitationPage: Sendable, Equatable {
+    var items: [Invitation]
+    var next: InvitationPosition?
+}
+
+/// Pending invitations the quotas count: those sent from the inviter's households and
+/// those waiting for the invitee.
+struct PendingInvitationCounts: Sendable, Equatable {
+    var byInviter: Int64
+    var toInvitee: Int64
+}
+
+/// The caps on pending invitations (0: none).
+struct InvitationLimits: Sendable, Equatable {
+    var perInviter = 0
+    var perInvitee = 0
 }
 
 /// A household's feed position.
@@ -152,9 +199,6 @@ struct TransactionWrite: Sendable, Equatable {
     /// false: an identical record was already there (an idempotent replay).
     var saved: Bool
 }
-
-/// A participant row joined with its account.
-typealias Participant = ShareStore.Participant
 
 /// What one durable commit changed, for wake-ups and caches.
 struct StorageCommit: Sendable, Equatable {
