@@ -22,5 +22,7 @@ cluster=$(mktemp -d -u /tmp/kidledger-pg.XXXXXX)
 trap 'bash scripts/pg-cluster.sh stop "$cluster"' EXIT
 KIDLEDGER_TEST_DATABASE_URL=$(bash scripts/pg-cluster.sh start "$cluster")
 export KIDLEDGER_TEST_DATABASE_URL
+# The cluster's folder: the multi-process tests restart PostgreSQL under load.
+export KIDLEDGER_TEST_PG_CLUSTER="$cluster"
 echo "PostgreSQL tests against $KIDLEDGER_TEST_DATABASE_URL"
 swift test --skip-build --traits Postgres --scratch-path "$scratch" --filter "${POSTGRES_TEST_FILTER:-Postgres|MigrateCommand}"

@@ -8,7 +8,7 @@ import XCTest
 final class AdminCommandTests: XCTestCase {
     private func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
         let process = Process()
-        process.executableURL = try CrashTests.serverBinary()
+        process.executableURL = try ServerProcess.binary()
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["KIDLEDGER_DATA_DIR"] = nil

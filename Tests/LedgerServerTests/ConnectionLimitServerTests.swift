@@ -92,7 +92,7 @@ final class ConnectionLimitServerTests: XCTestCase {
     /// `--max-connections-per-address` and `KIDLEDGER_MAX_CONNECTIONS_PER_ADDRESS` set the
     /// cap; the default connection limit follows the raised descriptor limit.
     func testFlagAndVariableSetTheCap() throws {
-        let binary = try CrashTests.serverBinary()
+        let binary = try ServerProcess.binary()
         var hard = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &hard)
         let expectedMax = HTTPServerConfiguration.defaultMaxConnections(descriptorLimit: Int(min(hard.rlim_max, 1 << 20)))

@@ -6,59 +6,8 @@ import XCTest
 /// kill -9 under load: every transaction that was acknowledged (201/200) survives, and
 /// `check` passes after the restart.
 final class CrashTests: XCTestCase {
-    final class ServerProcess {
-        let process = Process()
-        let port: Int
-
-        init(binary: URL, dataDir: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
-            process.executableURL = binary
-            process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", dataDir] + arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            var buffer = Data()
-            var found: Int?
-            let deadline = Date().addingTimeInterval(10)
-            while found == nil, Date() < deadline {
-                let chunk = out.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") {
-                    if let v = try? JSONValue.parse(String(line)), v["event"]?.stringValue == "listening", let p = v["port"]?.intValue {
-                        found = Int(p)
-                    }
-                }
-            }
-            guard let found else { process.terminate(); throw NSError(domain: "no listening line", code: 1) }
-            port = found
-            // Keep draining stdout so the server never blocks on a full pipe.
-            let handle = out.fileHandleForReading
-            Thread.detachNewThread { while !handle.availableData.isEmpty {} }
-        }
-
-        func kill9() {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
-
-    static func serverBinary() throws -> URL {
-        let candidates = [Bundle.main.executableURL, URL(fileURLWithPath: CommandLine.arguments[0])].compactMap { $0 }
-        for c in candidates {
-            var dir = c.deletingLastPathComponent()
-            for _ in 0..<4 {
-                let bin = dir.appendingPathComponent("kidledger-server")
-                if FileManager.default.isExecutableFile(atPath: bin.path) { return bin }
-                dir = dir.deletingLastPathComponent()
-            }
-        }
-        throw XCTSkip("kidledger-server binary not built next to the tests (run swift build first)")
-    }
-
     func testKill9UnderLoadLosesNoAcknowledgedWrite() throws {
-        let binary = try Self.serverBinary()
+        let binary = try ServerProcess.binary()
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-crash-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
         var server = try ServerProcess(binary: binary, dataDir: dataDir)

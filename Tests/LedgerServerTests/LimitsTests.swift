@@ -217,10 +217,10 @@ final class LimitsTests: XCTestCase {
 
     /// Every limit is a flag and an environment variable of `kidledger-server serve`.
     func testFlagsAndEnvironment() throws {
-        let binary = try CrashTests.serverBinary()
+        let binary = try ServerProcess.binary()
         let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-limits-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
-        let server = try CrashTests.ServerProcess(
+        let server = try ServerProcess(
             binary: binary, dataDir: dataDir,
             arguments: ["--registrations-per-hour", "2", "--max-households-per-account", "1"],
             environment: ["KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD": "1", "KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE": "0",

@@ -331,7 +331,7 @@ final class NotificationTests: XCTestCase {
 
     /// `serve` refuses subscription settings it cannot honour, before listening.
     func testServeChecksTheSubscriptionFlags() throws {
-        let binary = try CrashTests.serverBinary()
+        let binary = try ServerProcess.binary()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-flags-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cases: [([String], Int32, String)] = [
