@@ -15,12 +15,13 @@ public enum AdminCommands {
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         let db = try LedgerApp.openWriter(configuration)
         do {
-            let json = try db.transaction {
-                try AccountRoutes.createAccount(db, handle: handle, displayName: display, deviceName: deviceName)
+            let (account, token) = try db.transaction {
+                try SQLiteLedgerTransaction(db).createAccount(handle: handle, displayName: display, deviceName: deviceName,
+                                                              now: Timestamp.nowMs())
             }
-            return json.serializedString
-        } catch let e as APIError {
-            throw Failure(description: e.detail)
+            return AccountRoutes.createdJSON(account, token).serializedString
+        } catch let e as LedgerStorageError {
+            throw Failure(description: e.apiError.detail)
         }
     }
 

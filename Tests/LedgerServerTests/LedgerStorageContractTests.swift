@@ -43,8 +43,8 @@ class LedgerStorageContractTests: XCTestCase {
         return (owner.id, h, c)
     }
 
-    static func new(_ child: String, _ amount: Int64, id: String = UUID().lowercased, note: String = "") -> LedgerStore.NewTransaction {
-        LedgerStore.NewTransaction(id: id, childId: child, amountCents: amount, note: note, source: .api, createdAt: nil, reversesId: nil,
+    static func new(_ child: String, _ amount: Int64, id: String = UUID().lowercased, note: String = "") -> NewTransaction {
+        NewTransaction(id: id, childId: child, amountCents: amount, note: note, source: .api, createdAt: nil, reversesId: nil,
                                    clientChosenId: true)
     }
 
@@ -62,12 +62,12 @@ class LedgerStorageContractTests: XCTestCase {
         expect(.householdIdTaken(h)) { try $0.createHousehold(id: h, name: "Home", currency: "EUR", owner: a.id, ifAbsentOnly: true, now: now) }
         XCTAssertFalse(try write { try $0.createHousehold(id: h, name: "Other", currency: "USD", owner: a.id, ifAbsentOnly: false, now: now) }.isCreated)
         let (b, _) = try write { try $0.createAccount(handle: "dad", displayName: "Dad", deviceName: "phone", now: now) }
-        expect(.householdIdTaken(h)) { try $0.createHousehold(id: h, name: "Mine", currency: "EUR", owner: b.id, ifAbsentOnly: false, now: now) }
+        expect(.householdOfAnotherAccount(h)) { try $0.createHousehold(id: h, name: "Mine", currency: "EUR", owner: b.id, ifAbsentOnly: false, now: now) }
         expect(.householdNotFound) { try $0.household(id: h, account: b.id, need: .read) }
 
         let (record, m) = try storage.read { try $0.household(id: h, account: a.id, need: .read) }
         XCTAssertEqual(record.name, "Home")
-        XCTAssertEqual(record.changeTag, LedgerStore.tag(1))
+        XCTAssertEqual(record.changeTag, ChangeTag.of(1))
         XCTAssertEqual(record.createdAt, now)
         XCTAssertEqual(m.role, .owner)
 
@@ -78,7 +78,7 @@ class LedgerStorageContractTests: XCTestCase {
         let (renamed, _) = try write { try $0.updateHousehold(id: h, account: a.id, matches: { _ in true }, name: "New", currency: nil, now: now + 1) }
         XCTAssertEqual(renamed.name, "New")
         XCTAssertEqual(renamed.currency, "EUR")
-        XCTAssertEqual(renamed.changeTag, LedgerStore.tag(2))
+        XCTAssertEqual(renamed.changeTag, ChangeTag.of(2))
 
         XCTAssertFalse(try write { try $0.revokeToken(id: token.record.id, account: b.id, at: now) })
         XCTAssertTrue(try write { try $0.revokeToken(id: token.record.id, account: a.id, at: now) })
@@ -127,7 +127,7 @@ class LedgerStorageContractTests: XCTestCase {
         expect(.nothingToUndo) { try $0.undoLast(household: h, author: owner, child: c, expected: nil, now: now) }
         let t1 = try write { try $0.addTransaction(household: h, author: owner, Self.new(c, 100), now: now) }.transaction
         let t2 = try write { try $0.addTransaction(household: h, author: owner, Self.new(c, 200), now: now) }.transaction
-        expect(.undoTargetChanged(current: t2)) { try $0.undoLast(household: h, author: owner, child: c, expected: t1.id, now: now) }
+        expect(.undoTargetChanged(current: t2, expected: t1.id)) { try $0.undoLast(household: h, author: owner, child: c, expected: t1.id, now: now) }
         let undone = try write { try $0.undoLast(household: h, author: owner, child: c, expected: t2.id, now: now) }
         XCTAssertEqual(undone.transaction.reversesId, t2.id)
         XCTAssertEqual(undone.balanceCents, 100)
@@ -151,6 +151,39 @@ class LedgerStorageContractTests: XCTestCase {
         XCTAssertNil(page2.next)
         XCTAssertEqual(page1.items.count + page2.items.count, 7)
         XCTAssertEqual(Set((page1.items + page2.items).map(\.id)).count, 7)
+    }
+
+    /// The counts behind the quotas, and the quotas in the create rules: an existing record
+    /// is answered even at the limit; a new one past it is refused with nothing written.
+    func checkQuotaCounts() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        XCTAssertEqual(try storage.read { try $0.householdCount(owner: owner) }, 1)
+        XCTAssertEqual(try storage.read { try $0.childCount(household: h) }, 1)
+        XCTAssertEqual(try storage.read { try $0.childCount(household: UUID().lowercased) }, 0)
+
+        XCTAssertFalse(try write { try $0.createHousehold(id: h, name: "Home", currency: "EUR", owner: owner, ifAbsentOnly: false,
+                                                         maxHouseholds: 1, now: now) }.isCreated)
+        expect(.tooManyHouseholds(limit: 1)) {
+            try $0.createHousehold(id: UUID().lowercased, name: "Two", currency: "EUR", owner: owner, ifAbsentOnly: true,
+                                   maxHouseholds: 1, now: now)
+        }
+        XCTAssertTrue(try write { try $0.createHousehold(id: UUID().lowercased, name: "Two", currency: "EUR", owner: owner,
+                                                        ifAbsentOnly: true, maxHouseholds: 2, now: now) }.isCreated)
+        XCTAssertEqual(try storage.read { try $0.householdCount(owner: owner) }, 2)
+
+        // Archived children count: they are never deleted.
+        _ = try write { try $0.updateChild(household: h, account: owner, id: c, matches: { _ in true }, name: nil, sortOrder: nil,
+                                           archived: true, now: now) }
+        XCTAssertFalse(try write { try $0.createChild(household: h, account: owner, id: c, name: "Ada", sortOrder: nil,
+                                                     maxChildren: 1, now: now) }.isCreated)
+        expect(.tooManyChildren(limit: 1)) {
+            try $0.createChild(household: h, account: owner, id: UUID().lowercased, name: "Bo", sortOrder: nil, maxChildren: 1, now: now)
+        }
+        XCTAssertEqual(try storage.read { try $0.childCount(household: h) }, 1)
+        XCTAssertTrue(try write { try $0.createChild(household: h, account: owner, id: UUID().lowercased, name: "Bo", sortOrder: nil,
+                                                    maxChildren: 2, now: now) }.isCreated)
+        XCTAssertEqual(try storage.read { try $0.childCount(household: h) }, 2)
     }
 
     func checkChildrenCreatePatchAndPush() throws {
@@ -327,6 +360,7 @@ final class SQLiteLedgerStorageTests: LedgerStorageContractTests {
     func testAccountsTokensAndHouseholdIdentity() throws { try checkAccountsTokensAndHouseholdIdentity() }
     func testInsertIfAbsentReversalsUndoAndOverflow() throws { try checkInsertIfAbsentReversalsUndoAndOverflow() }
     func testChildrenCreatePatchAndPush() throws { try checkChildrenCreatePatchAndPush() }
+    func testQuotaCounts() throws { try checkQuotaCounts() }
     func testSharingInvitationsAndAccess() throws { try checkSharingInvitationsAndAccess() }
     func testFeedPagesTokensAndSyncStatus() throws { try checkFeedPagesTokensAndSyncStatus() }
     func testInvitationPagesCountsAndQuotas() throws { try checkInvitationPagesCountsAndQuotas() }

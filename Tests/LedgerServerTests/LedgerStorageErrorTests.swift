@@ -20,7 +20,10 @@ final class LedgerStorageErrorTests: XCTestCase {
             (.reversalIdMismatch(expected: "x"), 422, "reversal_id_mismatch"),
             (.reversalAmountMismatch(expected: 5), 422, "reversal_amount_mismatch"),
             (.balanceOverflow, 422, "balance_overflow"), (.nothingToUndo, 422, "nothing_to_undo"),
-            (.undoTargetChanged(current: tx), 409, "undo_target_changed"), (.notShared, 404, "not_shared"),
+            (.undoTargetChanged(current: tx, expected: "e"), 409, "undo_target_changed"), (.notShared, 404, "not_shared"),
+            (.householdOfAnotherAccount("x"), 409, "id_conflict"), (.callerUnknown, 401, "unauthenticated"),
+            (.idempotencyKeyReused(key: "k", existing: tx), 409, "id_conflict"), (.clockSkew(field: "createdAt", now: 0), 422, "clock_skew"),
+            (.tooManyHouseholds(limit: 2), 409, "too_many_households"), (.tooManyChildren(limit: 2), 409, "too_many_children"),
             (.shareRequired, 409, "not_shared"), (.cannotInviteSelf, 422, "cannot_invite_self"),
             (.tooManyInvitations(.inviter, limit: 2, pending: 2), 409, "too_many_invitations"),
             (.tooManyInvitations(.invitee, limit: 2, pending: 2), 409, "too_many_invitations"),
@@ -34,7 +37,11 @@ final class LedgerStorageErrorTests: XCTestCase {
 
     func testConflictsCarryTheCurrentRecordAndUnavailableSaysWhenToRetry() {
         XCTAssertEqual(LedgerStorageError.transactionIdTaken(tx).apiError.extra["current"], tx.json)
-        XCTAssertEqual(LedgerStorageError.undoTargetChanged(current: tx).apiError.extra["current"], tx.json)
+        XCTAssertEqual(LedgerStorageError.undoTargetChanged(current: tx, expected: "e").apiError.extra["current"], tx.json)
+        let reused = LedgerStorageError.idempotencyKeyReused(key: "k1", existing: tx).apiError
+        XCTAssertEqual(reused.extra["current"], tx.json)
+        XCTAssertEqual(reused.detail, "Idempotency-Key \"k1\" was already used for a different transaction (\(tx.id)); "
+                       + "use a new key for a new transaction.")
         let pre = LedgerStorageError.preconditionFailed(currentTag: "v9", current: .string("now")).apiError
         XCTAssertEqual(pre.status, 412)
         XCTAssertEqual(pre.headers["ETag"], "\"v9\"")
@@ -51,6 +58,13 @@ final class LedgerStorageErrorTests: XCTestCase {
             XCTAssertEqual(e.extra["limit"], .int(7))
             XCTAssertEqual(e.extra["scope"], .string(scope.rawValue))
         }
+    }
+
+    func testQuotaRefusalsNameTheirLimit() {
+        for e in [LedgerStorageError.tooManyHouseholds(limit: 3), .tooManyChildren(limit: 3)] {
+            XCTAssertEqual(e.apiError.extra["limit"], .int(3), "\(e)")
+        }
+        XCTAssertEqual(LedgerStorageError.tooManyChildren(limit: 3).pushRejectionCode, "too_many_children")
     }
 
     func testPushRejectionCodes() {

@@ -46,6 +46,7 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
     func testAccountsTokensAndHouseholdIdentity() throws { try checkAccountsTokensAndHouseholdIdentity() }
     func testInsertIfAbsentReversalsUndoAndOverflow() throws { try checkInsertIfAbsentReversalsUndoAndOverflow() }
     func testChildrenCreatePatchAndPush() throws { try checkChildrenCreatePatchAndPush() }
+    func testQuotaCounts() throws { try checkQuotaCounts() }
     func testSharingInvitationsAndAccess() throws { try checkSharingInvitationsAndAccess() }
     func testFeedPagesTokensAndSyncStatus() throws { try checkFeedPagesTokensAndSyncStatus() }
     func testInvitationPagesCountsAndQuotas() throws { try checkInvitationPagesCountsAndQuotas() }

@@ -1,6 +1,5 @@
 import Foundation
 import LedgerModel
-import SQLiteKit
 
 /// Accounts and device tokens.
 enum AccountRoutes {
@@ -12,41 +11,9 @@ enum AccountRoutes {
         r.add("DELETE", "/v1/tokens/{tokenId}", revokeToken)
     }
 
-    static func accountJSON(_ r: SQLiteRow) -> JSONValue {
-        .object(["id": .string(r.string(0)), "handle": .string(r.string(1)), "displayName": .string(r.string(2)),
-                 "createdAt": .string(Timestamp.format(ms: r.int(3)))])
-    }
-
-    static func tokenJSON(_ r: SQLiteRow, current: String? = nil) -> JSONValue {
-        var o: JSONObject = ["id": .string(r.string(0)), "deviceName": .string(r.string(1)),
-                             "createdAt": .string(Timestamp.format(ms: r.int(2))),
-                             "lastUsedAt": r.optionalInt(3).map { .string(Timestamp.format(ms: $0)) } ?? .null]
-        if let current { o["current"] = .bool(r.string(0) == current) }
-        return .object(o)
-    }
-
-    /// Creates an account with its first token; shared by the API and the admin command.
-    static func createAccount(_ db: SQLiteConnection, handle: String, displayName: String, deviceName: String) throws -> JSONValue {
-        if try db.queryOne("SELECT 1 FROM accounts WHERE handle = ?", [.text(handle)]) != nil {
-            throw APIError(409, "handle_taken", "The handle \(handle) is taken.")
-        }
-        let id = UUID().lowercased
-        let now = Timestamp.nowMs()
-        try db.run("INSERT INTO accounts (id, handle, display_name, created_at) VALUES (?, ?, ?, ?)",
-                   [.text(id), .text(handle), .text(displayName), .integer(now)])
-        let token = try insertToken(db, account: id, deviceName: deviceName)
-        let account = try db.queryOne("SELECT id, handle, display_name, created_at FROM accounts WHERE id = ?", [.text(id)])!
-        return .object(["account": accountJSON(account), "token": token])
-    }
-
-    static func insertToken(_ db: SQLiteConnection, account: String, deviceName: String) throws -> JSONValue {
-        let secret = TokenSecret.generate()
-        let id = UUID().lowercased
-        let now = Timestamp.nowMs()
-        try db.run("INSERT INTO tokens (id, account_id, hash, device_name, created_at) VALUES (?, ?, ?, ?, ?)",
-                   [.text(id), .text(account), .blob(TokenSecret.sha256(secret)), .text(deviceName), .integer(now)])
-        return .object(["id": .string(id), "secret": .string(secret), "deviceName": .string(deviceName),
-                        "createdAt": .string(Timestamp.format(ms: now))])
+    /// `{account, token}` of a new account; shared by the API and the admin command.
+    static func createdJSON(_ account: AccountRecord, _ token: IssuedToken) -> JSONValue {
+        .object(["account": account.json, "token": token.json])
     }
 
     static func create(_ ctx: RequestContext) throws -> Reply {
@@ -66,51 +33,78 @@ enum AccountRoutes {
             e.headers.set("Retry-After", String(retry))
             throw e
         }
-        return ctx.write { db in
-            RequestContext.jsonResponse(201, try createAccount(db, handle: handle!, displayName: name!, deviceName: device ?? "default"))
-        }
+        let (h, n, d) = (handle!, name!, device ?? "default")
+        return ctx.write({ w in try w.createAccount(handle: h, displayName: n, deviceName: d, now: Timestamp.nowMs()) },
+                         answer: { created in RequestContext.jsonResponse(201, createdJSON(created.0, created.1)) })
     }
 
     static func me(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
-        return try ctx.services.reads.with { db in
-            guard let a = try db.queryOne("SELECT id, handle, display_name, created_at FROM accounts WHERE id = ?", [.text(c.accountId)]),
-                  let t = try db.queryOne("SELECT id, device_name, created_at, last_used_at FROM tokens WHERE id = ?", [.text(c.tokenId)]) else {
-                throw APIError.unauthenticated()
+        return .response(try ctx.read { r in
+            guard let a = try r.account(id: c.accountId), let t = try r.token(id: c.tokenId) else {
+                throw LedgerStorageError.callerUnknown
             }
-            return ctx.json(200, .object(["account": accountJSON(a), "token": tokenJSON(t)]))
-        }
+            return RequestContext.jsonResponse(200, .object(["account": a.json, "token": t.json()]))
+        })
     }
 
     static func createToken(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         var b = try ctx.body()
         b.allowOnly(["deviceName"])
-        let device = b.name("deviceName", required: true)
+        let name = b.name("deviceName", required: true)
         try b.check()
-        return ctx.write { db in
-            RequestContext.jsonResponse(201, try insertToken(db, account: c.accountId, deviceName: device!))
-        }
+        let device = name!
+        return ctx.write({ w in try w.createToken(account: c.accountId, deviceName: device, now: Timestamp.nowMs()) },
+                         answer: { token in RequestContext.jsonResponse(201, token.json) })
     }
 
     static func listTokens(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
-        return try ctx.services.reads.with { db in
-            let rows = try db.query("SELECT id, device_name, created_at, last_used_at FROM tokens WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id", [.text(c.accountId)])
-            return ctx.json(200, .object(["items": .array(rows.map { tokenJSON($0, current: c.tokenId) }), "nextCursor": .null]))
-        }
+        return .response(try ctx.read { r in
+            let tokens = try r.activeTokens(account: c.accountId)
+            return RequestContext.jsonResponse(200, .object(["items": .array(tokens.map { $0.json(current: c.tokenId) }),
+                                                             "nextCursor": .null]))
+        })
     }
 
     static func revokeToken(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let id = try ctx.id("tokenId")
         let notifier = ctx.services.notifier
-        return ctx.write(revokesTokens: true, deferredAnswer: { db in
-            try db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL",
-                       [.integer(Timestamp.nowMs()), .text(id), .text(c.accountId)])
-            guard db.changes == 1 else { throw APIError.notFound("No such token.") }
+        return ctx.write({ w in
+            guard try w.revokeToken(id: id, account: c.accountId, at: Timestamp.nowMs()) else { throw LedgerStorageError.tokenNotFound }
+        }, answer: { _ in
             // Once the revocation is durable, the token's parked long-polls answer 401.
-            return { notifier.notify(tokens: [id]); return RequestContext.noContent() }
+            notifier.notify(tokens: [id])
+            return RequestContext.noContent()
         })
+    }
+}
+
+extension AccountRecord {
+    /// The API JSON form.
+    var json: JSONValue {
+        .object(["id": .string(id), "handle": .string(handle), "displayName": .string(displayName),
+                 "createdAt": .string(Timestamp.format(ms: createdAt))])
+    }
+}
+
+extension TokenRecord {
+    /// The API JSON form; `current`: the caller's token id, to mark the one in use.
+    func json(current: String? = nil) -> JSONValue {
+        var o: JSONObject = ["id": .string(id), "deviceName": .string(deviceName),
+                             "createdAt": .string(Timestamp.format(ms: createdAt)),
+                             "lastUsedAt": lastUsedAt.map { .string(Timestamp.format(ms: $0)) } ?? .null]
+        if let current { o["current"] = .bool(id == current) }
+        return .object(o)
+    }
+}
+
+extension IssuedToken {
+    /// The API JSON form of a new token, with its secret (shown once).
+    var json: JSONValue {
+        .object(["id": .string(record.id), "secret": .string(secret), "deviceName": .string(record.deviceName),
+                 "createdAt": .string(Timestamp.format(ms: record.createdAt))])
     }
 }

@@ -1,41 +1,22 @@
 import Foundation
 import LedgerModel
 import SQLiteKit
-import Synchronization
 
 /// The ledger's SQL, shared by the REST handlers and the sync push.
 enum LedgerStore {
     static let childColumns = "id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents"
     static let txColumns = "id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, reversed_by_id"
 
-    static func tag(_ seq: Int64) -> String { "v" + String(seq, radix: 36) }
-
-    /// The last sequence value handed out per household: a guess, never trusted. nextSeq
-    /// advances the row only `WHERE seq = guess`, so a stale guess (a rolled-back batch,
-    /// a household deleted and created again) changes nothing and falls back to reading.
-    private static let lastSeq = Mutex<[String: Int64]>([:])
-
-    /// Advances the household's change sequence and returns the new value.
+    // Forwarders for the code not yet moved onto the storage seam.
+    typealias NewTransaction = LedgerServer.NewTransaction
+    static func tag(_ seq: Int64) -> String { ChangeTag.of(seq) }
     static func nextSeq(_ db: SQLiteConnection, _ household: String) throws -> Int64 {
-        if let guess = lastSeq.withLock({ $0[household] }) {
-            try db.run("UPDATE households SET seq = ?2 WHERE id = ?1 AND seq = ?3", [.text(household), .integer(guess + 1), .integer(guess)])
-            if db.changes == 1 {
-                lastSeq.withLock { $0[household] = guess + 1 }
-                return guess + 1
-            }
-        }
-        // An UPDATE and a SELECT rather than UPDATE … RETURNING: RETURNING gathers its rows
-        // in an ephemeral table, opened and closed on every call (a few µs on the writer).
-        try db.run("UPDATE households SET seq = seq + 1 WHERE id = ?", [.text(household)])
-        guard db.changes == 1, let row = try db.queryOne("SELECT seq FROM households WHERE id = ?", [.text(household)]) else {
-            throw APIError.notFound("No such household.")
-        }
-        let seq = row.int(0)
-        lastSeq.withLock { known in
-            if known.count >= 4096 { known.removeAll(keepingCapacity: true) }
-            known[household] = seq
-        }
-        return seq
+        try SQLiteLedgerTransaction.nextSeq(db, household)
+    }
+    static func reversalId(of id: String) -> String? { NewTransaction.reversalId(of: id) }
+    static func reversal(of target: LedgerTransaction) -> NewTransaction { NewTransaction.reversal(of: target) }
+    static func clockSkew(_ stamps: [(String, Int64?)], now: Int64) -> APIError? {
+        NewTransaction.clockSkew(stamps, now: now)?.apiError
     }
 
     // MARK: households
@@ -106,50 +87,6 @@ enum LedgerStore {
     /// The transaction of `household` whose reversal would have id `id`, if any.
     static func transactionReserving(_ db: SQLiteConnection, household: String, id: String) throws -> LedgerTransaction? {
         try db.queryOne(reservingSQL, [.text(household), .text(id)]).map(transaction)
-    }
-
-    /// The deterministic reversal id of transaction `id` (nil when `id` is not a UUID).
-    static func reversalId(of id: String) -> String? {
-        LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0).lowercased }
-    }
-
-    /// A transaction to insert, as a client described it.
-    struct NewTransaction {
-        var id: String
-        var childId: String
-        var amountCents: Int64
-        var note: String
-        var source: TransactionSource
-        var createdAt: Int64?
-        var reversesId: String?
-        /// The reversal id of `id`: the row's key. Computed with the record (off the writer
-        /// thread for requests).
-        let reversalId: String
-        /// Whether a client chose `id`. A server-made id (random, or derived from an
-        /// Idempotency-Key) is never the reversal id of another transaction.
-        var clientChosenId: Bool
-
-        init(id: String, childId: String, amountCents: Int64, note: String, source: TransactionSource,
-             createdAt: Int64?, reversesId: String?, clientChosenId: Bool) {
-            self.id = id
-            self.childId = childId
-            self.amountCents = amountCents
-            self.note = note
-            self.source = source
-            self.createdAt = createdAt
-            self.reversesId = reversesId
-            self.reversalId = LedgerStore.reversalId(of: id) ?? ("not-a-uuid:" + id)
-            self.clientChosenId = clientChosenId
-        }
-
-        /// Whether `id` may be the reversal id of a transaction this record does not reverse:
-        /// a client-chosen UUID of version 5 (every reversal id is one) on a non-reversal.
-        /// (A reversal's id is checked against its target's by `reversal_id_mismatch`.)
-        var mayBeReservedId: Bool {
-            guard clientChosenId, reversesId == nil else { return false }
-            let version = id.utf8[id.utf8.index(id.utf8.startIndex, offsetBy: 14)]
-            return version == UInt8(ascii: "5")
-        }
     }
 
     enum InsertOutcome {
@@ -240,12 +177,5 @@ enum LedgerStore {
                                       note: t.note, source: t.source, createdAt: t.createdAt ?? now, recordedAt: now,
                                       authorAccountId: author, reversesId: t.reversesId, reversedById: nil)
         return .saved(saved, balance: newBalance)
-    }
-
-    /// The reversal of `target`, as a new transaction.
-    static func reversal(of target: LedgerTransaction) -> NewTransaction {
-        NewTransaction(id: LedgerIDs.reversalID(of: LedgerIDs.parse(target.id)!).lowercased, childId: target.childId,
-                       amountCents: -target.amountCents, note: "", source: target.source, createdAt: nil, reversesId: target.id,
-                       clientChosenId: false)
     }
 }

@@ -139,7 +139,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing> {
         let rows = try db.query("""
-            SELECT \(Self.householdColumns.split(separator: ",").map { "h." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")),
+            SELECT h.id, h.name, h.currency, h.owner_account_id, h.created_at, h.modified_at, h.change_tag, h.shared,
                    p.permission, h.n
             FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $1
             WHERE (h.owner_account_id = $1 OR p.status = 'accepted') AND h.n > $2
@@ -154,6 +154,13 @@ final class PostgresLedgerTransaction: LedgerWriting {
                                    permission: r.optionalString(8).flatMap(Membership.Permission.init(rawValue:)) ?? .readOnly)
         }
         return ListPage(items: items, next: rows.count > limit ? page.last!.int(9) : nil)
+    }
+
+    func householdCount(owner: String) throws -> Int {
+        // In a write, the owner's account row is locked first: two processes creating
+        // households for one account count one after the other, so the quota holds.
+        if writing { try db.query("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE", [.uuid(owner)]) }
+        return Int(try db.queryOne("SELECT count(*) FROM households WHERE owner_account_id = $1", [.uuid(owner)])?.int(0) ?? 0)
     }
 
     func nextSeq(household: String) throws -> Int64 {
@@ -183,7 +190,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
             UPDATE households SET name = $2, currency = $3, shared = $4, modified_at = $5, change_tag = $6, household_seq = $7
             WHERE id = $1
             """, [.uuid(id), .text(name), .text(currency), .bool(shared), .timestamp(ms: modifiedAt),
-                  .text(LedgerStore.tag(seq)), .int(seq)])
+                  .text(ChangeTag.of(seq)), .int(seq)])
     }
 
     func deleteHousehold(id: String) throws {
@@ -208,10 +215,15 @@ final class PostgresLedgerTransaction: LedgerWriting {
             """, [.uuid(household), .bool(includeArchived)]).rows.map(Self.child)
     }
 
-    func transaction(household: String, id: String) throws -> LedgerTransaction? {
+    func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction? {
         try lock(household)
         return try db.queryOne("SELECT \(Self.txColumns) FROM transactions WHERE household_id = $1 AND id = $2",
                                [.uuid(household), .uuid(id)]).map(Self.transaction)
+    }
+
+    func childCount(household: String) throws -> Int {
+        try lock(household)
+        return Int(try db.queryOne("SELECT count(*) FROM children WHERE household_id = $1", [.uuid(household)])?.int(0) ?? 0)
     }
 
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
@@ -267,9 +279,9 @@ final class PostgresLedgerTransaction: LedgerWriting {
                   .timestamp(ms: c.modifiedAt), .uuid(c.modifiedBy), .text(c.changeTag), .int(seq)])
     }
 
-    func insertTransaction(_ t: LedgerTransaction, seq: Int64) throws {
+    func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws {
         try lock(t.householdId)
-        let reserved = t.reversesId == nil ? LedgerIDs.parse(t.id).map { LedgerIDs.reversalID(of: $0).lowercased } : nil
+        let reserved = t.reversesId == nil ? reversalId : nil
         try db.query("""
             INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
                                       author_account_id, reverses_id, reversal_id, seq)

@@ -1,5 +1,6 @@
 import LedgerModel
 import SQLiteKit
+import Synchronization
 
 /// The primitives of `LedgerWriting` on one SQLite connection, inside the transaction the
 /// read pool or the writer opened.
@@ -9,8 +10,58 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     init(_ db: SQLiteConnection) { self.db = db }
 
+    // The statements, each built once (the connection caches prepared statements by text).
+    static let childColumns =
+        "id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents"
+    static let txColumns = """
+        id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, \
+        reversed_by_id
+        """
     private static let householdColumns = "id, name, currency, owner_account_id, created_at, modified_at, change_tag, shared"
     private static let tokenColumns = "id, account_id, device_name, created_at, last_used_at"
+    private static let tokenSQL = "SELECT \(tokenColumns) FROM tokens WHERE id = ?"
+    private static let activeTokensSQL =
+        "SELECT \(tokenColumns) FROM tokens WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id"
+    private static let householdSQL = "SELECT \(householdColumns) FROM households WHERE id = ?"
+    private static let childSQL = "SELECT \(childColumns) FROM children WHERE id = ? AND household_id = ?"
+    private static let childrenSQL = """
+        SELECT \(childColumns) FROM children WHERE household_id = ? AND (archived = 0 OR ?) ORDER BY sort_order, created_at, id
+        """
+    /// Through the key: the household and the reversal id of the transaction.
+    private static let transactionSQL = "SELECT \(txColumns) FROM transactions WHERE household_id = ?1 AND reversal_id = ?2 AND id = ?3"
+    private static let reservingSQL = "SELECT \(txColumns) FROM transactions WHERE household_id = ?1 AND reversal_id = ?2"
+    private static let childTransactionsSQL = """
+        SELECT \(txColumns), n FROM transactions WHERE household_id = ? AND child_id = ? AND n < ? ORDER BY n DESC LIMIT ?
+        """
+    private static let householdTransactionsSQL =
+        "SELECT \(txColumns), n FROM transactions WHERE household_id = ? AND n < ? ORDER BY n DESC LIMIT ?"
+    private static let newestUndoableSQL = """
+        SELECT \(txColumns) FROM transactions
+        WHERE household_id = ? AND child_id = ? AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1
+        """
+    private static let insertTransactionSQL = """
+        INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                  author_account_id, reverses_id, seq, reversal_id)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    private static let changedChildrenSQL = [false, true].map { only in
+        "SELECT \(childColumns), seq FROM children WHERE household_id = ? AND seq \(only ? "=" : ">") ? ORDER BY seq LIMIT ?"
+    }
+    private static let changedTransactionsSQL = [false, true].map { only in
+        "SELECT \(txColumns), seq FROM transactions WHERE household_id = ? AND seq \(only ? "=" : ">") ? ORDER BY seq LIMIT ?"
+    }
+
+    static func child(_ r: SQLiteRow) -> Child {
+        Child(id: r.string(0), householdId: r.string(1), name: r.string(2), sortOrder: r.int(3), archived: r.bool(4),
+              createdAt: r.int(5), modifiedAt: r.int(6), modifiedBy: r.string(7), changeTag: r.string(8), balanceCents: r.int(9))
+    }
+
+    static func transaction(_ r: SQLiteRow) -> LedgerTransaction {
+        LedgerTransaction(id: r.string(0), householdId: r.string(1), childId: r.string(2), amountCents: r.int(3),
+                          note: r.string(4), source: TransactionSource(rawValue: r.string(5)) ?? .api,
+                          createdAt: r.int(6), recordedAt: r.int(7), authorAccountId: r.string(8),
+                          reversesId: r.optionalString(9), reversedById: r.optionalString(10))
+    }
 
     private static func household(_ r: SQLiteRow) -> HouseholdRecord {
         HouseholdRecord(id: r.string(0), name: r.string(1), currency: r.string(2), ownerAccountId: r.string(3),
@@ -40,12 +91,11 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func token(id: String) throws -> TokenRecord? {
-        try db.queryOne("SELECT \(Self.tokenColumns) FROM tokens WHERE id = ?", [.text(id)]).map(Self.token)
+        try db.queryOne(Self.tokenSQL, [.text(id)]).map(Self.token)
     }
 
     func activeTokens(account: String) throws -> [TokenRecord] {
-        try db.query("SELECT \(Self.tokenColumns) FROM tokens WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id",
-                     [.text(account)]).map(Self.token)
+        try db.query(Self.activeTokensSQL, [.text(account)]).map(Self.token)
     }
 
     func insertAccount(_ a: AccountRecord) throws {
@@ -70,7 +120,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     // MARK: households
 
     func household(id: String) throws -> HouseholdRecord? {
-        try db.queryOne("SELECT \(Self.householdColumns) FROM households WHERE id = ?", [.text(id)]).map(Self.household)
+        try db.queryOne(Self.householdSQL, [.text(id)]).map(Self.household)
     }
 
     func accessRecord(household: String, account: String) throws -> AccessRecord? {
@@ -103,10 +153,42 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         return ListPage(items: items, next: rows.count > limit ? page.last!.int(9) : nil)
     }
 
+    func householdCount(owner: String) throws -> Int {
+        Int(try db.queryOne("SELECT COUNT(*) FROM households WHERE owner_account_id = ?", [.text(owner)])?.int(0) ?? 0)
+    }
+
     func nextSeq(household: String) throws -> Int64 {
-        guard try self.household(id: household) != nil else { throw LedgerStorageError.householdNotFound }
-        let seq = try LedgerStore.nextSeq(db, household)
+        let seq = try Self.nextSeq(db, household)
         commit.touched.insert(household)
+        return seq
+    }
+
+    /// The last sequence value handed out per household: a guess, never trusted. nextSeq
+    /// advances the row only `WHERE seq = guess`, so a stale guess (a rolled-back batch,
+    /// a household deleted and created again) changes nothing and falls back to reading.
+    private static let lastSeq = Mutex<[String: Int64]>([:])
+
+    /// Advances the household's change sequence and returns the new value (one statement
+    /// while the guess holds); `householdNotFound` when there is no such household.
+    static func nextSeq(_ db: SQLiteConnection, _ household: String) throws -> Int64 {
+        if let guess = lastSeq.withLock({ $0[household] }) {
+            try db.run("UPDATE households SET seq = ?2 WHERE id = ?1 AND seq = ?3", [.text(household), .integer(guess + 1), .integer(guess)])
+            if db.changes == 1 {
+                lastSeq.withLock { $0[household] = guess + 1 }
+                return guess + 1
+            }
+        }
+        // An UPDATE and a SELECT rather than UPDATE … RETURNING: RETURNING gathers its rows
+        // in an ephemeral table, opened and closed on every call (a few µs on the writer).
+        try db.run("UPDATE households SET seq = seq + 1 WHERE id = ?", [.text(household)])
+        guard db.changes == 1, let row = try db.queryOne("SELECT seq FROM households WHERE id = ?", [.text(household)]) else {
+            throw LedgerStorageError.householdNotFound
+        }
+        let seq = row.int(0)
+        lastSeq.withLock { known in
+            if known.count >= 4096 { known.removeAll(keepingCapacity: true) }
+            known[household] = seq
+        }
         return seq
     }
 
@@ -135,44 +217,39 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     // MARK: children and transactions
 
     func child(household: String, id: String) throws -> Child? {
-        try LedgerStore.findChild(db, household: household, id: id)
+        try db.queryOne(Self.childSQL, [.text(id), .text(household)]).map(Self.child)
     }
 
     func children(household: String, includeArchived: Bool) throws -> [Child] {
-        try db.query("""
-            SELECT \(LedgerStore.childColumns) FROM children WHERE household_id = ? AND (archived = 0 OR ?)
-            ORDER BY sort_order, created_at, id
-            """, [.text(household), .bool(includeArchived)]).map(LedgerStore.child)
+        try db.query(Self.childrenSQL, [.text(household), .bool(includeArchived)]).map(Self.child)
     }
 
-    func transaction(household: String, id: String) throws -> LedgerTransaction? {
-        try LedgerStore.findTransaction(db, household: household, id: id)
+    func childCount(household: String) throws -> Int {
+        Int(try db.queryOne("SELECT COUNT(*) FROM children WHERE household_id = ?", [.text(household)])?.int(0) ?? 0)
+    }
+
+    func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction? {
+        guard let key = reversalId ?? NewTransaction.reversalId(of: id) else { return nil }
+        return try db.queryOne(Self.transactionSQL, [.text(household), .text(key), .text(id)]).map(Self.transaction)
     }
 
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
-        try LedgerStore.transactionReserving(db, household: household, id: id)
+        try db.queryOne(Self.reservingSQL, [.text(household), .text(id)]).map(Self.transaction)
     }
 
     func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
         let bound = SQLiteValue.integer(before ?? Int64.max), count = SQLiteValue.int(limit + 1)
         let rows = if let child {
-            try db.query("""
-                SELECT \(LedgerStore.txColumns), n FROM transactions WHERE household_id = ? AND child_id = ? AND n < ?
-                ORDER BY n DESC LIMIT ?
-                """, [.text(household), .text(child), bound, count])
+            try db.query(Self.childTransactionsSQL, [.text(household), .text(child), bound, count])
         } else {
-            try db.query("SELECT \(LedgerStore.txColumns), n FROM transactions WHERE household_id = ? AND n < ? ORDER BY n DESC LIMIT ?",
-                         [.text(household), bound, count])
+            try db.query(Self.householdTransactionsSQL, [.text(household), bound, count])
         }
         let page = rows.prefix(limit)
-        return ListPage(items: page.map(LedgerStore.transaction), next: rows.count > limit ? page.last!.int(11) : nil)
+        return ListPage(items: page.map(Self.transaction), next: rows.count > limit ? page.last!.int(11) : nil)
     }
 
     func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {
-        try db.queryOne("""
-            SELECT \(LedgerStore.txColumns) FROM transactions
-            WHERE household_id = ? AND child_id = ? AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1
-            """, [.text(household), .text(child)]).map(LedgerStore.transaction)
+        try db.queryOne(Self.newestUndoableSQL, [.text(household), .text(child)]).map(Self.transaction)
     }
 
     func insertChild(_ c: Child, seq: Int64) throws {
@@ -192,14 +269,10 @@ final class SQLiteLedgerTransaction: LedgerWriting {
                   .text(c.changeTag), .integer(seq), .text(c.householdId), .text(c.id)])
     }
 
-    func insertTransaction(_ t: LedgerTransaction, seq: Int64) throws {
-        try db.run("""
-            INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
-                                      author_account_id, reverses_id, seq, reversal_id)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, [.text(t.id), .text(t.householdId), .text(t.childId), .integer(t.amountCents), .text(t.note),
+    func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws {
+        try db.run(Self.insertTransactionSQL, [.text(t.id), .text(t.householdId), .text(t.childId), .integer(t.amountCents), .text(t.note),
                   .text(t.source.rawValue), .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId),
-                  .optionalText(t.reversesId), .integer(seq), .text(LedgerStore.reversalId(of: t.id) ?? ("not-a-uuid:" + t.id))])
+                  .optionalText(t.reversesId), .integer(seq), .text(reversalId)])
     }
 
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
@@ -309,12 +382,13 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> [FeedChange] {
-        let condition = onlySeq == nil ? "seq > ?" : "seq = ?"
+        let which = onlySeq == nil ? 0 : 1
         let params: [SQLiteValue] = [.text(household), .integer(onlySeq ?? after), .integer(Int64(min(limit, Int(Int32.max))))]
-        let kids = try db.query("SELECT \(LedgerStore.childColumns), seq FROM children WHERE household_id = ? AND \(condition) ORDER BY seq LIMIT ?", params)
-        let txs = try db.query("SELECT \(LedgerStore.txColumns), seq FROM transactions WHERE household_id = ? AND \(condition) ORDER BY seq LIMIT ?", params)
-        return FeedChange.merged(kids.map { .child(LedgerStore.child($0), seq: $0.int(10)) },
-                                 txs.map { .transaction(LedgerStore.transaction($0), seq: $0.int(11)) }, limit: limit)
+        let kids = try db.query(Self.changedChildrenSQL[which], params)
+        let txs = try db.query(Self.changedTransactionsSQL[which], params)
+        return FeedChange.merged(kids.map { .child(Self.child($0), seq: $0.int(10)) },
+                                 txs.map { .transaction(Self.transaction($0), seq: $0.int(11)) }, limit: limit)
+
     }
 
     func devices(household: String) throws -> [DeviceSyncRecord] {

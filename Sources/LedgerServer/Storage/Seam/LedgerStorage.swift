@@ -59,12 +59,18 @@ protocol LedgerReading {
     func accessRecord(household: String, account: String) throws -> AccessRecord?
     /// Households `account` owns or has accepted, by creation order after the position `after`.
     func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing>
+    /// How many households `owner` owns (for the per-account quota).
+    func householdCount(owner: String) throws -> Int
 
     // MARK: children and transactions
     func child(household: String, id: String) throws -> Child?
     /// By sort order, then creation, then id.
     func children(household: String, includeArchived: Bool) throws -> [Child]
-    func transaction(household: String, id: String) throws -> LedgerTransaction?
+    /// How many children the household holds, archived ones included (for the quota).
+    func childCount(household: String) throws -> Int
+    /// The transaction `id`; `reversalId` is the reversal id of `id` when the caller has
+    /// it already (computed once per record, off the writer), nil to have it computed.
+    func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction?
     /// The transaction whose reversal would take `id` (ids reserved for reversals).
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction?
     /// Newest first, before the position `before`; `child` nil: the whole household.
@@ -96,6 +102,12 @@ protocol LedgerReading {
     func devices(household: String) throws -> [DeviceSyncRecord]
 }
 
+extension LedgerReading {
+    func transaction(household: String, id: String) throws -> LedgerTransaction? {
+        try transaction(household: household, id: id, reversalId: nil)
+    }
+}
+
 /// What a write body may do, on top of reading. Callers go through the rules in
 /// `LedgerWriting+Rules.swift`; these primitives do no checking of their own beyond the
 /// database's constraints.
@@ -119,7 +131,8 @@ protocol LedgerWriting: LedgerReading {
     // MARK: children and transactions
     func insertChild(_ c: Child, seq: Int64) throws
     func updateChild(_ c: Child, seq: Int64) throws
-    func insertTransaction(_ t: LedgerTransaction, seq: Int64) throws
+    /// `reversalId`: the reversal id of `t.id` (reserved while `t` is not a reversal).
+    func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws
     func setBalance(household: String, child: String, cents: Int64) throws
 

@@ -12,18 +12,27 @@ extension LedgerStorageError {
         case .participantNotFound: return .notFound("No such participant.")
         case .invitationNotFound: return .notFound("No such invitation.")
         case .unknownHandle(let h): return APIError(404, "unknown_handle", "No account has the handle \(h).")
+        case .callerUnknown: return .unauthenticated()
         case .accessRevoked: return .accessRevoked
         case .readOnly: return .readOnly
         case .ownerOnly: return .ownerOnly
         case .handleTaken(let h): return APIError(409, "handle_taken", "The handle \(h) is taken.")
         case .householdIdTaken(let id): return APIError(409, "id_conflict", "A household with id \(id) already exists.")
-        case .childIdTaken(let id): return APIError(409, "id_conflict", "A different child with id \(id) already exists.")
+        case .householdOfAnotherAccount(let id): return APIError(409, "id_conflict", "Household id \(id) belongs to another account.")
+        case .childIdTaken(let id):
+            return APIError(409, "id_conflict", "A different child with id \(id) already exists in this household.")
         case .transactionIdTaken(let existing):
             return APIError(409, "id_conflict", "A different transaction with id \(existing.id) already exists.", current: existing.json)
+        case .idempotencyKeyReused(let key, let existing):
+            return APIError(409, "id_conflict", "Idempotency-Key \"\(key)\" was already used for a different transaction "
+                            + "(\(existing.id)); use a new key for a new transaction.", current: existing.json)
         case .reversalIdReserved(let id, let owner):
             return APIError(409, "id_reserved", "Id \(id) is reserved for the reversal of transaction \(owner.id).")
         case .alreadyReversed(let target, let by):
             return APIError(409, "id_conflict", "Transaction \(target) is already reversed by \(by.id).", current: by.json)
+        case .clockSkew(let field, let now):
+            return APIError(422, "clock_skew", "\(field) is more than 24 hours ahead of the server's clock "
+                            + "(\(Timestamp.format(ms: now))); check the device's date and time.")
         case .notReversible: return APIError(422, "not_reversible", "A reversal cannot be reversed.")
         case .reversalIdMismatch(let expected):
             return APIError(422, "reversal_id_mismatch", "A reversal of this transaction must have id \(expected).")
@@ -31,9 +40,16 @@ extension LedgerStorageError {
             return APIError(422, "reversal_amount_mismatch", "A reversal must take back exactly \(amount) from the same child.")
         case .balanceOverflow: return APIError(422, "balance_overflow", "This would take the balance outside the 64-bit range.")
         case .nothingToUndo: return APIError(422, "nothing_to_undo", "This child has no transaction left to undo.")
-        case .undoTargetChanged(let current):
-            return APIError(409, "undo_target_changed", "The newest transaction is \(current.id).", current: current.json)
+        case .undoTargetChanged(let current, let expected):
+            return APIError(409, "undo_target_changed", "The newest transaction is \(current.id), not \(expected).",
+                            current: current.json)
         case .preconditionFailed(let tag, let current): return Preconditions.failed(currentTag: tag, current: current)
+        case .tooManyHouseholds(let limit):
+            return Quotas.refusal("too_many_households", "An account may own at most \(limit) households; delete one first.",
+                                  limit: limit)
+        case .tooManyChildren(let limit):
+            return Quotas.refusal("too_many_children", "A household may hold at most \(limit) children, archived ones included.",
+                                  limit: limit)
         case .notShared: return APIError(404, "not_shared", "This household is not shared.")
         case .shareRequired: return APIError(409, "not_shared", "Share the household (POST …/share) before inviting parents.")
         case .cannotInviteSelf: return APIError(422, "cannot_invite_self", "You own this household; invite another parent.")
@@ -57,7 +73,7 @@ extension LedgerStorageError {
     /// push answers `conflict` instead (a different record holds the id).
     var pushRejectionCode: String? {
         switch self {
-        case .transactionIdTaken: return nil
+        case .transactionIdTaken, .idempotencyKeyReused: return nil
         case .childNotFound: return "unknown_child"
         case .transactionNotFound: return "unknown_transaction"
         case .alreadyReversed, .notReversible: return "not_reversible"

@@ -11,6 +11,8 @@ enum LedgerStorageError: Error, Sendable, Equatable {
     case participantNotFound
     case invitationNotFound
     case unknownHandle(String)
+    /// The caller's account or token is gone (revoked since the request was authenticated).
+    case callerUnknown
 
     // Access.
     case accessRevoked
@@ -21,23 +23,36 @@ enum LedgerStorageError: Error, Sendable, Equatable {
     case handleTaken(String)
     /// The id is taken by a household of another account (or, on create, by any household).
     case householdIdTaken(String)
+    /// An idempotent create (PUT) named a household of another account.
+    case householdOfAnotherAccount(String)
     case childIdTaken(String)
     /// A different transaction has this id; `existing` is it.
     case transactionIdTaken(LedgerTransaction)
+    /// The id derived from an `Idempotency-Key` is held by a different transaction, `existing`.
+    case idempotencyKeyReused(key: String, existing: LedgerTransaction)
     /// The id is reserved for the reversal of `of`.
     case reversalIdReserved(String, of: LedgerTransaction)
     /// The target is already reversed by `by`.
     case alreadyReversed(target: String, by: LedgerTransaction)
 
     // Ledger rules.
+    /// A timestamp (`field`) more than 24 hours ahead of the server's clock, `now`.
+    case clockSkew(field: String, now: Int64)
     case notReversible
     case reversalIdMismatch(expected: String)
     case reversalAmountMismatch(expected: Int64)
     case balanceOverflow
     case nothingToUndo
-    case undoTargetChanged(current: LedgerTransaction)
+    /// The newest undoable transaction is `current`, not the `expected` one.
+    case undoTargetChanged(current: LedgerTransaction, expected: String)
     /// If-Match named another version; `current` is the record's API form now.
     case preconditionFailed(currentTag: String, current: JSONValue)
+
+    // Quotas (a limit of 0 is none and never refuses).
+    /// The account owns `limit` households already.
+    case tooManyHouseholds(limit: Int)
+    /// The household holds `limit` children already (archived ones count).
+    case tooManyChildren(limit: Int)
 
     // Sharing.
     /// The household is not shared (reading or ending its share).

@@ -25,14 +25,19 @@ extension LedgerWriting {
 
     /// POST (`ifAbsentOnly`: any existing id is a conflict) or PUT (the owner's existing
     /// household is answered as it is; another account's is a conflict).
+    /// A new household counts against `maxHouseholds` (0: no limit).
     func createHousehold(id: String, name: String, currency: String, owner: String, ifAbsentOnly: Bool,
-                         now: Int64) throws -> Written<HouseholdRecord> {
+                         maxHouseholds: Int = 0, now: Int64) throws -> Written<HouseholdRecord> {
         if let existing = try household(id: id) {
-            guard !ifAbsentOnly, existing.ownerAccountId == owner else { throw LedgerStorageError.householdIdTaken(id) }
+            if ifAbsentOnly { throw LedgerStorageError.householdIdTaken(id) }
+            guard existing.ownerAccountId == owner else { throw LedgerStorageError.householdOfAnotherAccount(id) }
             return .existing(existing)
         }
+        if maxHouseholds > 0, try householdCount(owner: owner) >= maxHouseholds {
+            throw LedgerStorageError.tooManyHouseholds(limit: maxHouseholds)
+        }
         let h = HouseholdRecord(id: id, name: name, currency: currency, ownerAccountId: owner, createdAt: now,
-                                modifiedAt: now, changeTag: LedgerStore.tag(1), shared: false)
+                                modifiedAt: now, changeTag: ChangeTag.of(1), shared: false)
         try insertHousehold(h, incarnation: Int64.random(in: 1...Int64(Int32.max)))
         return .created(h)
     }
@@ -60,9 +65,10 @@ extension LedgerWriting {
     // MARK: children
 
     /// POST …/children: the same id with the same name (and sort order, when given) is the
-    /// same child; a different one is a conflict. New children go after the last.
+    /// same child; a different one is a conflict. New children go after the last, and
+    /// count against `maxChildren` (0: no limit).
     func createChild(household: String, account: String, id: String, name: String, sortOrder: Int64?,
-                     now: Int64) throws -> Written<Child> {
+                     maxChildren: Int = 0, now: Int64) throws -> Written<Child> {
         _ = try membership(household: household, account: account, need: .write)
         if let existing = try child(household: household, id: id) {
             guard existing.name == name, sortOrder == nil || sortOrder == existing.sortOrder else {
@@ -70,11 +76,14 @@ extension LedgerWriting {
             }
             return .existing(existing)
         }
+        if maxChildren > 0, try childCount(household: household) >= maxChildren {
+            throw LedgerStorageError.tooManyChildren(limit: maxChildren)
+        }
         let order = try sortOrder ?? children(household: household, includeArchived: true).map(\.sortOrder).max()
             .map { $0 == Int64.max ? $0 : $0 + 1 } ?? 0
         let seq = try nextSeq(household: household)
         let c = Child(id: id, householdId: household, name: name, sortOrder: order, archived: false, createdAt: now,
-                      modifiedAt: now, modifiedBy: account, changeTag: LedgerStore.tag(seq), balanceCents: 0)
+                      modifiedAt: now, modifiedBy: account, changeTag: ChangeTag.of(seq), balanceCents: 0)
         try insertChild(c, seq: seq)
         return .created(c)
     }
@@ -91,7 +100,7 @@ extension LedgerWriting {
         c.name = newName; c.sortOrder = newOrder; c.archived = newArchived
         c.modifiedAt = LWW.stamp(now: now, newestSeen: c.modifiedAt)
         c.modifiedBy = account
-        c.changeTag = LedgerStore.tag(seq)
+        c.changeTag = ChangeTag.of(seq)
         try updateChild(c, seq: seq)
         return c
     }
@@ -104,7 +113,7 @@ extension LedgerWriting {
             let seq = try nextSeq(household: household)
             let c = Child(id: r.id, householdId: household, name: r.name, sortOrder: r.sortOrder, archived: r.archived,
                           createdAt: r.createdAt, modifiedAt: r.modifiedAt, modifiedBy: r.modifiedBy,
-                          changeTag: LedgerStore.tag(seq), balanceCents: 0)
+                          changeTag: ChangeTag.of(seq), balanceCents: 0)
             try insertChild(c, seq: seq)
             return .saved(changeTag: c.changeTag)
         }
@@ -115,7 +124,7 @@ extension LedgerWriting {
         let seq = try nextSeq(household: household)
         current.name = r.name; current.sortOrder = r.sortOrder; current.archived = r.archived
         current.modifiedAt = r.modifiedAt; current.modifiedBy = r.modifiedBy
-        current.changeTag = LedgerStore.tag(seq)
+        current.changeTag = ChangeTag.of(seq)
         try updateChild(current, seq: seq)
         return .saved(changeTag: current.changeTag)
     }
@@ -128,8 +137,8 @@ extension LedgerWriting {
     /// the cached balance; a reversal also marks its target (two changes, in that order,
     /// so the feed can page between them). The caller checked write access (once for a
     /// whole push).
-    func addTransaction(household: String, author: String, _ t: LedgerStore.NewTransaction, now: Int64) throws -> TransactionWrite {
-        if let existing = try transaction(household: household, id: t.id) {
+    func addTransaction(household: String, author: String, _ t: NewTransaction, now: Int64) throws -> TransactionWrite {
+        if let existing = try transaction(household: household, id: t.id, reversalId: t.reversalId) {
             let same: Bool
             if let rev = t.reversesId {
                 // Reversals are derived records: the same target, child and amount is the same record.
@@ -169,7 +178,7 @@ extension LedgerWriting {
         let saved = LedgerTransaction(id: t.id, householdId: household, childId: t.childId, amountCents: t.amountCents,
                                       note: t.note, source: t.source, createdAt: t.createdAt ?? now, recordedAt: now,
                                       authorAccountId: author, reversesId: t.reversesId, reversedById: nil)
-        try insertTransaction(saved, seq: seq)
+        try insertTransaction(saved, reversalId: t.reversalId, seq: seq)
         try setBalance(household: household, child: t.childId, cents: balance)
         return TransactionWrite(transaction: saved, balanceCents: balance, saved: true)
     }
@@ -183,7 +192,7 @@ extension LedgerWriting {
             let balance = try child(household: household, id: existing.childId)?.balanceCents ?? 0
             return TransactionWrite(transaction: existing, balanceCents: balance, saved: false)
         }
-        return try addTransaction(household: household, author: author, LedgerStore.reversal(of: target), now: now)
+        return try addTransaction(household: household, author: author, NewTransaction.reversal(of: target), now: now)
     }
 
     /// POST …/undo-last: reverses the child's newest undoable transaction, only if it is
@@ -192,8 +201,8 @@ extension LedgerWriting {
         _ = try membership(household: household, account: author, need: .write)
         guard try self.child(household: household, id: child) != nil else { throw LedgerStorageError.childNotFound }
         guard let target = try newestUndoable(household: household, child: child) else { throw LedgerStorageError.nothingToUndo }
-        if let expected, expected != target.id { throw LedgerStorageError.undoTargetChanged(current: target) }
-        return try addTransaction(household: household, author: author, LedgerStore.reversal(of: target), now: now)
+        if let expected, expected != target.id { throw LedgerStorageError.undoTargetChanged(current: target, expected: expected) }
+        return try addTransaction(household: household, author: author, NewTransaction.reversal(of: target), now: now)
     }
 
     // MARK: sharing

@@ -1,0 +1,93 @@
+import LedgerModel
+
+/// A record's change tag for the change-sequence value that wrote it.
+enum ChangeTag {
+    static func of(_ seq: Int64) -> String { "v" + String(seq, radix: 36) }
+}
+
+/// A transaction to add, as a client described it (the REST create, a sync push, or a
+/// reversal the server derives).
+struct NewTransaction: Sendable {
+    var id: String
+    var childId: String
+    var amountCents: Int64
+    var note: String
+    var source: TransactionSource
+    var createdAt: Int64?
+    var reversesId: String?
+    /// The reversal id of `id` (SQLite's key for the row). Computed with the record, off
+    /// the writer thread for requests.
+    let reversalId: String
+    /// Whether a client chose `id`. A server-made id (random, or derived from an
+    /// Idempotency-Key) is never the reversal id of another transaction.
+    var clientChosenId: Bool
+
+    init(id: String, childId: String, amountCents: Int64, note: String, source: TransactionSource,
+         createdAt: Int64?, reversesId: String?, clientChosenId: Bool) {
+        self.id = id
+        self.childId = childId
+        self.amountCents = amountCents
+        self.note = note
+        self.source = source
+        self.createdAt = createdAt
+        self.reversesId = reversesId
+        self.reversalId = NewTransaction.reversalId(of: id) ?? ("not-a-uuid:" + id)
+        self.clientChosenId = clientChosenId
+    }
+
+    /// Whether `id` may be the reversal id of a transaction this record does not reverse:
+    /// a client-chosen UUID of version 5 (every reversal id is one) on a non-reversal.
+    /// (A reversal's id is checked against its target's by `reversal_id_mismatch`.)
+    var mayBeReservedId: Bool {
+        guard clientChosenId, reversesId == nil else { return false }
+        let version = id.utf8[id.utf8.index(id.utf8.startIndex, offsetBy: 14)]
+        return version == UInt8(ascii: "5")
+    }
+
+    /// The deterministic reversal id of transaction `id` (nil when `id` is not a UUID).
+    static func reversalId(of id: String) -> String? {
+        LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0).lowercased }
+    }
+
+    /// The reversal of `target`, as a new transaction.
+    static func reversal(of target: LedgerTransaction) -> NewTransaction {
+        NewTransaction(id: LedgerIDs.reversalID(of: LedgerIDs.parse(target.id)!).lowercased, childId: target.childId,
+                       amountCents: -target.amountCents, note: "", source: target.source, createdAt: nil, reversesId: target.id,
+                       clientChosenId: false)
+    }
+
+    /// A transaction's client-written fields, checked once for both the REST create and
+    /// the sync push.
+    struct Fields {
+        var amountCents: Int64
+        var note: String
+        var source: TransactionSource
+        var createdAt: Int64?
+    }
+
+    /// Reads `amountCents`, `note`, `source` and `createdAt` from `b` with API.md's rules;
+    /// field errors go into `b`. `complete`: a pushed record, where every one is required
+    /// (the REST create defaults `note` to "", `source` to `api` and `createdAt` to now).
+    /// nil when a field is missing or invalid.
+    static func fields(_ b: inout JSONBody, complete: Bool) -> Fields? {
+        let amount = b.int("amountCents", required: true)
+        if let a = amount, case .failure(let e) = Validation.amount(a) { b.fail("amountCents", e.message) }
+        let note = b.string("note", required: complete)
+        if let note, case .failure(let e) = Validation.note(note) { b.fail("note", e.message) }
+        var source: TransactionSource? = complete ? nil : .api
+        if let s = b.string("source", required: complete) {
+            source = TransactionSource(rawValue: s)
+            if source == nil { b.fail("source", "must be one of " + TransactionSource.allCases.map(\.rawValue).joined(separator: ", ")) }
+        }
+        let createdAt = b.timestamp("createdAt", required: complete)
+        guard b.errors.isEmpty, let amount, let source, complete ? (note != nil && createdAt != nil) : true else { return nil }
+        return Fields(amountCents: amount, note: note ?? "", source: source, createdAt: createdAt)
+    }
+
+    /// The first of `stamps` (field name, value) more than 24 hours ahead of `now`, as the
+    /// `clockSkew` refusal; nil when every one can be taken.
+    static func clockSkew(_ stamps: [(String, Int64?)], now: Int64) -> LedgerStorageError? {
+        guard let (field, _) = stamps.first(where: { $0.1.map { Timestamp.isTooFarAhead($0, now: now) } ?? false }) else { return nil }
+        return .clockSkew(field: field, now: now)
+    }
+}
