@@ -104,9 +104,10 @@ final class EntitlementTokenTests: XCTestCase {
 
     /// Pro is judged when asked: expiry and the end of a grace period end it without a notification.
     func testStateIsEvaluatedAtRequestTime() {
-        var p = StoredPurchase(originalTransactionId: "1", environment: "Production", productId: "p", expiresAt: 1_000,
-                               revokedAt: nil, graceUntil: nil, billingRetry: false, autoRenew: true, appleStatus: 1,
-                               type: "DID_RENEW", source: "notification", updatedAt: 0)
+        var p = PurchaseEvent(originalTransactionId: "1", environment: "Production", productId: "p", expiresAt: 1_000,
+                              revokedAt: nil, graceUntil: nil, billingRetry: false, autoRenew: true, appleStatus: 1,
+                              type: "DID_RENEW", subtype: nil, signedDate: 0, key: "", source: "notification",
+                              signedTransaction: "", signedRenewalInfo: nil)
         XCTAssertEqual(PurchaseState.derive(p, now: 999).0, .active)
         XCTAssertEqual(PurchaseState.derive(p, now: 999).endsAt, 1_000)
         XCTAssertEqual(PurchaseState.derive(p, now: 1_000).0, .expired)

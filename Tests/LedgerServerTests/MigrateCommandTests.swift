@@ -18,8 +18,10 @@ final class MigrateCommandTests: XCTestCase {
         try admin.execute("CREATE SCHEMA \(schema)")
         defer { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
         let scoped = url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
-        XCTAssertEqual(try AdminCommands.migrate(databaseURL: scoped), #"{"event":"migrate","applied":[1],"version":1}"#)
-        XCTAssertEqual(try AdminCommands.migrate(databaseURL: scoped), #"{"event":"migrate","applied":[],"version":1}"#)
+        let versions = PostgresSchema.migrations.map(\.version)
+        let all = versions.map(String.init).joined(separator: ","), newest = versions.max() ?? 0
+        XCTAssertEqual(try AdminCommands.migrate(databaseURL: scoped), #"{"event":"migrate","applied":[\#(all)],"version":\#(newest)}"#)
+        XCTAssertEqual(try AdminCommands.migrate(databaseURL: scoped), #"{"event":"migrate","applied":[],"version":\#(newest)}"#)
         XCTAssertThrowsError(try AdminCommands.migrate(databaseURL: "/var/lib/kidledger")) { e in
             XCTAssertTrue(String(describing: e).contains("postgres://"))
         }

@@ -87,7 +87,7 @@ final class PostgresChangeBusTests: XCTestCase {
         let (_, heardByB, busB) = process()
         waitUntilListening(busA)
         waitUntilListening(busB)
-        XCTAssertEqual(try a.migrate(), [1])
+        XCTAssertEqual(try a.migrate(), PostgresSchema.migrations.map(\.version))
         let now: Int64 = 1_764_770_000_000
         let (owner, token) = try a.writeAndWait { try $0.createAccount(handle: "mum", displayName: "Mum", deviceName: "p", now: now) }
         let h = UUID().lowercased, c = UUID().lowercased

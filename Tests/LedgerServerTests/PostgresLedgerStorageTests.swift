@@ -27,7 +27,7 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         schema = "ls_" + String(UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(20))
         try PGConnection(url: url).execute("CREATE SCHEMA \(schema)")
         pg = makeStorage()
-        XCTAssertEqual(try pg.migrate(), [1])
+        XCTAssertEqual(try pg.migrate(), PostgresSchema.migrations.map(\.version))
         return pg
     }
 
@@ -84,8 +84,9 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
             let r = (try? starters[i].migrate()) ?? [-1]
             results.withLock { $0.append(r) }
         }
-        XCTAssertEqual(results.withLock { $0 }.sorted { $0.count > $1.count }, [[1], [], []])
-        XCTAssertEqual(try PGConnection(url: url, setup: ["SET search_path TO \(schema)"]).queryOne("SELECT count(*) FROM schema_version")?.int(0), 1)
+        XCTAssertEqual(results.withLock { $0 }.sorted { $0.count > $1.count }, [PostgresSchema.migrations.map(\.version), [], []])
+        XCTAssertEqual(try PGConnection(url: url, setup: ["SET search_path TO \(schema)"]).queryOne("SELECT count(*) FROM schema_version")?.int(0),
+                       Int64(PostgresSchema.migrations.count))
     }
 
     // MARK: concurrency

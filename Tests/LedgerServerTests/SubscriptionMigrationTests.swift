@@ -17,13 +17,17 @@ final class SubscriptionMigrationTests: XCTestCase {
                 INSERT INTO subscriptions VALUES ('h2', 'jws-new', 'pro.yearly', '1000', 9000, 'Production', 200, 'a1');
                 """)
             XCTAssertEqual(try Migrator.migrate(db, Schema.migrations), [5])
-            let rows = try db.query("SELECT \(StoredPurchase.columns) FROM app_store_purchases").map { StoredPurchase($0) }
-            XCTAssertEqual(rows.count, 1, "one purchase, registered by two households")
-            XCTAssertEqual(rows.first?.expiresAt, 9000, "the latest upload wins")
-            XCTAssertEqual(rows.first?.source, "upload")
-            XCTAssertEqual(PurchaseState.derive(rows[0], now: 8999).0, .active)
-            XCTAssertEqual(PurchaseState.derive(rows[0], now: 9000).0, .expired)
-            XCTAssertEqual(try PurchaseStore.households(db, originalTransactionId: "1000").sorted(), ["h1", "h2"])
+            XCTAssertEqual(try db.queryOne("SELECT count(*) FROM app_store_purchases")?.int(0), 1,
+                           "one purchase, registered by two households")
+            let storage = SQLiteLedgerTransaction(db)
+            let purchase = try XCTUnwrap(storage.purchase(originalTransactionId: "1000")).event
+            XCTAssertEqual(purchase.expiresAt, 9000, "the latest upload wins")
+            XCTAssertEqual(purchase.source, "upload")
+            XCTAssertEqual(purchase.signedTransaction, "jws-new")
+            XCTAssertEqual(PurchaseState.derive(purchase, now: 8999).0, .active)
+            XCTAssertEqual(PurchaseState.derive(purchase, now: 9000).0, .expired)
+            XCTAssertEqual(try storage.households(subscribedTo: "1000"), ["h1", "h2"])
+            XCTAssertEqual(try storage.subscription(household: "h1")?.purchase.event, purchase)
             // Any notification is newer than a migrated upload.
             XCTAssertEqual(try db.queryOne("SELECT event_signed_date FROM app_store_purchases")?.int(0), 0)
             XCTAssertEqual(try db.queryOne("PRAGMA integrity_check")?.string(0), "ok")

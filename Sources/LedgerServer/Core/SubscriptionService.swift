@@ -87,6 +87,13 @@ final class SubscriptionService: Sendable {
     struct Notification {
         var verified: VerifiedNotification
         var event: PurchaseEvent?
+
+        /// What is remembered of it (a replay of the same UUID changes nothing).
+        var record: NotificationRecord {
+            NotificationRecord(uuid: verified.uuid, type: verified.type, subtype: verified.notification.subtype,
+                               originalTransactionId: event?.originalTransactionId ?? verified.transaction?.originalTransactionId,
+                               signedDate: verified.notification.signedDate.map(JWSTransactionDecodedPayload.milliseconds) ?? 0)
+        }
     }
 
     /// Verifies a notification's outer and nested JWS and its app, environment and purchase
@@ -109,9 +116,9 @@ final class SubscriptionService: Sendable {
         }
     }
 
-    /// Why a stored purchase no longer grants anything under the current configuration
-    /// (`wrong_product`, `wrong_environment`), or nil.
-    func configurationRefusal(_ p: StoredPurchase) -> String? {
+    /// Why a purchase's stored event no longer grants anything under the current
+    /// configuration (`wrong_product`, `wrong_environment`), or nil.
+    func configurationRefusal(_ p: PurchaseEvent) -> String? {
         if !policy.productIds.contains(p.productId) { return PolicyError.wrongProduct.code }
         if (try? policy.checkEnvironment(p.environment)) == nil { return PolicyError.wrongEnvironment.code }
         return nil

@@ -1,7 +1,5 @@
 import Foundation
 import LedgerModel
-import SQLiteKit
-import StoreKitJWS
 
 /// `POST /v1/app-store/notifications`: App Store Server Notifications V2. No bearer token:
 /// the signed payload proves itself, whoever relays it.
@@ -30,57 +28,25 @@ enum NotificationRoutes {
             throw APIError.badRequest("The body must be {\"signedPayload\": \"<JWS>\"} and nothing else.")
         }
         let notification = try svc.verifyNotification(signedPayload)
+        let (record, event) = (notification.record, notification.event)
         let logger = ctx.services.logger
-        ctx.services.writer.submit(WriteQueue.Job.returning({ db in
-            let (outcome, households) = try record(db, notification, now: Timestamp.nowMs())
-            return (outcome, WriteQueue.WriteEffects(touched: Set(households)))
+        ctx.services.storage.write({ w in
+            try w.recordNotification(record, event: event, now: Timestamp.nowMs())
         }, completion: { result in
             switch result {
             case .success(let outcome):
-                logger.log(["event": "app_store_notification", "notificationUUID": .string(notification.verified.uuid),
-                            "type": .string(notification.verified.type), "outcome": .string(outcome)])
-                ctx.respond(RequestContext.jsonResponse(200, .object(["outcome": .string(outcome)])))
-            case .failure(let e as APIError) where e.status < 500 || e.status == 503:
-                ctx.respond(e)
+                logger.log(["event": "app_store_notification", "notificationUUID": .string(record.uuid),
+                            "type": .string(record.type), "outcome": .string(outcome.rawValue)])
+                ctx.respond(RequestContext.jsonResponse(200, .object(["outcome": .string(outcome.rawValue)])))
             case .failure(let e):
-                // Apple retries a notification that was not answered 200: say so.
-                logger.log(["event": "error", "route": "app_store_notification", "error": .string(String(describing: e))])
-                var p = APIError(503, "service_unavailable", "The notification could not be stored; send it again later.")
-                p.headers.set("Retry-After", "60")
-                ctx.respond(p)
+                // Apple retries a notification that was not answered 200.
+                let (answer, unexpected) = LedgerStorageError.notificationFailure(e)
+                if unexpected {
+                    logger.log(["event": "error", "route": "app_store_notification", "error": .string(String(describing: e))])
+                }
+                ctx.respond(answer)
             }
-        }))
+        })
         return .pending
-    }
-
-    /// Records a verified notification and applies its event: `duplicate` (its UUID was seen),
-    /// `ignored` (no entitlement change), `stale` (the purchase has a newer event),
-    /// `unmatched` (no household registered the purchase yet; kept for when one does), or
-    /// `applied`. Returns the outcome and the households whose entitlement changed.
-    static func record(_ db: SQLiteConnection, _ n: SubscriptionService.Notification, now: Int64) throws -> (String, [String]) {
-        let v = n.verified
-        if try db.queryOne("SELECT 1 FROM app_store_notifications WHERE notification_uuid = ?", [.text(v.uuid)]) != nil {
-            return ("duplicate", [])
-        }
-        try PurchaseStore.prune(db, now: now)
-        var outcome = "ignored"
-        var households: [String] = []
-        if let event = n.event {
-            switch try PurchaseStore.apply(db, event, now: now) {
-            case .stale:
-                outcome = "stale"
-            case .applied:
-                households = try PurchaseStore.households(db, originalTransactionId: event.originalTransactionId)
-                for h in households { _ = try LedgerStore.nextSeq(db, h) }
-                outcome = households.isEmpty ? "unmatched" : "applied"
-            }
-        }
-        try db.run("""
-            INSERT INTO app_store_notifications (notification_uuid, notification_type, subtype, original_transaction_id, signed_date, received_at, outcome)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, [.text(v.uuid), .text(v.type), .optionalText(v.notification.subtype),
-                  .optionalText(n.event?.originalTransactionId ?? v.transaction?.originalTransactionId),
-                  .integer(v.notification.signedDate.map(JWSTransactionDecodedPayload.milliseconds) ?? 0), .integer(now), .text(outcome)])
-        return (outcome, households)
     }
 }

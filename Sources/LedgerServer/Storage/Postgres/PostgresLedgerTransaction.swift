@@ -11,8 +11,8 @@ import PostgresKit
 /// household is current. In a read (REPEATABLE READ, read only) nothing is locked and every
 /// statement sees the same snapshot.
 final class PostgresLedgerTransaction: LedgerWriting {
-    private let db: PGConnection
-    private let writing: Bool
+    let db: PGConnection
+    let writing: Bool
     /// Households locked by this transaction, with their change sequence value.
     private var locked: [String: Int64?] = [:]
     private(set) var commit = StorageCommit()
@@ -23,7 +23,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     /// Locks the household's row first, once per transaction (writes only).
-    private func lock(_ household: String) throws {
+    func lock(_ household: String) throws {
         guard writing, locked[household] == nil else { return }
         let row = try db.queryOne("SELECT seq FROM households WHERE id = $1 FOR NO KEY UPDATE", [.uuid(household)])
         locked[household] = .some(row?.int(0))

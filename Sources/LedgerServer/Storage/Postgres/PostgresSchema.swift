@@ -117,6 +117,50 @@ enum PostgresSchema {
             PRIMARY KEY (token_id, household_id)
         );
         """),
+        // App Store purchases as the App Store tells their life (SQLite's version 5): the
+        // newest verified event per original transaction (an owner's upload or a Server
+        // Notification), ordered by (signed date, event key); households link to a purchase
+        // through `subscriptions`. Every verified notification is remembered by its UUID (a
+        // string up to 64 bytes, as the App Store sends it), so replays change nothing.
+        // Subscriptions stored before become their purchases' first events.
+        (2, """
+        CREATE TABLE app_store_purchases (
+            original_transaction_id text PRIMARY KEY,
+            environment text NOT NULL,
+            product_id text NOT NULL,
+            expires_at timestamptz,
+            revoked_at timestamptz,
+            grace_until timestamptz,
+            billing_retry boolean NOT NULL DEFAULT false,
+            auto_renew boolean,
+            apple_status integer,
+            event_type text,
+            event_subtype text,
+            event_signed_date timestamptz NOT NULL,
+            event_key text NOT NULL,
+            source text NOT NULL,
+            signed_transaction text NOT NULL,
+            signed_renewal_info text,
+            updated_at timestamptz NOT NULL
+        );
+        CREATE INDEX app_store_purchases_updated ON app_store_purchases(updated_at);
+        CREATE TABLE app_store_notifications (
+            notification_uuid text PRIMARY KEY,
+            notification_type text NOT NULL,
+            subtype text,
+            original_transaction_id text,
+            signed_date timestamptz NOT NULL,
+            received_at timestamptz NOT NULL,
+            outcome text NOT NULL
+        );
+        CREATE INDEX app_store_notifications_received ON app_store_notifications(received_at);
+        CREATE INDEX subscriptions_original_transaction ON subscriptions(original_transaction_id);
+        INSERT INTO app_store_purchases (original_transaction_id, environment, product_id, expires_at, event_signed_date,
+                                         event_key, source, signed_transaction, updated_at)
+            SELECT DISTINCT ON (original_transaction_id) original_transaction_id, environment, product_id, expires_at,
+                   'epoch'::timestamptz, '', 'upload', signed_transaction, verified_at
+            FROM subscriptions ORDER BY original_transaction_id, verified_at DESC;
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

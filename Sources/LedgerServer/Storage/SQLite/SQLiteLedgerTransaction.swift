@@ -5,7 +5,7 @@ import Synchronization
 /// The primitives of `LedgerWriting` on one SQLite connection, inside the transaction the
 /// read pool or the writer opened.
 final class SQLiteLedgerTransaction: LedgerWriting {
-    private let db: SQLiteConnection
+    let db: SQLiteConnection
     private(set) var commit = StorageCommit()
 
     init(_ db: SQLiteConnection) { self.db = db }

@@ -100,6 +100,18 @@ protocol LedgerReading {
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> [FeedChange]
     /// Devices of current members that synced this household, with how far behind they are.
     func devices(household: String) throws -> [DeviceSyncRecord]
+
+    // MARK: - App Store subscriptions
+    // (rules over these: `LedgerStorage+Subscriptions.swift`)
+    /// The household's registered subscription with its purchase's newest event.
+    func subscription(household: String) throws -> SubscriptionRecord?
+    /// A purchase by its original transaction id. Inside a write it stays locked until the
+    /// commit, so events of one purchase are ordered one after another.
+    func purchase(originalTransactionId: String) throws -> StoredPurchase?
+    /// The households whose subscription is this purchase, by id.
+    func households(subscribedTo originalTransactionId: String) throws -> [String]
+    /// Whether a notification with this `notificationUUID` is remembered.
+    func notificationSeen(uuid: String) throws -> Bool
 }
 
 extension LedgerReading {
@@ -150,4 +162,21 @@ protocol LedgerWriting: LedgerReading {
     /// Only while the household exists.
     func recordPull(token: String, household: String, seq: Int64, at: Int64) throws
     func recordPush(token: String, household: String, at: Int64) throws
+
+    // MARK: - App Store subscriptions
+    /// Registers `upload`'s purchase for the household (replacing what it had), as verified
+    /// at `at` for the owner `grantedBy`.
+    func setSubscription(household: String, upload: PurchaseEvent, grantedBy: String, at: Int64) throws
+    /// Whether the household had a subscription to delete.
+    func deleteSubscription(household: String) throws -> Bool
+    /// A purchase's first event (a concurrent first insert of the same purchase fails).
+    func insertPurchase(_ event: PurchaseEvent, at: Int64) throws
+    /// Replaces the purchase's stored event.
+    func updatePurchase(_ event: PurchaseEvent, at: Int64) throws
+    /// Remembers a notification (a concurrent insert of the same UUID fails).
+    func insertNotification(_ n: NotificationRecord, outcome: NotificationOutcome, at: Int64) throws
+    /// Forgets notifications received before `cutoff`.
+    func deleteNotifications(receivedBefore cutoff: Int64) throws
+    /// Forgets purchases that no household registered and that last changed before `cutoff`.
+    func deleteUnregisteredPurchases(updatedBefore cutoff: Int64) throws
 }

@@ -60,6 +60,11 @@ extension LedgerStorageError {
             return Quotas.refusal("too_many_invitations", "That parent has the most pending invitations allowed (\(limit)) and must answer some first.",
                                   limit: limit, scope: InvitationQuota.invitee.rawValue)
         case .syncTokenExpired: return SyncToken.expired
+        case .noSubscription: return APIError(404, "no_subscription", "No subscription is stored for this household.")
+        case .notificationNotStored:
+            var e = APIError(503, "service_unavailable", "The notification could not be stored; send it again later.")
+            e.headers.set("Retry-After", "60")
+            return e
         case .unavailable(let unknown):
             var e = APIError(503, "service_unavailable", unknown
                              ? "The database connection was lost while committing; retry with the same id."
@@ -67,6 +72,19 @@ extension LedgerStorageError {
             e.headers.set("Retry-After", "1")
             return e
         }
+    }
+
+    /// The notification endpoint's answer when storing a verified notification failed: a
+    /// refusal, or a 503 that already says when to retry (the database unreachable, the
+    /// server shutting down), as it is; any other failure (a full disk, a database error)
+    /// is `notificationNotStored`, so the App Store sends the notification again instead of
+    /// taking it as delivered. `unexpected`: worth logging.
+    static func notificationFailure(_ error: any Error) -> (answer: APIError, unexpected: Bool) {
+        if let known = (error as? LedgerStorageError)?.apiError ?? (error as? APIError),
+           known.status < 500 || known.status == 503 {
+            return (known, false)
+        }
+        return (notificationNotStored.apiError, true)
     }
 
     /// The `rejected` code of a pushed transaction this refusal stands for; nil when the

@@ -69,6 +69,12 @@ enum LedgerStorageError: Error, Sendable, Equatable {
     // Sync.
     case syncTokenExpired
 
+    // App Store subscriptions.
+    /// The household has no registered subscription.
+    case noSubscription
+    /// A verified App Store notification could not be stored (the App Store sends it again).
+    case notificationNotStored
+
     /// The database cannot be reached (or is shutting down); nothing was changed, unless
     /// `commitOutcomeUnknown` (the connection died during COMMIT).
     case unavailable(commitOutcomeUnknown: Bool)

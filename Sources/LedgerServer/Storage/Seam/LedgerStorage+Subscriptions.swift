@@ -1,0 +1,63 @@
+import LedgerModel
+
+/// The App Store rules, written once over the subscription primitives of `LedgerWriting`.
+///
+/// A purchase keeps only its newest event, ordered by `(signedDate, key)` whatever the
+/// arrival order (`applyPurchaseEvent`); a notification's UUID is remembered so a replay
+/// changes nothing; a purchase no household registered is kept for 90 days
+/// (`NotificationRecord.retentionMs`) and applies when an owner registers it (the upload is
+/// then just one more event, stale when the kept one is newer). The state a purchase grants is derived at request time
+/// (`PurchaseState.derive`).
+extension LedgerWriting {
+    /// Stores `e` as its purchase's newest event unless the stored one is not older.
+    func applyPurchaseEvent(_ e: PurchaseEvent, now: Int64) throws -> PurchaseEventResult {
+        if let stored = try purchase(originalTransactionId: e.originalTransactionId) {
+            guard e.isNewer(than: stored.event) else { return .stale }
+            try updatePurchase(e, at: now)
+        } else {
+            try insertPurchase(e, at: now)
+        }
+        return .applied
+    }
+
+    /// `PUT …/subscription` by the owner: registers the uploaded purchase for the household
+    /// and applies the upload as an event. The household gets the purchase's newest state,
+    /// which is a kept notification's when that is newer (an old upload cannot undo a refund).
+    func registerSubscription(household: String, owner: String, upload: PurchaseEvent, now: Int64) throws -> SubscriptionRecord {
+        let m = try membership(household: household, account: owner, need: .owner)
+        try setSubscription(household: household, upload: upload, grantedBy: m.ownerAccountId, at: now)
+        _ = try applyPurchaseEvent(upload, now: now)
+        _ = try nextSeq(household: household)
+        guard let r = try subscription(household: household) else { throw LedgerStorageError.noSubscription }
+        return r
+    }
+
+    /// `DELETE …/subscription` (the caller checked the owner): the household's feed moves
+    /// only when there was one.
+    func removeSubscription(household: String) throws {
+        if try deleteSubscription(household: household) { _ = try nextSeq(household: household) }
+    }
+
+    /// Records a verified notification and applies its event (nil: a type that changes no
+    /// entitlement). Households whose entitlement changed are touched (their long-polls
+    /// wake). Old notifications and unregistered purchases past the retention are forgotten.
+    func recordNotification(_ n: NotificationRecord, event: PurchaseEvent?, now: Int64) throws -> NotificationOutcome {
+        if try notificationSeen(uuid: n.uuid) { return .duplicate }
+        let cutoff = now - NotificationRecord.retentionMs
+        try deleteNotifications(receivedBefore: cutoff)
+        try deleteUnregisteredPurchases(updatedBefore: cutoff)
+        var outcome = NotificationOutcome.ignored
+        if let event {
+            switch try applyPurchaseEvent(event, now: now) {
+            case .stale:
+                outcome = .stale
+            case .applied:
+                let households = try households(subscribedTo: event.originalTransactionId)
+                for h in households { _ = try nextSeq(household: h) }
+                outcome = households.isEmpty ? .unmatched : .applied
+            }
+        }
+        try insertNotification(n, outcome: outcome, at: now)
+        return outcome
+    }
+}

@@ -1,0 +1,285 @@
+import Foundation
+import LedgerModel
+import SQLiteKit
+import Synchronization
+import XCTest
+@testable import LedgerServer
+
+/// The App Store part of the storage seam's contract: every conformer orders a purchase's
+/// events the same way, remembers notifications, keeps unregistered purchases for the
+/// retention and applies them at registration.
+extension LedgerStorageContractTests {
+    static let day: Int64 = 86_400_000
+
+    static func event(_ original: String, signedDate: Int64, key: String, expires: Int64?, type: String? = nil,
+                      revoked: Int64? = nil, status: Int? = nil) -> PurchaseEvent {
+        PurchaseEvent(originalTransactionId: original, environment: "Sandbox", productId: "pro.yearly", expiresAt: expires,
+                      revokedAt: revoked, graceUntil: nil, billingRetry: false, autoRenew: type == nil ? nil : true,
+                      appleStatus: status, type: type, subtype: nil, signedDate: signedDate, key: key,
+                      source: type == nil ? "upload" : "notification", signedTransaction: "jws-\(signedDate)-\(key)",
+                      signedRenewalInfo: type == nil ? nil : "renewal-\(signedDate)")
+    }
+
+    static func notification(_ e: PurchaseEvent) -> NotificationRecord {
+        NotificationRecord(uuid: e.key, type: e.type ?? "TEST", subtype: nil, originalTransactionId: e.originalTransactionId,
+                           signedDate: e.signedDate)
+    }
+
+    func record(_ e: PurchaseEvent, at: Int64) throws -> NotificationOutcome {
+        let n = Self.notification(e)
+        return try write { try $0.recordNotification(n, event: e, now: at) }
+    }
+
+    func headSeq(_ h: String) throws -> Int64 {
+        try XCTUnwrap(storage.read { try $0.head(household: h) }).seq
+    }
+
+    func checkAppStoreEventsOrderAndRegistration() throws {
+        let now = self.now, day = Self.day
+        let (owner, h, _) = try household()
+        let original = "2000000000000001"
+
+        // Before any registration: kept as unmatched; a replay is a duplicate; an older event is stale.
+        let subscribed = Self.event(original, signedDate: now - 5000, key: "b-uuid", expires: now + day, type: "SUBSCRIBED", status: 1)
+        XCTAssertEqual(try record(subscribed, at: now), .unmatched)
+        XCTAssertEqual(try record(subscribed, at: now + 1), .duplicate)
+        XCTAssertTrue(try storage.read { try $0.notificationSeen(uuid: "b-uuid") })
+        let refund = Self.event(original, signedDate: now - 4000, key: "c-uuid", expires: now + day, type: "REFUND",
+                                revoked: now - 4500, status: 2)
+        XCTAssertEqual(try record(refund, at: now + 2), .unmatched)
+        XCTAssertEqual(try record(Self.event(original, signedDate: now - 6000, key: "a-uuid", expires: now + 9 * day,
+                                             type: "DID_RENEW", status: 1), at: now + 3), .stale)
+        // The same signed date: the key decides.
+        XCTAssertEqual(try record(Self.event(original, signedDate: now - 4000, key: "b2-uuid", expires: now + 9 * day,
+                                             type: "DID_RENEW", status: 1), at: now + 3), .stale)
+        XCTAssertEqual(try storage.read { try $0.purchase(originalTransactionId: original) }, StoredPurchase(event: refund, updatedAt: now + 2))
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: original) }, [])
+
+        // Registering with the purchase-time upload: the kept refund is newer and stays.
+        let (dad, _) = try write { try $0.createAccount(handle: "dad" + String(UUID().uuidString.prefix(6)).lowercased(),
+                                                        displayName: "Dad", deviceName: "phone", now: now) }
+        let upload = Self.event(original, signedDate: now - 10_000, key: "", expires: now + day)
+        expect(.householdNotFound) { try $0.registerSubscription(household: h, owner: dad.id, upload: upload, now: now) }
+        XCTAssertNil(try storage.read { try $0.subscription(household: h) }, "a refusal leaves nothing behind")
+        let before = try headSeq(h)
+        let registered = try write { try $0.registerSubscription(household: h, owner: owner, upload: upload, now: now + 10) }
+        XCTAssertEqual(registered, SubscriptionRecord(grantedBy: owner, verifiedAt: now + 10, purchase: StoredPurchase(event: refund, updatedAt: now + 2)))
+        XCTAssertEqual(PurchaseState.derive(registered.purchase.event, now: now + 10).0, .refunded)
+        XCTAssertEqual(try storage.read { try $0.subscription(household: h) }, registered)
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: original) }, [h])
+        XCTAssertGreaterThan(try headSeq(h), before, "registering moves the household's feed")
+
+        // From now on the household follows the purchase: applied, and its feed moves.
+        let reversed = Self.event(original, signedDate: now - 3000, key: "d-uuid", expires: now + day, type: "REFUND_REVERSED", status: 1)
+        let beforeReversal = try headSeq(h)
+        XCTAssertEqual(try record(reversed, at: now + 20), .applied)
+        XCTAssertGreaterThan(try headSeq(h), beforeReversal)
+        let current = try XCTUnwrap(storage.read { try $0.subscription(household: h) })
+        XCTAssertEqual(current.purchase, StoredPurchase(event: reversed, updatedAt: now + 20))
+        let state = PurchaseState.derive(current.purchase.event, now: now + 20)
+        XCTAssertEqual(state.0, .active)
+        XCTAssertEqual(state.endsAt, now + day)
+        // A newer upload is an event like any other; an upload signed in the same millisecond
+        // as the stored notification is older than it.
+        let sameMs = Self.event(original, signedDate: now - 3000, key: "", expires: now + 5 * day)
+        XCTAssertEqual(try write { try $0.registerSubscription(household: h, owner: owner, upload: sameMs, now: now + 30) }.purchase.event, reversed)
+        let newer = Self.event(original, signedDate: now - 2000, key: "", expires: now + 5 * day)
+        let renewed = try write { try $0.registerSubscription(household: h, owner: owner, upload: newer, now: now + 40) }
+        XCTAssertEqual(renewed.purchase, StoredPurchase(event: newer, updatedAt: now + 40))
+        XCTAssertEqual(renewed.verifiedAt, now + 40)
+
+        // A notification of a type that changes nothing is remembered and ignored.
+        let test = NotificationRecord(uuid: "test-uuid", type: "TEST", subtype: nil, originalTransactionId: nil, signedDate: now)
+        XCTAssertEqual(try write { try $0.recordNotification(test, event: nil, now: now + 50) }, .ignored)
+        XCTAssertEqual(try write { try $0.recordNotification(test, event: nil, now: now + 51) }, .duplicate)
+
+        // Removing: the feed moves once; the purchase stays (another household may register it).
+        let beforeRemoval = try headSeq(h)
+        try write { try $0.removeSubscription(household: h) }
+        XCTAssertNil(try storage.read { try $0.subscription(household: h) })
+        XCTAssertEqual(try headSeq(h), beforeRemoval + 1)
+        try write { try $0.removeSubscription(household: h) }
+        XCTAssertEqual(try headSeq(h), beforeRemoval + 1, "nothing to remove: the feed stays")
+        XCTAssertNotNil(try storage.read { try $0.purchase(originalTransactionId: original) })
+        XCTAssertEqual(try record(Self.event(original, signedDate: now, key: "e-uuid", expires: now + day, type: "DID_RENEW", status: 1),
+                              at: now + 60), .unmatched)
+
+        // Two households of one owner registering one purchase both follow it.
+        let h2 = UUID().lowercased
+        _ = try write { try $0.createHousehold(id: h2, name: "Cabin", currency: "EUR", owner: owner, ifAbsentOnly: true, now: now) }
+        _ = try write { try $0.registerSubscription(household: h, owner: owner, upload: upload, now: now + 70) }
+        _ = try write { try $0.registerSubscription(household: h2, owner: owner, upload: upload, now: now + 70) }
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: original) }, [h, h2].sorted())
+        let heads = (try headSeq(h), try headSeq(h2))
+        XCTAssertEqual(try record(Self.event(original, signedDate: now + 1, key: "f-uuid", expires: now + day, type: "EXPIRED", status: 2),
+                              at: now + 80), .applied)
+        XCTAssertEqual(try headSeq(h), heads.0 + 1)
+        XCTAssertEqual(try headSeq(h2), heads.1 + 1)
+
+        // Deleting the household deletes its subscription.
+        try write { try $0.deleteHousehold(id: h2, account: owner) }
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: original) }, [h])
+    }
+
+    /// Notifications, and purchases no household registered, are kept 90 days; registered
+    /// purchases for as long as they are registered.
+    func checkAppStoreRetention() throws {
+        let now = self.now, day = Self.day, retention = NotificationRecord.retentionMs
+        let (owner, h, _) = try household()
+        let old = now - retention - 1
+        let forgotten = Self.event("3000000000000001", signedDate: old - 10, key: "old-unmatched", expires: now + day,
+                                   type: "SUBSCRIBED", status: 1)
+        XCTAssertEqual(try record(forgotten, at: old), .unmatched)
+        let kept = Self.event("3000000000000002", signedDate: now - retention + 10, key: "recent-unmatched", expires: now + day,
+                              type: "SUBSCRIBED", status: 1)
+        XCTAssertEqual(try record(kept, at: now - retention), .unmatched)
+        _ = try write { try $0.registerSubscription(household: h, owner: owner,
+                                                    upload: Self.event("3000000000000003", signedDate: old - 20, key: "", expires: nil),
+                                                    now: old) }
+        let registeredOld = Self.event("3000000000000003", signedDate: old - 5, key: "old-applied", expires: nil, type: "DID_RENEW", status: 1)
+        XCTAssertEqual(try record(registeredOld, at: old), .applied)
+
+        // Nothing is forgotten until a notification arrives.
+        XCTAssertTrue(try storage.read { try $0.notificationSeen(uuid: "old-unmatched") })
+        let test = NotificationRecord(uuid: "now", type: "TEST", subtype: nil, originalTransactionId: nil, signedDate: now)
+        XCTAssertEqual(try write { try $0.recordNotification(test, event: nil, now: now) }, .ignored)
+
+        XCTAssertFalse(try storage.read { try $0.notificationSeen(uuid: "old-unmatched") })
+        XCTAssertFalse(try storage.read { try $0.notificationSeen(uuid: "old-applied") })
+        XCTAssertTrue(try storage.read { try $0.notificationSeen(uuid: "recent-unmatched") })
+        XCTAssertNil(try storage.read { try $0.purchase(originalTransactionId: forgotten.originalTransactionId) })
+        XCTAssertEqual(try storage.read { try $0.purchase(originalTransactionId: kept.originalTransactionId) }?.event, kept)
+        XCTAssertEqual(try storage.read { try $0.subscription(household: h) }?.purchase.event, registeredOld,
+                       "a registered purchase is kept however old")
+        // The forgotten purchase is as new: an owner registering it gets the upload's state.
+        let upload = Self.event(forgotten.originalTransactionId, signedDate: old - 100, key: "", expires: now + day)
+        XCTAssertEqual(try write { try $0.registerSubscription(household: h, owner: owner, upload: upload, now: now) }.purchase.event, upload)
+    }
+
+    /// Events of one purchase delivered at once, in any order, from many connections: the
+    /// newest is stored, each notification counts once, and nothing fails.
+    func checkConcurrentEventsOfOnePurchase() throws {
+        let now = self.now, day = Self.day
+        let original = "4000000000000001"
+        let events = (1...16).map { i in
+            Self.event(original, signedDate: now + Int64(i) * 1000, key: "uuid-\(i)", expires: now + Int64(i) * day,
+                       type: "DID_RENEW", status: 1)
+        }.shuffled()
+        let outcomes = Mutex<[NotificationOutcome]>([])
+        let failures = Mutex<[String]>([])
+        let storage = self.storage!
+        // Each event twice (a retried delivery): one of the two is a duplicate.
+        DispatchQueue.concurrentPerform(iterations: 32) { i in
+            let e = events[i % 16], n = Self.notification(e)
+            do {
+                let o = try storage.writeAndWait { try $0.recordNotification(n, event: e, now: now) }
+                outcomes.withLock { $0.append(o) }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        let all = outcomes.withLock { $0 }
+        XCTAssertEqual(all.filter { $0 == .duplicate }.count, 16)
+        XCTAssertEqual(all.filter { $0 == .unmatched || $0 == .stale }.count, 16)
+        let newest = events.max { $0.signedDate < $1.signedDate }!
+        XCTAssertEqual(try self.storage.read { try $0.purchase(originalTransactionId: original) }?.event, newest)
+    }
+
+    /// A purchase read inside a write stays locked until that write commits: another
+    /// process's event of the same purchase waits, then compares against what committed.
+    func checkAPurchaseReadInAWriteIsLockedUntilItCommits() throws {
+        let now = self.now, day = Self.day
+        let original = "5000000000000001"
+        XCTAssertEqual(try record(Self.event(original, signedDate: now, key: "u1", expires: now + day, type: "SUBSCRIBED", status: 1),
+                                  at: now), .unmatched)
+        let older = Self.event(original, signedDate: now + 1000, key: "u2", expires: now + 2 * day, type: "DID_RENEW", status: 1)
+        let newer = Self.event(original, signedDate: now + 2000, key: "u3", expires: now + 3 * day, type: "DID_RENEW", status: 1)
+        let storage = self.storage!
+        let read = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0), secondDone = DispatchSemaphore(value: 0)
+        let paused = Mutex(false)
+        let group = DispatchGroup()
+        let firstFailure = Mutex<String?>(nil)
+        DispatchQueue.global().async(group: group) {
+            do {
+                try storage.writeAndWait { w in
+                    let stored = try w.purchase(originalTransactionId: original)
+                    let pausedBefore = paused.withLock { p in
+                        defer { p = true }
+                        return p
+                    }
+                    if !pausedBefore {
+                        read.signal()
+                        proceed.wait()
+                    }
+                    if let stored, older.isNewer(than: stored.event) { try w.updatePurchase(older, at: now + 1) }
+                }
+            } catch {
+                firstFailure.withLock { $0 = "\(error)" }
+            }
+        }
+        read.wait()
+        let second = Mutex<NotificationOutcome?>(nil)
+        DispatchQueue.global().async(group: group) {
+            let o = try? storage.writeAndWait { try $0.recordNotification(Self.notification(newer), event: newer, now: now + 2) }
+            second.withLock { $0 = o }
+            secondDone.signal()
+        }
+        XCTAssertEqual(secondDone.wait(timeout: .now() + 0.5), .timedOut, "the second write waits for the first")
+        proceed.signal()
+        group.wait()
+        XCTAssertNil(firstFailure.withLock { $0 })
+        XCTAssertEqual(second.withLock { $0 }, .unmatched)
+        XCTAssertEqual(try self.storage.read { try $0.purchase(originalTransactionId: original) }?.event, newer,
+                       "the newer event, committed second, is stored")
+    }
+}
+
+extension SQLiteLedgerStorageTests {
+    func testAppStoreEventsOrderAndRegistration() throws { try checkAppStoreEventsOrderAndRegistration() }
+    func testAppStoreRetention() throws { try checkAppStoreRetention() }
+    func testConcurrentEventsOfOnePurchase() throws { try checkConcurrentEventsOfOnePurchase() }
+    func testAPurchaseReadInAWriteIsLockedUntilItCommits() throws { try checkAPurchaseReadInAWriteIsLockedUntilItCommits() }
+}
+
+#if Postgres
+extension PostgresLedgerStorageTests {
+    func testAppStoreEventsOrderAndRegistration() throws { try checkAppStoreEventsOrderAndRegistration() }
+    func testAppStoreRetention() throws { try checkAppStoreRetention() }
+    func testConcurrentEventsOfOnePurchase() throws { try checkConcurrentEventsOfOnePurchase() }
+    func testAPurchaseReadInAWriteIsLockedUntilItCommits() throws { try checkAPurchaseReadInAWriteIsLockedUntilItCommits() }
+}
+#endif
+
+/// How the App Store endpoints' storage outcomes are answered.
+final class AppStoreStorageErrorTests: XCTestCase {
+    func testNoSubscriptionIs404() {
+        let e = LedgerStorageError.noSubscription.apiError
+        XCTAssertEqual(e.status, 404)
+        XCTAssertEqual(e.code, "no_subscription")
+    }
+
+    /// A notification that could not be stored is 503 with Retry-After, so the App Store
+    /// sends it again; never a 5xx it would take as final, never a 507.
+    func testANotificationThatWasNotStoredIs503WithRetryAfter() {
+        struct Broken: Error {}
+        for error: any Error in [Broken(), SQLiteError(code: 13, message: "database or disk is full"),
+                                 SQLiteError(code: 5, message: "database is locked"), APIError.internal()] {
+            let (answer, unexpected) = LedgerStorageError.notificationFailure(error)
+            XCTAssertEqual(answer.status, 503, "\(error)")
+            XCTAssertEqual(answer.code, "service_unavailable", "\(error)")
+            XCTAssertEqual(answer.headers["Retry-After"], "60", "\(error)")
+            XCTAssertTrue(unexpected, "\(error)")
+        }
+        // The database unreachable, the server shutting down: their own 503 and Retry-After.
+        for unknown in [false, true] {
+            let (answer, unexpected) = LedgerStorageError.notificationFailure(LedgerStorageError.unavailable(commitOutcomeUnknown: unknown))
+            XCTAssertEqual(answer.status, 503)
+            XCTAssertEqual(answer.headers["Retry-After"], "1")
+            XCTAssertFalse(unexpected)
+        }
+        let shutdown = LedgerStorageError.notificationFailure(APIError(503, "service_unavailable", "The server is shutting down."))
+        XCTAssertEqual(shutdown.answer.detail, "The server is shutting down.")
+        XCTAssertFalse(shutdown.unexpected)
+    }
+}
