@@ -5,8 +5,9 @@
 #
 # 1. A Debian bookworm root made with debootstrap from the mirror the host's apt uses,
 #    cached in $KIDLEDGER_ROOTFS_CACHE (default /var/tmp/kidledger-rootfs).
-# 2. swift build -c release --product kidledger-server --static-swift-stdlib
-#    (scratch path .build-release, which the Dockerfile's `prebuilt` stage copies from).
+# 2. swift build -c release --product kidledger-server --static-swift-stdlib --traits Postgres
+#    (the image's default SWIFT_TRAITS; scratch path .build-release, which the Dockerfile's
+#    `prebuilt` stage copies from).
 # 3. The Dockerfile's runtime stage built by `buildah bud --isolation chroot` on that root
 #    (RUNTIME_IMAGE = the debootstrap root, BINARY_STAGE=prebuilt). A failing build fails
 #    the script; only KIDLEDGER_NO_BUILDAH=1 assembles the filesystem by hand instead.
@@ -35,7 +36,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${KIDLEDGER_ROOTFS_CACHE:-/var/tmp/kidledger-rootfs}
 SUITE=bookworm
-BASE_PACKAGES=libsqlite3-0,libssl3,zlib1g,ca-certificates
+BASE_PACKAGES=libsqlite3-0,libssl3,zlib1g,libpq5,ca-certificates
 BASE_IMAGE=localhost/kidledger-bookworm-base:latest
 IMAGE=localhost/kidledger-server:verify
 export BUILDAH_ISOLATION=chroot
@@ -51,6 +52,7 @@ command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v buildah >/dev/null || need+=(buildah)
 command -v curl >/dev/null || need+=(curl)
 command -v jq >/dev/null || need+=(jq)
+pkg-config --exists libpq 2>/dev/null || need+=(libpq-dev)
 if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
     apt-get update -qq
@@ -90,7 +92,8 @@ MIRROR=$(apt_mirror | head -n 1)
 proxy=$(apt-config dump 2>/dev/null | sed -n 's/^Acquire::http::Proxy "\(.*\)";$/\1/p' | head -n 1)
 if [ -n "$proxy" ] && [ -z "${http_proxy:-}" ]; then export http_proxy=$proxy; fi
 
-ROOTFS=$CACHE/$SUITE-base
+# One cached root per package list, so a root made for an older list is not reused.
+ROOTFS=$CACHE/$SUITE-base-$(printf %s "$BASE_PACKAGES" | md5sum | cut -c1-8)
 if [ ! -f "$ROOTFS/.kidledger-complete" ]; then
     log "debootstrap $SUITE from $MIRROR into $ROOTFS (cached for later runs)"
     mkdir -p "$CACHE"
@@ -110,8 +113,8 @@ fi
 BIN=$REPO/.build-release/release/kidledger-server
 if [ "${KIDLEDGER_SKIP_BUILD:-0}" != 1 ]; then
     command -v swift >/dev/null || die "no swift on PATH (a Swift 6 toolchain builds the binary)"
-    log "swift build -c release --product kidledger-server --static-swift-stdlib"
-    (cd "$REPO" && swift build -c release --product kidledger-server --static-swift-stdlib \
+    log "swift build -c release --product kidledger-server --static-swift-stdlib --traits Postgres"
+    (cd "$REPO" && swift build -c release --product kidledger-server --static-swift-stdlib --traits Postgres \
         --scratch-path "$REPO/.build-release")
 fi
 [ -x "$BIN" ] || die "no binary at $BIN"
