@@ -1,5 +1,8 @@
 import Foundation
 import LedgerModel
+#if Postgres
+import PostgresKit
+#endif
 import SQLiteKit
 import Synchronization
 import XCTest
@@ -283,3 +286,52 @@ final class AppStoreStorageErrorTests: XCTestCase {
         XCTAssertFalse(shutdown.unexpected)
     }
 }
+
+#if Postgres
+/// PostgreSQL's migration 2: subscriptions stored under migration 1 become their purchases'
+/// first events, in native types.
+final class PostgresAppStoreMigrationTests: XCTestCase {
+    func testStoredUploadsBecomePurchasesInNativeTypes() throws {
+        guard let url = ProcessInfo.processInfo.environment["KIDLEDGER_TEST_DATABASE_URL"], !url.isEmpty else {
+            throw XCTSkip("KIDLEDGER_TEST_DATABASE_URL is not set")
+        }
+        let schema = "as_" + String(UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(20))
+        let admin = try PGConnection(url: url)
+        try admin.execute("CREATE SCHEMA \(schema)")
+        defer { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
+        let db = try PGConnection(url: url, setup: ["SET search_path TO \(schema)"])
+        XCTAssertEqual(try PGMigrator.migrate(db, PostgresSchema.migrations.filter { $0.version < 2 }), [1])
+        let (a, h1, h2) = (UUID().lowercased, UUID().lowercased, UUID().lowercased)
+        try db.execute("""
+            INSERT INTO accounts VALUES ('\(a)', 'ann', 'Ann', now());
+            INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq)
+                VALUES ('\(h1)', 'Home', 'EUR', '\(a)', now(), now(), 'v1', 1, 3), ('\(h2)', 'Cabin', 'EUR', '\(a)', now(), now(), 'v1', 1, 3);
+            INSERT INTO subscriptions VALUES ('\(h1)', 'jws-old', 'pro.yearly', '1000', to_timestamp(5), 'Production', to_timestamp(0.1), '\(a)');
+            INSERT INTO subscriptions VALUES ('\(h2)', 'jws-new', 'pro.yearly', '1000', to_timestamp(9), 'Production', to_timestamp(0.2), '\(a)');
+            """)
+        XCTAssertEqual(try PGMigrator.migrate(db, PostgresSchema.migrations).first, 2)
+
+        let types = try db.query("""
+            SELECT column_name, data_type FROM information_schema.columns
+            WHERE table_schema = $1 AND table_name IN ('app_store_purchases', 'app_store_notifications')
+            """, [.text(schema)]).rows.reduce(into: [String: String]()) { $0[$1.string(0)] = $1.string(1) }
+        XCTAssertEqual(types["expires_at"], "timestamp with time zone")
+        XCTAssertEqual(types["event_signed_date"], "timestamp with time zone")
+        XCTAssertEqual(types["received_at"], "timestamp with time zone")
+        XCTAssertEqual(types["billing_retry"], "boolean")
+        XCTAssertEqual(types["auto_renew"], "boolean")
+        XCTAssertEqual(types["apple_status"], "integer")
+
+        let storage = PostgresLedgerTransaction(db, writing: false)
+        let purchase = try XCTUnwrap(storage.purchase(originalTransactionId: "1000"))
+        XCTAssertEqual(try db.queryOne("SELECT count(*) FROM app_store_purchases")?.int(0), 1, "one purchase, registered by two households")
+        XCTAssertEqual(purchase.event.expiresAt, 9000, "the latest upload wins")
+        XCTAssertEqual(purchase.event.signedTransaction, "jws-new")
+        XCTAssertEqual(purchase.event.source, "upload")
+        XCTAssertEqual(purchase.event.signedDate, 0, "any notification is newer than a migrated upload")
+        XCTAssertEqual(purchase.updatedAt, 200)
+        XCTAssertEqual(try storage.households(subscribedTo: "1000"), [h1, h2].sorted())
+        XCTAssertEqual(try storage.subscription(household: h1)?.purchase, purchase)
+    }
+}
+#endif

@@ -47,16 +47,11 @@ final class SubscriptionService: Sendable {
         }
     }
 
-    /// A verified owner upload, evaluated for the household's owner at `now`.
-    struct Upload {
-        var status: SubscriptionStatus
-        var event: PurchaseEvent
-    }
-
     /// Verifies an owner's signed transaction and optional renewal info (each chained at its
-    /// own `signedDate`) and applies the policy; failures become 422 with the check's code.
+    /// own `signedDate`) and applies the policy for the household's owner at `now`; failures
+    /// become 422 with the check's code. The upload is one more event of its purchase.
     func verifyUpload(transaction jws: String, renewalInfo renewalJWS: String?, ownerAccountId: String,
-                      now: Date = Date()) throws -> Upload {
+                      now: Date = Date()) throws -> PurchaseEvent {
         try refusing("signed transaction") {
             let payload = try verifier.verifyTransaction(jws)
             let status = try policy.evaluate(payload, ownerAccountId: ownerAccountId, now: now)
@@ -67,11 +62,10 @@ final class SubscriptionService: Sendable {
                 renewal = r
             }
             let signed = [payload.signedDate, renewal?.signedDate].compactMap { $0 }.max()
-            let event = PurchaseEvent(transaction: payload, renewal: renewal, environment: status.environment,
-                                      productId: status.productId,
-                                      signedDate: signed.map(JWSTransactionDecodedPayload.milliseconds) ?? 0,
-                                      key: "", source: "upload", signedTransaction: jws, signedRenewalInfo: renewalJWS)
-            return Upload(status: status, event: event)
+            return PurchaseEvent(transaction: payload, renewal: renewal, environment: status.environment,
+                                 productId: status.productId,
+                                 signedDate: signed.map(JWSTransactionDecodedPayload.milliseconds) ?? 0,
+                                 key: "", source: "upload", signedTransaction: jws, signedRenewalInfo: renewalJWS)
         }
     }
 

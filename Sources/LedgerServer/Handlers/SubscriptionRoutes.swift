@@ -77,7 +77,7 @@ enum SubscriptionRoutes {
         for (name, value) in [("signedTransaction", jws), ("signedRenewalInfo", renewal)] where (value?.utf8.count ?? 0) > 64 * 1024 {
             throw APIError.validation(name, "is longer than 64 KiB")
         }
-        let upload = try svc.verifyUpload(transaction: jws!, renewalInfo: renewal, ownerAccountId: c.accountId).event
+        let upload = try svc.verifyUpload(transaction: jws!, renewalInfo: renewal, ownerAccountId: c.accountId)
         return ctx.write({ w in
             // An older upload than the purchase's newest event (a notification that arrived
             // first, a refund) changes nothing: the household gets the newest state.
