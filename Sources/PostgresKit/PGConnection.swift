@@ -10,11 +10,18 @@ import Glibc
 /// through `PGRow`'s typed accessors. Failures are `PGError`s with a `kind` saying what a
 /// caller can do about them. After `connectionLost`, `reconnect()` opens a new session,
 /// runs the setup statements again and LISTENs again on every channel.
+///
+/// With an `answerTimeout`, a statement whose answer has not arrived in time ends the
+/// session and fails as `connectionLost` (the server may still have run it): a database
+/// that stopped answering — a frozen host, a dropped route, a lock held by a client that
+/// vanished — costs a caller that long, never forever.
 public final class PGConnection: @unchecked Sendable {
     /// How the connection was described (a `postgres://` URL or a libpq key=value string).
     public let url: String
     private let setup: [String]
     private let connectTimeout: Int
+    /// Longest wait for one statement's answer, in seconds (nil: no limit).
+    public let answerTimeout: Double?
     private var handle: OpaquePointer?
     private var prepared: [String: String] = [:]
     private var listening: [String] = []
@@ -25,10 +32,11 @@ public final class PGConnection: @unchecked Sendable {
     static let maxPrepared = 512
 
     /// Connects. `setup` runs after every (re)connect, e.g. `SET search_path TO …`.
-    public init(url: String, setup: [String] = [], connectTimeout: Int = 5) throws(PGError) {
+    public init(url: String, setup: [String] = [], connectTimeout: Int = 5, answerTimeout: Double? = nil) throws(PGError) {
         self.url = url
         self.setup = setup
         self.connectTimeout = connectTimeout
+        self.answerTimeout = answerTimeout
         try connect()
     }
 
@@ -89,7 +97,8 @@ public final class PGConnection: @unchecked Sendable {
     /// Runs one or more statements without parameters (simple protocol).
     public func execute(_ sql: String) throws(PGError) {
         let h = try live()
-        _ = try check(PQexec(h, sql), h)
+        guard PQsendQuery(h, sql) == 1 else { throw sendFailed(h) }
+        _ = try check(try answer(h), h)
     }
 
     /// Runs one statement with parameters, prepared once per session and SQL text.
@@ -110,7 +119,8 @@ public final class PGConnection: @unchecked Sendable {
                 prepared.removeAll()
             }
             let fresh = "k\(prepared.count)"
-            _ = try check(PQprepare(h, fresh, sql, Int32(types.count), types.isEmpty ? nil : types), h)
+            guard PQsendPrepare(h, fresh, sql, Int32(types.count), types.isEmpty ? nil : types) == 1 else { throw sendFailed(h) }
+            _ = try check(try answer(h), h)
             prepared[key] = fresh
             name = fresh
         }
@@ -130,19 +140,67 @@ public final class PGConnection: @unchecked Sendable {
             if let e { storage += e.bytes; storage.append(0) }
         }
         storage.append(0)
-        let result: OpaquePointer? = storage.withUnsafeBufferPointer { buf -> OpaquePointer? in
+        let sent: Int32 = storage.withUnsafeBufferPointer { buf -> Int32 in
             let base = UnsafeRawPointer(buf.baseAddress!).assumingMemoryBound(to: CChar.self)
             let values: [UnsafePointer<CChar>?] = (0..<n).map { encoded[$0] == nil ? nil : base + offsets[$0] }
             return values.withUnsafeBufferPointer { v in
                 lengths.withUnsafeBufferPointer { l in
                     formats.withUnsafeBufferPointer { f in
-                        PQexecPrepared(h, name, Int32(n), n == 0 ? nil : v.baseAddress, n == 0 ? nil : l.baseAddress,
-                                       n == 0 ? nil : f.baseAddress, 1)
+                        PQsendQueryPrepared(h, name, Int32(n), n == 0 ? nil : v.baseAddress, n == 0 ? nil : l.baseAddress,
+                                            n == 0 ? nil : f.baseAddress, 1)
                     }
                 }
             }
         }
-        return try check(result, h)
+        guard sent == 1 else { throw sendFailed(h) }
+        return try check(try answer(h), h)
+    }
+
+    /// The statement could not be sent (the session is gone, or another one is in progress).
+    private func sendFailed(_ h: OpaquePointer) -> PGError {
+        PGError(kind: PQstatus(h) == CONNECTION_OK ? .other : .connectionLost, message: PGConnection.trimmed(PQerrorMessage(h)))
+    }
+
+    /// Collects the answer to what was just sent, as `PQexec` would: the first failed
+    /// result, else the last one (nil when libpq has none, e.g. the session died). Waits
+    /// at most `answerTimeout`; past it the session is closed and the wait fails.
+    private func answer(_ h: OpaquePointer) throws(PGError) -> OpaquePointer? {
+        let deadline = answerTimeout.map { DispatchTime.now().uptimeNanoseconds + UInt64(max(0, $0) * 1e9) }
+        var kept: OpaquePointer?
+        while true {
+            while PQisBusy(h) == 1 {
+                let fd = PQsocket(h)
+                if fd < 0 { break }
+                var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+                var ms: Int32 = -1
+                if let deadline {
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    if now >= deadline {
+                        if let kept { PQclear(kept) }
+                        abandon()
+                        throw PGError(kind: .connectionLost, message: "no answer from the database within \(answerTimeout!) s")
+                    }
+                    ms = Int32(min((deadline - now + 999_999) / 1_000_000, 86_400_000))
+                }
+                if poll(&fds, 1, ms) < 0 && errno != EINTR { break }
+                // 0: the session failed; PQgetResult then reports it.
+                if fds[0].revents != 0 && PQconsumeInput(h) == 0 { break }
+            }
+            guard let r = PQgetResult(h) else { return kept }
+            if let k = kept {
+                let failed = PQresultStatus(k) == PGRES_FATAL_ERROR
+                if failed { PQclear(r); continue }
+                PQclear(k)
+            }
+            kept = r
+        }
+    }
+
+    /// Closes a session whose answer is overdue (its statement's outcome stays unknown).
+    private func abandon() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+        prepared.removeAll()
     }
 
     /// The first row, if any.

@@ -12,13 +12,16 @@ public final class PGPool: Sendable {
     public let size: Int
     private let setup: [String]
     private let connectTimeout: Int
+    /// Each connection's `answerTimeout`.
+    public let answerTimeout: Double?
 
-    public init(url: String, size: Int, setup: [String] = [], connectTimeout: Int = 5) {
+    public init(url: String, size: Int, setup: [String] = [], connectTimeout: Int = 5, answerTimeout: Double? = nil) {
         precondition(size >= 1)
         self.url = url
         self.size = size
         self.setup = setup
         self.connectTimeout = connectTimeout
+        self.answerTimeout = answerTimeout
         permits = DispatchSemaphore(value: size)
     }
 
@@ -36,7 +39,7 @@ public final class PGPool: Sendable {
                 // Fall through to a fresh connection.
             }
         }
-        return try run(PGConnection(url: url, setup: setup, connectTimeout: connectTimeout), body)
+        return try run(PGConnection(url: url, setup: setup, connectTimeout: connectTimeout, answerTimeout: answerTimeout), body)
     }
 
     private func run<T>(_ c: PGConnection, _ body: (PGConnection) throws -> T) throws -> T {

@@ -145,6 +145,71 @@ final class PGConnectionTests: XCTestCase {
         }
     }
 
+    func testAnAnswerThatDoesNotComeInTimeEndsTheSession() throws {
+        let c = try PGConnection(url: db.url, setup: db.setup, answerTimeout: 0.5)
+        try c.execute("CREATE TABLE a (id bigint); INSERT INTO a VALUES (1)")
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM a WHERE id >= $1", [.int(0)])?.int(0), 1)
+        XCTAssertThrowsError(try c.execute("SELECT 1; SELECT * FROM no_such_table; SELECT 2")) { e in
+            XCTAssertEqual((e as? PGError)?.sqlState, "42P01", "the failed statement's error, as PQexec reports it")
+        }
+
+        // A slow statement: the wait ends at the deadline, with the session.
+        var started = Date()
+        XCTAssertThrowsError(try c.query("SELECT pg_sleep($1::float8)", [.text("5")])) { e in
+            XCTAssertEqual((e as? PGError)?.kind, .connectionLost)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
+        XCTAssertFalse(c.isConnected)
+        try c.reconnect()
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM a WHERE id >= $1", [.int(0)])?.int(0), 1, "prepared again in the new session")
+
+        // A COMMIT that does not answer in time: its outcome is unknown (here it committed).
+        try c.execute("""
+            CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1.5); RETURN NULL; END $$;
+            CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON a DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();
+            """)
+        started = Date()
+        XCTAssertThrowsError(try c.transaction { try c.query("INSERT INTO a VALUES ($1)", [.int(2)]) }) { e in
+            XCTAssertEqual((e as? PGError)?.kind, .connectionLost)
+            XCTAssertEqual((e as? PGError)?.commitOutcomeUnknown, true)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1.4)
+        let admin = try db.connect()
+        var committed: Int64 = 0
+        for _ in 0..<60 where committed == 0 {
+            committed = try admin.queryOne("SELECT count(*) FROM a WHERE id = 2")!.int(0)
+            if committed == 0 { usleep(50_000) }
+        }
+        XCTAssertEqual(committed, 1)
+
+        // A pool hands the deadline to its connections.
+        let pool = PGPool(url: db.url, size: 1, setup: db.setup, answerTimeout: 0.3)
+        started = Date()
+        XCTAssertThrowsError(try pool.with { try $0.execute("SELECT pg_sleep(5)") }) { e in
+            XCTAssertEqual((e as? PGError)?.isUnavailable, true)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
+    }
+
+    /// A database host that stops answering (here: its backend process stopped) costs a
+    /// statement its answer timeout, not forever.
+    func testAStoppedServerProcessCostsTheAnswerTimeout() throws {
+        let c = try PGConnection(url: db.url, setup: db.setup, answerTimeout: 0.5)
+        let pid = c.backendPID
+        guard kill(pid, SIGSTOP) == 0 else { throw XCTSkip("cannot stop the backend process (\(String(cString: strerror(errno))))") }
+        defer { kill(pid, SIGCONT) }
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<PGError?>(nil)
+        let started = Date()
+        Thread.detachNewThread {
+            do { _ = try c.queryOne("SELECT 1") } catch { outcome.withLock { $0 = error as? PGError } }
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 5), .success, "the statement is still waiting after 5 s")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
+        XCTAssertEqual(outcome.withLock { $0 }?.kind, .connectionLost)
+    }
+
     func testListenNotifyThroughThePolledSocketAndAfterReconnect() throws {
         let listener = try db.connect(), sender = try db.connect(), admin = try db.connect()
         try listener.listen("ledger wakeups")
