@@ -2,6 +2,7 @@ import Foundation
 import LedgerModel
 @testable import LedgerServer
 import StoreKitJWS
+import Synchronization
 import XCTest
 
 /// List cursors are opaque, bound to their list, and refused anywhere else.
@@ -52,6 +53,26 @@ final class CursorTests: XCTestCase {
         XCTAssertEqual(try Cursor(directory: dir).decode(raw, list: "households a"), 3)
         let mode = try FileManager.default.attributesOfItem(atPath: dir + "/cursor.key")[.posixPermissions] as? Int
         XCTAssertEqual(mode, 0o600)
+    }
+
+    /// Server processes sharing one data folder may start at the same moment: they all use
+    /// the one key the file ends up with, so a cursor from one is read by every other.
+    func testProcessesStartingTogetherAgreeOnOneKey() throws {
+        for _ in 0..<20 {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-cursor-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let cursors = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                let raw = Cursor(directory: dir).encode(list: "households a", [3])
+                cursors.withLock { $0.append(raw) }
+            }
+            let expected = Cursor(directory: dir).encode(list: "households a", [3])
+            let made = cursors.withLock { $0 }
+            XCTAssertEqual(made.count, 8)
+            XCTAssertEqual(Set(made), [expected], "every start uses the key in the file")
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir), ["cursor.key"], "no partial file left")
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import LedgerModel
 @testable import LedgerServer
 import StoreKitJWS
+import Synchronization
 import XCTest
 
 /// The signed entitlement token, its keys, and the state machine's clock.
@@ -100,6 +101,31 @@ final class EntitlementTokenTests: XCTestCase {
         let jwk = second.published[0].jwk
         let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(jwk["x"]!.stringValue!)","y":"\#(jwk["y"]!.stringValue!)"}"#
         XCTAssertEqual(second.signingKid, TokenSecret.base64url(TokenSecret.sha256(canonical)))
+    }
+
+    /// Server processes sharing one data folder may start at the same moment: every one
+    /// starts, and all sign with the one key the folder ends up with.
+    func testProcessesStartingTogetherShareOneSigningKey() throws {
+        for _ in 0..<20 {
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-keys-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let kids = Mutex<[String]>([])
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                do {
+                    let keys = try EntitlementKeys(dataDirectory: dir)
+                    kids.withLock { $0.append(keys.signingKid) }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            XCTAssertEqual(failures.withLock { $0 }, [])
+            let expected = try EntitlementKeys(dataDirectory: dir)
+            XCTAssertEqual(Set(kids.withLock { $0 }), [expected.signingKid], "every start signs with the key in the file")
+            XCTAssertEqual(expected.published.count, 1)
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir + "/entitlement-keys"),
+                           ["signing-key.pem"], "no partial file left")
+        }
     }
 
     /// Pro is judged when asked: expiry and the end of a grace period end it without a notification.

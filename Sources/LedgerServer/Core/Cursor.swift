@@ -24,18 +24,29 @@ final class Cursor: Sendable {
     }
 
     /// The key kept in `directory/cursor.key` (created with 32 random bytes when missing or
-    /// not 32 bytes long), so cursors outlive a restart. When the file cannot be written
-    /// the key lives only as long as the process.
+    /// not 32 bytes long), so cursors outlive a restart. Processes sharing the folder that
+    /// start together all use the one key the file ends up with (see `KeyFile`). When the
+    /// file cannot be written the key lives only as long as the process.
     convenience init(directory: String) {
         let path = directory + "/cursor.key"
-        if let data = FileManager.default.contents(atPath: path), data.count == Cursor.keyLength {
+        let existing = FileManager.default.contents(atPath: path)
+        if let data = existing, data.count == Cursor.keyLength {
             self.init(key: Array(data))
             return
         }
         let key = Cursor.randomKey()
-        let temporary = path + ".new"
-        if FileManager.default.createFile(atPath: temporary, contents: Data(key), attributes: [.posixPermissions: 0o600]) {
-            if rename(temporary, path) != 0 { unlink(temporary) }
+        if existing == nil {
+            if (try? KeyFile.createUnlessPresent(path, contents: Data(key))) == false,
+               let data = FileManager.default.contents(atPath: path), data.count == Cursor.keyLength {
+                self.init(key: Array(data))
+                return
+            }
+        } else {
+            // A file of another length is not a key of ours: replace it.
+            let temporary = path + ".new"
+            if FileManager.default.createFile(atPath: temporary, contents: Data(key), attributes: [.posixPermissions: 0o600]) {
+                if rename(temporary, path) != 0 { unlink(temporary) }
+            }
         }
         self.init(key: key)
     }

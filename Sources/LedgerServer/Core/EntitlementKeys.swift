@@ -27,13 +27,14 @@ final class EntitlementKeys: Sendable {
         try fm.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let signingPath = dir + "/" + Self.signingKeyName
         if !fm.fileExists(atPath: signingPath) {
-            // Written under another name, then renamed: a crash never leaves half a key.
+            // Written whole under another name, then linked: a crash never leaves half a key,
+            // and of processes starting together the first one's key is everybody's.
             let pem = try ES256Signer.generatePrivateKeyPEM()
-            let partial = signingPath + ".new"
-            guard fm.createFile(atPath: partial, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600]) else {
-                throw OpenSSLError("\(partial): cannot write the entitlement signing key")
+            do {
+                _ = try KeyFile.createUnlessPresent(signingPath, contents: Data(pem.utf8))
+            } catch {
+                throw OpenSSLError("\(signingPath): cannot write the entitlement signing key (\(error))")
             }
-            try fm.moveItem(atPath: partial, toPath: signingPath)
         }
         signer = try ES256Signer(privateKeyPath: signingPath)
         let current = try Self.publicKey(signer)
