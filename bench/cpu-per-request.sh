@@ -23,6 +23,8 @@
 #
 # Usage: bench/cpu-per-request.sh [duration=5s] [connections=64] [rounds=3] [warm-up=5s]
 # Environment: SERVER_BIN (default: release build of kidledger-server), WRK_THREADS (2),
+# KINDS (which to run besides nginx, default "healthz children feed feed-gzip push post"; post
+# includes post-nofsync),
 # PUSH_CONNS (4), OUR_PORT, NOFSYNC_PORT, NGINX_PORT, APT_LOCK (lock held while installing).
 set -euo pipefail
 duration="${1:-5s}"
@@ -71,39 +73,8 @@ nginx_pid=${pids[-1]}
 wait_up "$port"; wait_up "$nofsync_port"; wait_up "$nginx_port"
 grep -q libeatmydata "/proc/$nofsync_pid/maps" || { echo "the no-fsync server does not have libeatmydata loaded" >&2; exit 1; }
 
-# An account, a household of 11 children, and a second household whose feed is read:
-# one child and 1,200 transactions pushed in three batches of 400.
-seed() {  # PREFIX URL: prints PREFIXtoken=… PREFIXhh=… PREFIXfeed=… PREFIXchildren=…
-    python3 - "$1" "$2" <<'PY'
-import http.client, json, shlex, sys, urllib.parse, uuid
-prefix = sys.argv[1]
-u = urllib.parse.urlparse(sys.argv[2])
-c = http.client.HTTPConnection(u.hostname, u.port)
-def call(method, path, body=None, token=None):
-    h = {"Content-Type": "application/json"}
-    if token: h["Authorization"] = "Bearer " + token
-    c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
-    r = c.getresponse(); data = r.read()
-    assert 200 <= r.status < 300, (method, path, r.status, data[:300])
-    return json.loads(data) if data else None
-token = call("POST", "/v1/accounts", {"handle": "bench", "displayName": "Bench"})["token"]["secret"]
-hh = call("POST", "/v1/households", {"name": "Bench"}, token)["id"]
-children = [call("POST", f"/v1/households/{hh}/children", {"name": f"Child {i}"}, token)["id"] for i in range(1, 12)]
-feed = call("POST", "/v1/households", {"name": "Feed"}, token)["id"]
-feed_child = call("POST", f"/v1/households/{feed}/children", {"name": "Reader"}, token)["id"]
-for _ in range(3):
-    txs = [{"id": str(uuid.uuid4()), "childId": feed_child, "amountCents": 1, "note": "seeded", "source": "manual",
-            "createdAt": "2026-12-02T10:00:00.000Z"} for _ in range(400)]
-    res = call("POST", f"/v1/households/{feed}/changes", {"transactions": txs}, token)["results"]
-    assert all(r["status"] == "saved" for r in res), res[:3]
-page = call("GET", f"/v1/households/{feed}/changes?limit=500", token=token)
-assert len(page["children"]) + len(page["transactions"]) == 500 and page["moreComing"], "feed page is not 500 records"
-print(" ".join(f"{prefix}{k}={shlex.quote(v)}" for k, v in
-               [("token", token), ("hh", hh), ("feed", feed), ("children", ",".join(children))]))
-PY
-}
-eval "$(seed "" "http://127.0.0.1:$port")"
-eval "$(seed nofsync_ "http://127.0.0.1:$nofsync_port")"
+eval "$(bench_seed "" "http://127.0.0.1:$port")"
+eval "$(bench_seed nofsync_ "http://127.0.0.1:$nofsync_port")"
 
 # Every write request inserts new rows: POST's Idempotency-Key and each pushed transaction's
 # id are unique per wrk invocation (the argument), thread and request. Pushed ids start with
@@ -206,13 +177,18 @@ run() {
 }
 
 echo "== warm-up (write paths $warmup each, the others 1s)" >&2
-for k in nginx healthz children feed feed-gzip push; do run warm "$k" 1s; done
-run warm post "$warmup"; run warm post-nofsync "$warmup"
+kinds=" ${KINDS:-healthz children feed feed-gzip push post} "
+reads=(nginx)
+for k in healthz children feed feed-gzip push; do [[ "$kinds" == *" $k "* ]] && reads+=("$k"); done
+writes=false; [[ "$kinds" == *" post "* ]] && writes=true
+for k in "${reads[@]}"; do run warm "$k" 1s; done
+if $writes; then run warm post "$warmup"; run warm post-nofsync "$warmup"; fi
 
 for r in $(seq 1 "$rounds"); do
     echo "== round $r of $rounds: wrk -t$threads -c$conns -d$duration (push: -c$push_conns)" >&2
-    for k in nginx healthz children feed feed-gzip push; do run "$r" "$k" "$duration"; done
-    if [ $((r % 2)) = 1 ]; then run "$r" post "$duration"; run "$r" post-nofsync "$duration"
+    for k in "${reads[@]}"; do run "$r" "$k" "$duration"; done
+    if ! $writes; then :
+    elif [ $((r % 2)) = 1 ]; then run "$r" post "$duration"; run "$r" post-nofsync "$duration"
     else run "$r" post-nofsync "$duration"; run "$r" post "$duration"; fi
 done
 
@@ -251,9 +227,10 @@ for kind in labels:
     ratio_s = "" if kind == "nginx" else (rfmt % statistics.median(ratio)) + " [" + span(ratio, rfmt) + "]"
     print(f"{labels[kind]:38} {(fmt % statistics.median(xs)) + ' [' + span(xs, fmt) + ']':>20} {ratio_s:>18} "
           f"{statistics.median([rps[kind][r] for r in rounds]):>10.0f} {bad[kind]:>7}")
-dur = [rps["post"][r] / rps["post-nofsync"][r] for r in rounds]
-print("durable ÷ no-fsync POST throughput, per round: " + " ".join("%.2f" % x for x in dur)
-      + f" (median {statistics.median(dur):.2f})")
+if "post" in rps:
+    dur = [rps["post"][r] / rps["post-nofsync"][r] for r in rounds]
+    print("durable ÷ no-fsync POST throughput, per round: " + " ".join("%.2f" % x for x in dur)
+          + f" (median {statistics.median(dur):.2f})")
 print(f"per round µs: " + "; ".join(f"{k} " + "/".join("%.1f" % us[k][r] for r in rounds) for k in labels if k in us))
 print(f"server log: {loglines} lines (default access logging, to a file)")
 PY

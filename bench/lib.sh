@@ -2,7 +2,8 @@
 # Provides $repo, $tmp (removed on exit), the pids array (killed on exit),
 # bench_server_bin (sets SERVER_BIN, building a release binary when unset) and
 # bench_start_nginx PORT (nginx, 1 worker, fixed 200 "ok" reply, keep-alive) and
-# bench_post_lua FILE HOUSEHOLD CHILD TOKEN (a wrk script posting a new transaction per request).
+# bench_post_lua FILE HOUSEHOLD CHILD TOKEN (a wrk script posting a new transaction per request) and
+# bench_seed PREFIX URL (an account and households to measure against, as shell assignments).
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tmp="$(mktemp -d)"
@@ -69,4 +70,36 @@ request = function()
   return head .. counter .. tail
 end
 LUA
+}
+
+# An account, a household of 11 children, and a second household whose feed is read:
+# one child and 1,200 transactions pushed in three batches of 400.
+bench_seed() {  # PREFIX URL: prints PREFIXtoken=… PREFIXhh=… PREFIXfeed=… PREFIXchildren=…
+    python3 - "$1" "$2" <<'PY'
+import http.client, json, shlex, sys, urllib.parse, uuid
+prefix = sys.argv[1]
+u = urllib.parse.urlparse(sys.argv[2])
+c = http.client.HTTPConnection(u.hostname, u.port)
+def call(method, path, body=None, token=None):
+    h = {"Content-Type": "application/json"}
+    if token: h["Authorization"] = "Bearer " + token
+    c.request(method, path, body=json.dumps(body) if body is not None else None, headers=h)
+    r = c.getresponse(); data = r.read()
+    assert 200 <= r.status < 300, (method, path, r.status, data[:300])
+    return json.loads(data) if data else None
+token = call("POST", "/v1/accounts", {"handle": "bench", "displayName": "Bench"})["token"]["secret"]
+hh = call("POST", "/v1/households", {"name": "Bench"}, token)["id"]
+children = [call("POST", f"/v1/households/{hh}/children", {"name": f"Child {i}"}, token)["id"] for i in range(1, 12)]
+feed = call("POST", "/v1/households", {"name": "Feed"}, token)["id"]
+feed_child = call("POST", f"/v1/households/{feed}/children", {"name": "Reader"}, token)["id"]
+for _ in range(3):
+    txs = [{"id": str(uuid.uuid4()), "childId": feed_child, "amountCents": 1, "note": "seeded", "source": "manual",
+            "createdAt": "2026-12-02T10:00:00.000Z"} for _ in range(400)]
+    res = call("POST", f"/v1/households/{feed}/changes", {"transactions": txs}, token)["results"]
+    assert all(r["status"] == "saved" for r in res), res[:3]
+page = call("GET", f"/v1/households/{feed}/changes?limit=500", token=token)
+assert len(page["children"]) + len(page["transactions"]) == 500 and page["moreComing"], "feed page is not 500 records"
+print(" ".join(f"{prefix}{k}={shlex.quote(v)}" for k, v in
+               [("token", token), ("hh", hh), ("feed", feed), ("children", ",".join(children))]))
+PY
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Instructions the server executes per request (user space, every thread), counted by
+# callgrind over an exact number of requests: steady where CPU timings on a shared machine
+# are not, so a change to the request path can be measured from one run. System calls per
+# request are counted with strace -c over the same kind of run (strace -c -f adds its own
+# cost, so it is a separate run).
+#
+# Each kind runs against a release build with default access logging to a file, after a
+# warm-up whose counts are discarded:
+#   healthz    GET /healthz
+#   children   authenticated GET …/children (11 children)
+#   post       durable POST …/transactions, each request a new transaction
+#
+# Usage: bench/instructions.sh [requests=4000] [connections=4] [kinds="healthz children post"]
+# Environment: SERVER_BIN (default: release build of kidledger-server), PORT (18311),
+# STRACE=0 to skip the system-call counts, KEEP=DIR to keep the callgrind outputs there
+# (for callgrind_annotate).
+set -euo pipefail
+requests="${1:-4000}"
+conns="${2:-4}"
+kinds="${3:-healthz children post}"
+port="${PORT:-18311}"
+here="$(cd "$(dirname "$0")" && pwd)"
+command -v valgrind >/dev/null || { echo "needs valgrind: apt-get install -y valgrind" >&2; exit 1; }
+command -v callgrind_control >/dev/null || { echo "needs callgrind_control (valgrind)" >&2; exit 1; }
+[ "${STRACE:-1}" = 0 ] || command -v strace >/dev/null || { echo "needs strace: apt-get install -y strace" >&2; exit 1; }
+
+source "$here/lib.sh"
+bench_server_bin
+
+wait_up() {
+    for _ in $(seq 1 600); do
+        curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "server did not come up" >&2; cat "$tmp/server.log" >&2 || true; exit 1
+}
+stop_server() {
+    kill "$1"; wait "$1" 2>/dev/null || true
+}
+
+# Seed (an account and a household of 11 children, see bench_seed), on a plain server.
+mkdir -p "$tmp/data"
+"$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
+pid=$!; pids+=($pid)
+wait_up
+eval "$(bench_seed "" "http://127.0.0.1:$port")"
+child="${children%%,*}"
+stop_server "$pid"
+
+warm=$(( requests / 4 > 200 ? requests / 4 : 200 ))
+load() {  # KIND COUNT TAG
+    python3 "$here/exact-load.py" "$port" "$1" "$2" "$conns" "$hh" "$child" "$token" "$3"
+}
+
+printf '%-10s %14s %14s\n' kind "instr/request" "syscalls/req" > "$tmp/table.txt"
+for kind in $kinds; do
+    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$tmp/cg.$kind.%p" \
+        "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2> "$tmp/valgrind.log" &
+    pid=$!; pids+=($pid)
+    wait_up
+    load "$kind" "$warm" "cg-warm"
+    callgrind_control -z "$pid" >/dev/null
+    callgrind_control -i on "$pid" >/dev/null
+    load "$kind" "$requests" "cg"
+    callgrind_control -i off "$pid" >/dev/null
+    callgrind_control -d "$pid" >/dev/null
+    stop_server "$pid"
+    ir=$(cat "$tmp"/cg."$kind".* | awk '/^(summary|totals):/ { s += $2 } END { print s }')
+    # The dump after the run, and the final dump at exit (collection off): both counted once.
+    syscalls="-"
+    if [ "${STRACE:-1}" != 0 ]; then
+        "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
+        pid=$!; pids+=($pid)
+        wait_up
+        load "$kind" "$warm" "st-warm"
+        # Attached to every thread after the warm-up, detached after the run.
+        # shellcheck disable=SC2046
+        strace -c -f -o "$tmp/strace.$kind" $(ls "/proc/$pid/task" | sed 's/^/-p /') 2> "$tmp/strace.log" &
+        spid=$!
+        sleep 1
+        load "$kind" "$requests" "st"
+        sleep 0.3
+        kill -INT "$spid"; wait "$spid" 2>/dev/null || true
+        stop_server "$pid"
+        calls=$(awk '$NF == "total" { print $4 }' "$tmp/strace.$kind")
+        syscalls=$(python3 -c "print(f'{$calls / $requests:.2f}')")
+        if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$tmp/strace.$kind" "$KEEP/"; fi
+    fi
+    if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$tmp"/cg."$kind".* "$KEEP/"; fi
+    printf '%-10s %14.0f %14s\n' "$kind" "$(python3 -c "print($ir / $requests)")" "$syscalls" >> "$tmp/table.txt"
+done
+echo "release server, default access logging to a file; $requests requests over $conns keep-alive connections after $warm to warm up"
+cat "$tmp/table.txt"
