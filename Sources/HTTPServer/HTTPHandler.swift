@@ -33,4 +33,15 @@ public struct AccessLogEntry: Sendable {
     /// handed to the socket.
     public var duration: Double
     public var remoteAddress: String
+
+    public init(method: String, path: String, routeLabel: String?, status: Int, bytes: Int, duration: Double,
+                remoteAddress: String) {
+        self.method = method
+        self.path = path
+        self.routeLabel = routeLabel
+        self.status = status
+        self.bytes = bytes
+        self.duration = duration
+        self.remoteAddress = remoteAddress
+    }
 }

@@ -59,10 +59,10 @@ public enum JSONValue: Sendable, Equatable {
 
     public func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out.append(contentsOf: [110, 117, 108, 108])
-        case .bool(let b): out.append(contentsOf: b ? "true".utf8 : "false".utf8)
-        case .int(let i): out.append(contentsOf: String(i).utf8)
-        case .number(let n): out.append(contentsOf: n.utf8)
+        case .null: out.append(literal: "null")
+        case .bool(let b): out.append(literal: b ? "true" : "false")
+        case .int(let i): JSONValue.writeInt(i, into: &out)
+        case .number(let n): out.append(utf8: n)
         case .string(let s): JSONValue.writeString(s, into: &out)
         case .array(let a):
             out.append(91)
@@ -84,6 +84,27 @@ public enum JSONValue: Sendable, Equatable {
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Appends the decimal digits of `value` (with `-` when negative), as `String(value)`
+    /// spells it, without building a string.
+    public static func writeInt(_ value: Int64, into out: inout [UInt8]) {
+        if value < 0 { out.append(45) }
+        var v = value.magnitude
+        if v < 10 {
+            out.append(UInt8(truncatingIfNeeded: 48 &+ v))
+            return
+        }
+        // At most 20 digits (UInt64.max), written backwards into a fixed buffer.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { p in
+            var i = 20
+            while v > 0 {
+                i -= 1
+                p[i] = UInt8(truncatingIfNeeded: 48 &+ v % 10)
+                v /= 10
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: p[i..<20]))
+        }
+    }
 
     /// Appends `s` as a JSON string literal.
     public static func writeString(_ s: String, into out: inout [UInt8]) {

@@ -129,3 +129,13 @@ public enum Timestamp {
         return (m <= 2 ? y + 1 : y, m, d)
     }
 }
+
+extension ByteWriter {
+    /// The 24 bytes of `Timestamp.format(ms:)`.
+    public mutating func putTimestamp(ms: Int64) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { ts in
+            let n = Timestamp.write(ms: ms, into: ts)
+            put(UnsafeBufferPointer(rebasing: ts[0..<n]))
+        }
+    }
+}

@@ -43,7 +43,7 @@ public final class LedgerApp: Sendable {
         http.accessLog = { entry in
             let route = entry.routeLabel ?? "unmatched"
             metrics.record(route: route, method: entry.method, status: entry.status, seconds: entry.duration)
-            if accessLines { logger.append(AccessLine.render(entry, route: route)) }
+            if accessLines { AccessLine.log(entry, route: route, to: logger) }
         }
         if !configuration.trustedProxies.isEmpty {
             // A trusted proxy carries many clients over its connections.

@@ -161,3 +161,37 @@ final class ClientAddressTests: XCTestCase {
         XCTAssertEqual(c.invalidTrustedProxies, ["10.0.0.0/33", "proxy"])
     }
 }
+
+final class AccessLineTests: XCTestCase {
+    func testTheLineIsTheSameJSONAsBefore() throws {
+        let entry = AccessLogEntry(method: "GET", path: #"/v1/a"b\c"#, routeLabel: nil, status: 404,
+                                   bytes: 1234567, duration: 0.0012345, remoteAddress: "::1")
+        var out: [UInt8] = Array("x".utf8)
+        AccessLine.write(entry, route: "not_found", nowMs: 1_764_720_000_123, into: &out)
+        XCTAssertEqual(String(decoding: out, as: UTF8.self),
+                       #"x{"ts":"2025-12-03T00:00:00.123Z","event":"request","method":"GET","path":"/v1/a\"b\\c","#
+                       + #""route":"not_found","status":404,"bytes":1234567,"durationMs":1.235,"remote":"::1"}"# + "\n")
+        let parsed = try JSONValue.parse(Array(out.dropFirst().dropLast()))
+        XCTAssertEqual(parsed["path"], .string(#"/v1/a"b\c"#))
+        for (seconds, text) in [(0.0, "0.000"), (0.00005, "0.050"), (0.0000004, "0.000"), (2.5, "2500.000"), (0.012, "12.000")] {
+            var line: [UInt8] = []
+            AccessLine.write(AccessLogEntry(method: "POST", path: "/", routeLabel: "/", status: 201, bytes: 0,
+                                            duration: seconds, remoteAddress: "127.0.0.1"),
+                             route: "/", nowMs: 0, into: &line)
+            XCTAssertTrue(String(decoding: line, as: UTF8.self).contains(#""durationMs":\#(text),"#), "\(seconds)")
+        }
+    }
+
+    func testHistogramBucketsAreCumulative() {
+        let m = Metrics()
+        for s in [0.0004, 0.003, 0.003, 100] { m.record(route: "/healthz", method: "GET", status: 200, seconds: s) }
+        m.record(route: "/healthz", method: "HEAD", status: 200, seconds: 0.0005)
+        let text = m.render(openConnections: 0, parkedPolls: 0)
+        for (le, n) in [("0.0005", 2), ("0.001", 2), ("0.0025", 2), ("0.005", 4), ("60.0", 4), ("+Inf", 5)] {
+            XCTAssertTrue(text.contains(#"kidledger_http_request_duration_seconds_bucket{route="/healthz",le="\#(le)"} \#(n)"# + "\n"), le)
+        }
+        XCTAssertTrue(text.contains(#"kidledger_http_request_duration_seconds_count{route="/healthz"} 5"#))
+        XCTAssertTrue(text.contains(#"kidledger_http_requests_total{route="/healthz",method="GET",status="200"} 4"#))
+        XCTAssertTrue(text.contains(#"kidledger_http_requests_total{route="/healthz",method="HEAD",status="200"} 1"#))
+    }
+}

@@ -1,33 +1,45 @@
 import HTTPServer
 import LedgerModel
 
-/// One access-log JSON line, built straight into bytes (this runs once per request).
+/// One access-log JSON line, written straight into the log's buffer (this runs once per
+/// request): no intermediate strings or arrays.
 enum AccessLine {
-    static func render(_ e: AccessLogEntry, route: String) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(200)
-        out += #"{"ts":"#.utf8
-        JSONValue.writeString(Timestamp.format(ms: Timestamp.nowMs()), into: &out)
-        out += #","event":"request","method":"#.utf8
-        JSONValue.writeString(e.method, into: &out)
-        out += #","path":"#.utf8
-        JSONValue.writeString(e.path, into: &out)
-        out += #","route":"#.utf8
-        JSONValue.writeString(route, into: &out)
-        out += #","status":"#.utf8
-        out += String(e.status).utf8
-        out += #","bytes":"#.utf8
-        out += String(e.bytes).utf8
-        out += #","durationMs":"#.utf8
-        let micros = Int64((e.duration * 1_000_000).rounded())
-        out += String(micros / 1000).utf8
-        out.append(46)
-        let frac = micros % 1000
-        out += (frac < 10 ? "00" : frac < 100 ? "0" : "").utf8
-        out += String(frac).utf8
-        out += #","remote":"#.utf8
-        JSONValue.writeString(e.remoteAddress, into: &out)
-        out += "}\n".utf8
-        return out
+    /// Appends the line for `e`, stamped `nowMs`, with its newline.
+    static func write(_ e: AccessLogEntry, route: String, nowMs: Int64, into out: inout [UInt8]) {
+        // The fixed text, the timestamp and four numbers take less than 256 bytes.
+        let strings = ByteWriter.jsonStringBound(e.method.utf8.count) + ByteWriter.jsonStringBound(e.path.utf8.count)
+            + ByteWriter.jsonStringBound(route.utf8.count) + ByteWriter.jsonStringBound(e.remoteAddress.utf8.count)
+        out.appendWriting(maxCount: 256 + strings) { w in
+            w.put(literal: #"{"ts":""#)
+            w.putTimestamp(ms: nowMs)
+            w.put(literal: #"","event":"request","method":"#)
+            w.putJSONString(e.method)
+            w.put(literal: #","path":"#)
+            w.putJSONString(e.path)
+            w.put(literal: #","route":"#)
+            w.putJSONString(route)
+            w.put(literal: #","status":"#)
+            w.putDecimal(Int64(e.status))
+            w.put(literal: #","bytes":"#)
+            w.putDecimal(Int64(e.bytes))
+            w.put(literal: #","durationMs":"#)
+            // Milliseconds with three decimals, from the duration rounded to a microsecond.
+            let micros = Int64((e.duration * 1_000_000).rounded())
+            w.putDecimal(micros / 1000)
+            w.put(46)
+            let frac = micros % 1000
+            if frac < 100 { w.put(48) }
+            if frac < 10 { w.put(48) }
+            w.putDecimal(frac)
+            w.put(literal: #","remote":"#)
+            w.putJSONString(e.remoteAddress)
+            w.put(literal: "}\n")
+        }
+    }
+
+    /// Appends the line for `e`, stamped now, to the log's buffer.
+    static func log(_ e: AccessLogEntry, route: String, to logger: Logger) {
+        let now = Timestamp.nowMs()
+        logger.appendLine { write(e, route: route, nowMs: now, into: &$0) }
     }
 }

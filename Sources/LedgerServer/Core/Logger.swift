@@ -48,6 +48,16 @@ final class Logger: Sendable {
         if full || flushNow { flush() }
     }
 
+    /// Appends a line that `write` puts straight into the buffer (with its newline), so
+    /// a per-request line needs no array of its own.
+    func appendLine(_ write: (inout [UInt8]) -> Void) {
+        let full = buffer.withLock { b -> Bool in
+            write(&b)
+            return b.count >= 64 * 1024
+        }
+        if full { flush() }
+    }
+
     func flush() {
         let data = buffer.withLock { b -> [UInt8] in
             let d = b

@@ -5,15 +5,17 @@ import Synchronization
 final class Metrics: Sendable {
     static let buckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
 
-    private struct Key: Hashable { let route: String; let method: String; let status: Int }
-    private struct Histogram {
-        var counts = [UInt64](repeating: 0, count: Metrics.buckets.count)
+    /// Everything counted for one route: answers by method and status (a handful per
+    /// route, searched in order) and the latency histogram, each bucket counted alone and
+    /// summed into Prometheus' cumulative buckets when rendered.
+    private struct RouteStats {
+        var answers: [(method: String, status: Int, count: UInt64)] = []
+        var buckets = [UInt64](repeating: 0, count: Metrics.buckets.count)
         var sum = 0.0
         var count: UInt64 = 0
     }
     private struct State {
-        var requests: [Key: UInt64] = [:]
-        var latency: [String: Histogram] = [:]
+        var routes: [String: RouteStats] = [:]
         var commits: UInt64 = 0
         var committedJobs: UInt64 = 0
     }
@@ -21,18 +23,35 @@ final class Metrics: Sendable {
 
     /// Methods counted under their own name; any other token a client sends is `other`,
     /// so clients cannot grow the label set.
-    static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"]
+    static let knownMethods: [String] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"]
+
+    /// The label of a request method: its name when known, else `other`.
+    static func methodLabel(_ method: String) -> String {
+        // Method names are small strings: comparing them costs no hashing.
+        for known in knownMethods where known == method { return known }
+        return "other"
+    }
 
     func record(route: String, method: String, status: Int, seconds: Double) {
-        let methodLabel = Metrics.knownMethods.contains(method) ? method : "other"
+        let methodLabel = Metrics.methodLabel(method)
+        // The first bucket the duration fits; past the last one it counts only in +Inf.
+        var bucket = 0
+        while bucket < Metrics.buckets.count && seconds > Metrics.buckets[bucket] { bucket += 1 }
         state.withLock { s in
-            s.requests[Key(route: route, method: methodLabel, status: status), default: 0] += 1
-            var h = s.latency[route] ?? Histogram()
-            for (i, b) in Metrics.buckets.enumerated() where seconds <= b { h.counts[i] += 1 }
-            h.sum += seconds
-            h.count += 1
-            s.latency[route] = h
+            Metrics.count(&s.routes[route, default: RouteStats()], method: methodLabel, status: status,
+                          bucket: bucket, seconds: seconds)
         }
+    }
+
+    private static func count(_ r: inout RouteStats, method: String, status: Int, bucket: Int, seconds: Double) {
+        if let i = r.answers.firstIndex(where: { $0.status == status && $0.method == method }) {
+            r.answers[i].count += 1
+        } else {
+            r.answers.append((method, status, 1))
+        }
+        if bucket < r.buckets.count { r.buckets[bucket] += 1 }
+        r.sum += seconds
+        r.count += 1
     }
 
     func recordCommit(jobs: Int) {
@@ -43,14 +62,18 @@ final class Metrics: Sendable {
         state.withLock { s in
             var out = "# HELP kidledger_http_requests_total HTTP requests answered, by route, method and status.\n"
             out += "# TYPE kidledger_http_requests_total counter\n"
-            for (k, v) in s.requests.sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
-                out += "kidledger_http_requests_total{route=\"\(k.route)\",method=\"\(k.method)\",status=\"\(k.status)\"} \(v)\n"
+            let routes = s.routes.sorted { $0.key < $1.key }
+            let answers = routes.flatMap { route, stats in stats.answers.map { (route: route, answer: $0) } }
+            for a in answers.sorted(by: { ($0.route, $0.answer.status, $0.answer.method) < ($1.route, $1.answer.status, $1.answer.method) }) {
+                out += "kidledger_http_requests_total{route=\"\(a.route)\",method=\"\(a.answer.method)\",status=\"\(a.answer.status)\"} \(a.answer.count)\n"
             }
             out += "# HELP kidledger_http_request_duration_seconds Time from complete request to response, by route.\n"
             out += "# TYPE kidledger_http_request_duration_seconds histogram\n"
-            for (route, h) in s.latency.sorted(by: { $0.key < $1.key }) {
+            for (route, h) in routes {
+                var cumulative: UInt64 = 0
                 for (i, b) in Metrics.buckets.enumerated() {
-                    out += "kidledger_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(b)\"} \(h.counts[i])\n"
+                    cumulative += h.buckets[i]
+                    out += "kidledger_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(b)\"} \(cumulative)\n"
                 }
                 out += "kidledger_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(h.count)\n"
                 out += "kidledger_http_request_duration_seconds_sum{route=\"\(route)\"} \(h.sum)\n"

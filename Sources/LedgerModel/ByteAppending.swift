@@ -1,0 +1,126 @@
+extension Array where Element == UInt8 {
+    /// Appends the UTF-8 bytes of a literal as one copy of contiguous bytes (appending
+    /// `"…".utf8` goes through the generic sequence path, several times slower).
+    @inlinable @inline(__always)
+    public mutating func append(literal: StaticString) {
+        append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// Appends the UTF-8 bytes of `s` as one copy of its contiguous storage.
+    @inlinable
+    public mutating func append(utf8 s: String) {
+        var s = s
+        s.withUTF8 { append(contentsOf: $0) }
+    }
+
+    /// Appends what `body` writes, at most `maxCount` bytes, assembled in a buffer on the
+    /// stack and appended in one copy: each `append` to an array costs a uniqueness and
+    /// capacity check, many times the cost of writing a few bytes.
+    @inlinable
+    public mutating func appendWriting(maxCount: Int, _ body: (inout ByteWriter) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maxCount) { buffer in
+            var writer = ByteWriter(buffer)
+            body(&writer)
+            append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<writer.count]))
+        }
+    }
+}
+
+/// Writes bytes into a fixed buffer; writing past its end stops the program (callers
+/// size the buffer from the lengths they write, see `Array.appendWriting`).
+public struct ByteWriter {
+    @usableFromInline let buffer: UnsafeMutableBufferPointer<UInt8>
+    @usableFromInline var written = 0
+    /// Bytes written so far.
+    @inlinable public var count: Int { written }
+
+    @inlinable
+    public init(_ buffer: UnsafeMutableBufferPointer<UInt8>) {
+        self.buffer = buffer
+    }
+
+    @inlinable @inline(__always)
+    public mutating func put(_ byte: UInt8) {
+        precondition(count < buffer.count, "ByteWriter overflow")
+        buffer[count] = byte
+        written += 1
+    }
+
+    @inlinable @inline(__always)
+    public mutating func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+        precondition(bytes.count <= buffer.count - count, "ByteWriter overflow")
+        guard let from = bytes.baseAddress, !bytes.isEmpty else { return }
+        (buffer.baseAddress! + count).update(from: from, count: bytes.count)
+        written += bytes.count
+    }
+
+    @inlinable @inline(__always)
+    public mutating func put(literal: StaticString) {
+        put(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    @inlinable
+    public mutating func put(utf8 s: String) {
+        var s = s
+        s.withUTF8 { put($0) }
+    }
+
+    @inlinable
+    public mutating func put(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { put($0) }
+    }
+
+    /// The decimal digits of `value`, with `-` when negative (as `String(value)`).
+    public mutating func putDecimal(_ value: Int64) {
+        if value < 0 { put(45) }
+        var v = value.magnitude
+        var digits = 1
+        var limit: UInt64 = 10
+        while digits < 20 && v >= limit {
+            digits += 1
+            limit = limit &* 10
+        }
+        precondition(digits <= buffer.count - count, "ByteWriter overflow")
+        var i = count + digits
+        repeat {
+            i -= 1
+            buffer[i] = UInt8(truncatingIfNeeded: 48 &+ v % 10)
+            v /= 10
+        } while v > 0
+        written += digits
+    }
+
+    /// The most bytes `putJSONString` writes for a string of `utf8Count` bytes: quotes and
+    /// every byte escaped as `\u00XX`.
+    @inlinable
+    public static func jsonStringBound(_ utf8Count: Int) -> Int { 2 + 6 * utf8Count }
+
+    /// `s` as a JSON string literal (RFC 8259 escapes for quote, backslash and controls).
+    public mutating func putJSONString(_ s: String) {
+        var s = s
+        s.withUTF8 { bytes in
+            precondition(Self.jsonStringBound(bytes.count) <= buffer.count - count, "ByteWriter overflow")
+            let out = buffer.baseAddress!
+            var o = count
+            out[o] = 34
+            o += 1
+            for c in bytes {
+                switch c {
+                case 34, 92: out[o] = 92; out[o + 1] = c; o += 2
+                case 10: out[o] = 92; out[o + 1] = 110; o += 2
+                case 13: out[o] = 92; out[o + 1] = 114; o += 2
+                case 9: out[o] = 92; out[o + 1] = 116; o += 2
+                case 0..<0x20:
+                    out[o] = 92; out[o + 1] = 117; out[o + 2] = 48; out[o + 3] = 48
+                    out[o + 4] = Self.hex[Int(c >> 4)]; out[o + 5] = Self.hex[Int(c & 15)]
+                    o += 6
+                default: out[o] = c; o += 1
+                }
+            }
+            out[o] = 34
+            written = o + 1
+        }
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+}
