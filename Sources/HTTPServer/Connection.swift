@@ -13,7 +13,8 @@ final class Connection {
     struct Slot {
         var sequence: UInt64
         var method: String
-        var target: String
+        /// The request target's path (without the query), for the access log.
+        var path: String
         var isHead: Bool
         var keepAlive: Bool
         var minorVersion: Int

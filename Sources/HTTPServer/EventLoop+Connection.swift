@@ -63,10 +63,15 @@ extension EventLoop {
         c.dispatching = true
         defer { c.dispatching = false }
         c.backlogged = false
+        // The head whose body is awaited stays in a local while parsing and goes back to
+        // the connection at the end: nothing reads it meanwhile, and each write of the
+        // connection's copy costs a copy of the head and an exclusivity check.
+        var current = c.currentHead
+        if current != nil { c.currentHead = nil }
         var offset = 0
         parsing: while true {
             if c.stopReading || c.handle.closed.load(ordering: .relaxed) { offset = bytes.count; break }
-            if c.currentHead == nil {
+            if current == nil {
                 if core.isShuttingDown { c.stopReading = true; offset = bytes.count; break }
                 if c.slots.count >= maxPipeline || c.outbound.count - c.outboundOffset >= maxBufferedOutput {
                     if offset < bytes.count { c.backlogged = true }
@@ -79,28 +84,29 @@ extension EventLoop {
             case .needMore:
                 break parsing
             case .head(let head):
-                c.currentHead = head
                 c.headDeadline = nil
                 if head.framing != .none { c.bodyDeadline = now + core.configuration.bodyTimeout }
                 if head.expectContinue && offset == bytes.count && c.slots.isEmpty && !c.hasUnsentOutput {
                     c.outbound.append(contentsOf: Self.continueLine)
                     c.bytesQueued += Self.continueLine.count
                 }
+                current = head
             case .end(let body):
-                guard let head = c.currentHead else { break parsing }
-                c.currentHead = nil
-                c.bodyDeadline = nil
+                guard let head = current else { break parsing }
+                current = nil
+                if c.bodyDeadline != nil { c.bodyDeadline = nil }
                 if !head.keepAlive { c.stopReading = true }
                 dispatch(c, head, body)
             case .error(let error):
-                c.currentHead = nil
+                current = nil
                 enqueueError(c, ProblemResponse.make(for: error))
                 offset = bytes.count
                 break parsing
             }
         }
+        if current != nil { c.currentHead = current }
         if offset >= bytes.count {
-            c.inbound = []
+            if !c.inbound.isEmpty { c.inbound = [] }
         } else if offset == 0, let original {
             c.inbound = original
         } else {
@@ -115,7 +121,7 @@ extension EventLoop {
         c.stopReading = true
         let seq = c.nextSequence
         c.nextSequence += 1
-        c.slots.append(.init(sequence: seq, method: "-", target: "-", isHead: false, keepAlive: false,
+        c.slots.append(.init(sequence: seq, method: "-", path: "-", isHead: false, keepAlive: false,
                              minorVersion: 1, acceptsGzip: false, startedAt: now, response: response, forceClose: true))
     }
 
@@ -125,7 +131,8 @@ extension EventLoop {
         let acceptsGzip = head.headers["Accept-Encoding"].map(ContentCoding.acceptsGzip) ?? false
         // A fresh reading: the request may complete late in an event that began much earlier.
         now = Self.monotonicNow()
-        var slot = Connection.Slot(sequence: seq, method: head.method, target: head.target,
+        let (rawPath, rawQuery) = HTTPRequest.split(head.target)
+        var slot = Connection.Slot(sequence: seq, method: head.method, path: rawPath,
                                    isHead: head.method == "HEAD", keepAlive: head.keepAlive,
                                    minorVersion: head.minorVersion, acceptsGzip: acceptsGzip,
                                    startedAt: now, response: nil, forceClose: false)
@@ -158,17 +165,19 @@ extension EventLoop {
             return
         }
         c.slots.append(slot)
-        var target = head.target
-        if target.hasPrefix("http://") || target.hasPrefix("https://") {
+        var target = head.target, path = rawPath, query = rawQuery
+        if target.utf8.first != UInt8(ascii: "/"), target.hasPrefix("http://") || target.hasPrefix("https://") {
             let afterScheme = target.utf8.firstRange(of: "://".utf8)!.upperBound
             if let slash = target.utf8[afterScheme...].firstIndex(of: UInt8(ascii: "/")) {
                 target = String(target[slash...])
             } else {
                 target = "/"
             }
+            (path, query) = HTTPRequest.split(target)
         }
-        let request = HTTPRequest(method: head.method, target: target, minorVersion: head.minorVersion,
-                                  headers: headers, body: body, remoteAddress: c.remoteAddress)
+        let request = HTTPRequest(method: head.method, target: target, path: path, query: query,
+                                  minorVersion: head.minorVersion, headers: headers, body: body,
+                                  remoteAddress: c.remoteAddress)
         guard request.hasDecodableQuery else {
             c.slots[c.slots.count - 1].response = ProblemResponse.make(
                 status: 400, code: "bad_request", detail: "The query string does not percent-decode to UTF-8.")
@@ -221,8 +230,10 @@ extension EventLoop {
 
     private func encodeReady(_ c: Connection) {
         guard !c.closeAfterWrite else { return }
-        while let first = c.slots.first, let response = first.response {
-            c.slots.removeFirst()
+        while !c.slots.isEmpty && c.slots[0].response != nil {
+            // Moved out, not copied: the last slot (the usual case) without shifting.
+            let first = c.slots.count == 1 ? c.slots.removeLast() : c.slots.removeFirst()
+            let response = first.response!
             let close = first.forceClose || !first.keepAlive
                 || (core.isShuttingDown && c.slots.isEmpty && c.currentHead == nil)
                 || (c.peerClosed && c.slots.isEmpty)
@@ -231,13 +242,12 @@ extension EventLoop {
                                                   acceptsGzip: first.acceptsGzip,
                                                   compressionThreshold: core.configuration.compressionThreshold)
             let before = c.outbound.count
-            let bodyBytes = ResponseEncoder.encode(response, options: options, date: date.bytes,
-                                                   serverName: core.serverName, into: &c.outbound)
+            let bodyBytes = ResponseEncoder.encode(response, options: options, fixedFields: date.fields,
+                                                   into: &c.outbound)
             c.bytesQueued += c.outbound.count - before
             if core.configuration.accessLog != nil {
-                let path = HTTPRequest.split(first.target).path
                 c.logs.append(.init(endOffset: c.bytesQueued, entry: AccessLogEntry(
-                    method: first.method, path: path, routeLabel: response.routeLabel, status: response.status,
+                    method: first.method, path: first.path, routeLabel: response.routeLabel, status: response.status,
                     bytes: bodyBytes, duration: first.startedAt, remoteAddress: response.clientAddress ?? c.remoteAddress)))
             }
             if close {

@@ -26,7 +26,7 @@ final class EventLoop: @unchecked Sendable {
     var connections: [Connection?] = []
     var timers = TimerHeap()
     var now: Double = 0
-    var date = HTTPDateCache()
+    var date: HTTPDateCache
     private var running = true
     private let accept4Fn: LinuxEpoll.Accept4Fn
     private var listening = true
@@ -59,6 +59,7 @@ final class EventLoop: @unchecked Sendable {
         self.queue = queue
         self.wakeFD = wake
         self.readBuffer = .allocate(capacity: readBufferSize)
+        self.date = HTTPDateCache(serverName: core.serverName)
         self.accept4Fn = fns.accept4
         self.reserveFD = Self.openReserve()
         _ = self.queue.add(wake, interest: [.read])
@@ -187,7 +188,7 @@ final class EventLoop: @unchecked Sendable {
             _ = ResponseEncoder.encode(refusal,
                                        options: .init(isHead: false, close: true, announceKeepAlive: false,
                                                       acceptsGzip: false, compressionThreshold: .max),
-                                       date: date.bytes, serverName: core.serverName, into: &out)
+                                       fixedFields: date.fields, into: &out)
             busy = (date.bytes, out)
         }
         return busy.bytes

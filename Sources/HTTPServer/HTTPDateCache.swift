@@ -1,13 +1,22 @@
 import Glibc
+import LedgerModel
 
-/// The IMF-fixdate for the `Date` header, formatted at most once per second.
+/// The IMF-fixdate for the `Date` header, formatted at most once per second, and the
+/// `Date` and `Server` lines every response carries, prebuilt with it.
 struct HTTPDateCache {
     private var second: Int = -1
     private(set) var bytes: [UInt8] = []
+    /// `Date: <bytes>\r\nServer: <name>\r\n`.
+    private(set) var fields: [UInt8] = []
+    private let serverName: [UInt8]
 
     private static let days: [StaticString] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     private static let months: [StaticString] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                  "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+
+    init(serverName: [UInt8]) {
+        self.serverName = serverName
+    }
 
     /// Refreshes the cached value if the wall-clock second changed.
     mutating func refresh() {
@@ -15,6 +24,7 @@ struct HTTPDateCache {
         if Int(t) == second { return }
         second = Int(t)
         bytes = Self.format(&t)
+        fields = Array("Date: ".utf8) + bytes + [13, 10] + Array("Server: ".utf8) + serverName + [13, 10]
     }
 
     static func format(_ t: inout time_t) -> [UInt8] {
@@ -22,18 +32,15 @@ struct HTTPDateCache {
         gmtime_r(&t, &tm)
         var out: [UInt8] = []
         out.reserveCapacity(29)
-        func append(_ s: StaticString) {
-            out.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
-        }
         func two(_ n: Int32) {
             out.append(UInt8(48 + n / 10))
             out.append(UInt8(48 + n % 10))
         }
-        append(days[Int(tm.tm_wday) % 7])
+        out.append(literal: days[Int(tm.tm_wday) % 7])
         out.append(contentsOf: [44, 32]) // ", "
         two(tm.tm_mday)
         out.append(32)
-        append(months[Int(tm.tm_mon) % 12])
+        out.append(literal: months[Int(tm.tm_mon) % 12])
         out.append(32)
         let year = Int(tm.tm_year) + 1900
         out.append(contentsOf: Array(String(year).utf8))
@@ -41,7 +48,7 @@ struct HTTPDateCache {
         two(tm.tm_hour); out.append(58)
         two(tm.tm_min); out.append(58)
         two(tm.tm_sec)
-        append(" GMT")
+        out.append(literal: " GMT")
         return out
     }
 }

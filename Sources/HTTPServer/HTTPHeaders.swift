@@ -25,7 +25,7 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// Replaces every field of `name` with one field.
     public mutating func set(_ name: String, _ value: String) {
-        remove(name)
+        if contains(name) { remove(name) }
         fields.append((name, value))
     }
 
@@ -47,6 +47,19 @@ extension String {
         // Most names differ in length: no byte is read then (utf8.count is O(1) for
         // native strings).
         guard self.utf8.count == other.utf8.count else { return false }
+        let fast = self.utf8.withContiguousStorageIfAvailable { a in
+            other.utf8.withContiguousStorageIfAvailable { b -> Bool in
+                for i in 0..<a.count {
+                    let x = a[i], y = b[i]
+                    if x == y { continue }
+                    let lx = (x >= 65 && x <= 90) ? x | 0x20 : x
+                    let ly = (y >= 65 && y <= 90) ? y | 0x20 : y
+                    if lx != ly { return false }
+                }
+                return true
+            }
+        }
+        if let fast, let equal = fast { return equal }
         var a = self.utf8.makeIterator()
         var b = other.utf8.makeIterator()
         while true {

@@ -27,6 +27,19 @@ public struct HTTPRequest: Sendable {
         self.remoteAddress = remoteAddress
     }
 
+    /// A request whose target was already split into `path` and `query`.
+    init(method: String, target: String, path: String, query: String?, minorVersion: Int,
+         headers: HTTPHeaders, body: [UInt8], remoteAddress: String) {
+        self.method = method
+        self.target = target
+        self.path = path
+        self.query = query
+        self.minorVersion = minorVersion
+        self.headers = headers
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
     /// Query parameters, percent-decoded (`+` as space), in order.
     public var queryItems: [(name: String, value: String)] {
         guard let query, !query.isEmpty else { return [] }

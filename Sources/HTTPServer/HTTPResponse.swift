@@ -21,7 +21,7 @@ public struct HTTPResponse: Sendable {
     /// A response with a UTF-8 text body and the given content type.
     public init(status: Int, contentType: String, body: String, routeLabel: String? = nil) {
         var headers = HTTPHeaders()
-        headers.set("Content-Type", contentType)
+        headers.add("Content-Type", contentType)
         self.init(status: status, headers: headers, body: Array(body.utf8), routeLabel: routeLabel)
     }
 }

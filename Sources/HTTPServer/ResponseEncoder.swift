@@ -1,4 +1,5 @@
 import GzipKit
+import LedgerModel
 
 /// Serialises a response (status line, fields, server-added fields, body) into one buffer.
 enum ResponseEncoder {
@@ -11,17 +12,9 @@ enum ResponseEncoder {
         var compressionThreshold: Int
     }
 
-    private static let crlf: [UInt8] = [13, 10]
-    private static let contentLength = Array("Content-Length: ".utf8)
-    private static let dateField = Array("Date: ".utf8)
-    private static let serverField = Array("Server: ".utf8)
-    private static let connectionClose = Array("Connection: close\r\n".utf8)
-    private static let connectionKeepAlive = Array("Connection: keep-alive\r\n".utf8)
-    private static let gzipField = Array("Content-Encoding: gzip\r\n".utf8)
-    private static let varyField = Array("Vary: Accept-Encoding\r\n".utf8)
-
     /// Appends the encoded response to `out`; returns the number of body bytes written.
-    static func encode(_ response: HTTPResponse, options: Options, date: [UInt8], serverName: [UInt8],
+    /// `fixedFields` are the `Date` and `Server` lines (`HTTPDateCache.fields`).
+    static func encode(_ response: HTTPResponse, options: Options, fixedFields: [UInt8],
                        into out: inout [UInt8]) -> Int {
         let status = response.status
         let bodyless = status == 204 || status == 304 || (status >= 100 && status < 200)
@@ -39,6 +32,12 @@ enum ResponseEncoder {
                 gzipped = true
             }
         }
+        let sendsBody = !options.isHead && !bodyless
+        // One allocation at most: the head's fixed parts, each field with ": " and CRLF,
+        // the length's digits, and the body.
+        var size = 160 + fixedFields.count + (sendsBody ? body.count : 0)
+        for field in response.headers { size += field.name.utf8.count + field.value.utf8.count + 4 }
+        out.reserveCapacity(out.count + size)
         HTTPStatus.appendStatusLine(status, to: &out)
         var explicitLength: String? = nil
         for field in response.headers {
@@ -54,46 +53,28 @@ enum ResponseEncoder {
             case 17 where name.caseInsensitiveEquals("Transfer-Encoding"): continue
             default: break
             }
-            out.append(contentsOf: name.utf8)
-            out.append(58); out.append(32)
-            out.append(contentsOf: field.value.utf8)
-            out.append(contentsOf: crlf)
+            out.append(utf8: name)
+            out.append(literal: ": ")
+            out.append(utf8: field.value)
+            out.append(literal: "\r\n")
         }
-        if gzipped { out.append(contentsOf: gzipField) }
-        if considered { out.append(contentsOf: varyField) }
+        if gzipped { out.append(literal: "Content-Encoding: gzip\r\n") }
+        if considered { out.append(literal: "Vary: Accept-Encoding\r\n") }
         if !bodyless {
-            out.append(contentsOf: contentLength)
+            out.append(literal: "Content-Length: ")
             if options.isHead && body.isEmpty, let explicitLength {
-                out.append(contentsOf: explicitLength.utf8)
+                out.append(utf8: explicitLength)
             } else {
-                appendDecimal(body.count, to: &out)
+                JSONValue.writeInt(Int64(body.count), into: &out)
             }
-            out.append(contentsOf: crlf)
+            out.append(literal: "\r\n")
         }
-        out.append(contentsOf: dateField)
-        out.append(contentsOf: date)
-        out.append(contentsOf: crlf)
-        out.append(contentsOf: serverField)
-        out.append(contentsOf: serverName)
-        out.append(contentsOf: crlf)
-        if options.close { out.append(contentsOf: connectionClose) }
-        else if options.announceKeepAlive { out.append(contentsOf: connectionKeepAlive) }
-        out.append(contentsOf: crlf)
-        if options.isHead || bodyless { return 0 }
+        out.append(contentsOf: fixedFields)
+        if options.close { out.append(literal: "Connection: close\r\n") }
+        else if options.announceKeepAlive { out.append(literal: "Connection: keep-alive\r\n") }
+        out.append(literal: "\r\n")
+        if !sendsBody { return 0 }
         out.append(contentsOf: body)
         return body.count
-    }
-
-    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        if value == 0 { out.append(48); return }
-        var v = value
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
-        withUnsafeMutableBytes(of: &digits) { p in
-            while v > 0 { p[n] = UInt8(48 + v % 10); v /= 10; n += 1 }
-            for i in stride(from: n - 1, through: 0, by: -1) { out.append(p[i]) }
-        }
     }
 }

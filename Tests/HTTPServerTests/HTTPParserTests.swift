@@ -222,3 +222,23 @@ final class HTTPParserTests: XCTestCase {
         XCTAssertEqual(r.bodies.first?.count, 100_000)
     }
 }
+
+final class HeaderNameTests: XCTestCase {
+    func testCaseInsensitiveEqualityIsASCIIOnly() {
+        XCTAssertTrue("Content-Type".caseInsensitiveEquals("content-TYPE"))
+        XCTAssertTrue("".caseInsensitiveEquals(""))
+        XCTAssertTrue("X-A-Rather-Long-Header-Name-Past-Small-Strings".caseInsensitiveEquals("x-a-rather-long-header-name-past-small-strings"))
+        XCTAssertFalse("Content-Type".caseInsensitiveEquals("Content-Typf"))
+        XCTAssertFalse("Host".caseInsensitiveEquals("Hosts"))
+        XCTAssertFalse("@".caseInsensitiveEquals("`"))   // 0x40 and 0x60 differ only in bit 5
+        XCTAssertFalse("[".caseInsensitiveEquals("{"))
+        XCTAssertFalse("É".caseInsensitiveEquals("é"))
+        XCTAssertTrue("É".caseInsensitiveEquals("É"))
+        var h = HTTPHeaders()
+        h.add("X-One", "1")
+        h.set("x-two", "2")
+        h.set("X-ONE", "3")
+        XCTAssertEqual(h.fields.map(\.name), ["x-two", "X-ONE"])
+        XCTAssertEqual(h["x-one"], "3")
+    }
+}

@@ -195,3 +195,37 @@ final class AccessLineTests: XCTestCase {
         XCTAssertTrue(text.contains(#"kidledger_http_requests_total{route="/healthz",method="HEAD",status="200"} 1"#))
     }
 }
+
+final class RouterMatchTests: XCTestCase {
+    func router() -> Router {
+        var r = Router()
+        for (method, template) in [("GET", "/healthz"), ("GET", "/v1/households/{id}/children"),
+                                   ("POST", "/v1/households/{id}/children"), ("GET", "/v1/households/{id}/children/{childId}"),
+                                   ("DELETE", "/v1/tokens/{tokenId}"), ("GET", "/v1/me")] {
+            r.add(method, template) { _ in .response(HTTPResponse(status: 204)) }
+        }
+        return r
+    }
+
+    func testLiteralsParametersAndMethods() {
+        let r = router()
+        guard case .found(let route, let params) = r.match(method: "GET", path: "/v1/households/h%2F1/children/c1") else {
+            return XCTFail("no match")
+        }
+        XCTAssertEqual(route.template, "/v1/households/{id}/children/{childId}")
+        XCTAssertEqual(params, ["id": "h/1", "childId": "c1"])
+        guard case .found(let head, let none) = r.match(method: "HEAD", path: "/healthz") else { return XCTFail("HEAD") }
+        XCTAssertEqual(head.template, "/healthz")
+        XCTAssertEqual(none, [:])
+        guard case .found(let post, _) = r.match(method: "POST", path: "/v1/households/h/children") else { return XCTFail("POST") }
+        XCTAssertEqual(post.method, "POST")
+        guard case .methodNotAllowed(let allowed) = r.match(method: "PUT", path: "/v1/households/h/children") else {
+            return XCTFail("405")
+        }
+        XCTAssertEqual(allowed, ["GET", "POST", "HEAD"])
+        for path in ["/v1/households//children", "/v1/households/h/childrem", "/v1/households/h/children/", "/healthz/",
+                     "/v1/mf", "/", "", "/v1/households/h/children/c/x/y/z/w", "/V1/me"] {
+            guard case .notFound = r.match(method: "GET", path: path) else { return XCTFail(path) }
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import Glibc
 import HTTPServer
 
 /// What a route handler produced: an answer now, or a promise to answer through the
@@ -14,7 +15,9 @@ typealias RouteHandler = @Sendable (RequestContext) throws -> Reply
 /// Matching runs on every request, so it compares the literal segments of the routes with
 /// the same number of segments first and decodes parameters only for the routes that fit.
 struct Router: Sendable {
-    struct Route: Sendable {
+    /// A class: a match hands the route on, and a struct of this many fields would be
+    /// copied field by field (a retain each) on every request.
+    final class Route: Sendable {
         let method: String
         let template: String
         /// Each segment's bytes, compared with the path's on every request.
@@ -31,6 +34,17 @@ struct Router: Sendable {
         /// Decided once, when the route is added.
         let lightweight: Bool
 
+        init(method: String, template: String, literals: [[UInt8]], parameterNames: [String?],
+             handler: @escaping RouteHandler, inline: Bool, lightweight: Bool) {
+            self.method = method
+            self.template = template
+            self.literals = literals
+            self.parameterNames = parameterNames
+            self.handler = handler
+            self.inline = inline
+            self.lightweight = lightweight
+        }
+
         static func isLightweight(_ template: String, inline: Bool) -> Bool {
             inline || !(template.hasSuffix("/changes") || template.hasSuffix("/sync-status") || template == "/readyz"
                         || template.hasSuffix("/subscription") || template.hasSuffix("/entitlement")
@@ -38,13 +52,21 @@ struct Router: Sendable {
         }
 
         /// Whether every literal segment equals the path's (parameters must be non-empty).
-        func fits(_ path: [UInt8], _ parts: [Range<Int>]) -> Bool {
-            for i in 0..<literals.count {
+        /// Compared from the last segment: routes of one length mostly differ at the end.
+        func fits(_ path: UnsafeBufferPointer<UInt8>, _ parts: UnsafeMutableBufferPointer<Range<Int>>) -> Bool {
+            var i = literals.count
+            while i > 0 {
+                i -= 1
+                let part = parts[i]
                 if parameterNames[i] != nil {
-                    if parts[i].isEmpty { return false }
-                } else if !path[parts[i]].elementsEqual(literals[i]) {
-                    return false
+                    if part.isEmpty { return false }
+                    continue
                 }
+                let equal = literals[i].withUnsafeBufferPointer { literal -> Bool in
+                    literal.count == part.count
+                        && (literal.isEmpty || memcmp(literal.baseAddress!, path.baseAddress! + part.lowerBound, literal.count) == 0)
+                }
+                if !equal { return false }
             }
             return true
         }
@@ -57,15 +79,16 @@ struct Router: Sendable {
     }
 
     private(set) var routes: [Route] = []
-    /// Indices into `routes` by segment count.
-    private var bySegmentCount: [Int: [Int]] = [:]
+    /// Indices into `routes` by segment count (index 0 unused).
+    private var bySegmentCount: [[Int]] = []
 
     mutating func add(_ method: String, _ template: String, inline: Bool = false, _ handler: @escaping RouteHandler) {
         let segments = template.split(separator: "/", omittingEmptySubsequences: false)
         let names: [String?] = segments.map { s in
             s.first == "{" && s.last == "}" ? String(s.dropFirst().dropLast()) : nil
         }
-        bySegmentCount[segments.count, default: []].append(routes.count)
+        while bySegmentCount.count <= segments.count { bySegmentCount.append([]) }
+        bySegmentCount[segments.count].append(routes.count)
         routes.append(Route(method: method, template: template,
                             literals: segments.map { Array($0.utf8) }, parameterNames: names,
                             handler: handler, inline: inline,
@@ -73,20 +96,31 @@ struct Router: Sendable {
     }
 
     func match(method: String, path: String) -> Match {
-        let bytes = Array(path.utf8)
-        var parts: [Range<Int>] = []
-        parts.reserveCapacity(8)
-        var start = 0
-        for i in 0..<bytes.count where bytes[i] == UInt8(ascii: "/") {
-            parts.append(start..<i)
-            start = i + 1
+        var path = path
+        return path.withUTF8 { bytes in
+            // Segment bounds, split at every "/"; a path of more segments than any route
+            // has matches nothing.
+            var count = 1
+            for b in bytes where b == UInt8(ascii: "/") { count += 1 }
+            guard count < bySegmentCount.count, !bySegmentCount[count].isEmpty else { return .notFound }
+            return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: count) { parts in
+                var start = 0, n = 0
+                for i in 0..<bytes.count where bytes[i] == UInt8(ascii: "/") {
+                    parts.initializeElement(at: n, to: start..<i)
+                    n += 1
+                    start = i + 1
+                }
+                parts.initializeElement(at: n, to: start..<bytes.count)
+                return match(method: method, bytes, parts, candidates: bySegmentCount[count])
+            }
         }
-        parts.append(start..<bytes.count)
-        guard let candidates = bySegmentCount[parts.count] else { return .notFound }
+    }
+
+    private func match(method: String, _ bytes: UnsafeBufferPointer<UInt8>,
+                       _ parts: UnsafeMutableBufferPointer<Range<Int>>, candidates: [Int]) -> Match {
         var allowed: [String] = []
         var found: Int?
         for index in candidates {
-            // By index: copying a Route retains every array and string in it.
             guard routes[index].fits(bytes, parts) else { continue }
             let routeMethod = routes[index].method
             if routeMethod == method || (method == "HEAD" && routeMethod == "GET") {
@@ -96,11 +130,12 @@ struct Router: Sendable {
         }
         if let found {
             let route = routes[found]
-            var params: [String: String] = Dictionary(minimumCapacity: route.parameterNames.count)
-            for (name, range) in zip(route.parameterNames, parts) {
+            var params: [String: String] = [:]
+            for (i, name) in route.parameterNames.enumerated() {
                 guard let name else { continue }
-                let raw = String(decoding: bytes[range], as: UTF8.self)
-                params[name] = bytes[range].contains(UInt8(ascii: "%")) ? (PercentDecoding.decode(raw) ?? raw) : raw
+                let segment = UnsafeBufferPointer(rebasing: bytes[parts[i]])
+                let raw = String(decoding: segment, as: UTF8.self)
+                params[name] = segment.contains(UInt8(ascii: "%")) ? (PercentDecoding.decode(raw) ?? raw) : raw
             }
             return .found(route, params)
         }

@@ -35,9 +35,7 @@ enum TokenSecret {
             for (i, c) in "bearer ".utf8.enumerated() where b[i] | (i < 6 ? 0x20 : 0) != c { return nil }
             for (i, c) in prefix.utf8.enumerated() where b[scheme + i] != c { return nil }
             for i in (scheme + prefix.utf8.count)..<b.count where !isBase64URL(b[i]) { return nil }
-            var out = [UInt8](repeating: 0, count: 32)
-            _ = SHA256(b.baseAddress! + scheme, length, &out)
-            return out
+            return digest(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[scheme...]))
         }
     }
 
@@ -46,10 +44,22 @@ enum TokenSecret {
     }
 
     static func sha256(_ s: some StringProtocol) -> [UInt8] {
-        let input = Array(s.utf8)
-        var out = [UInt8](repeating: 0, count: 32)
-        _ = input.withUnsafeBufferPointer { SHA256($0.baseAddress, $0.count, &out) }
-        return out
+        Array(s.utf8).withUnsafeBytes { digest($0) }
+    }
+
+    /// SHA-256 through the algorithm fetched once: OpenSSL's one-shot `SHA256()` looks it
+    /// up in the provider on every call, which costs more than hashing a token.
+    nonisolated(unsafe) private static let sha256Algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
+
+    private static func digest(_ input: UnsafeRawBufferPointer) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            if let md = sha256Algorithm, EVP_Digest(input.baseAddress, input.count, out.baseAddress, nil, md, nil) == 1 {
+                count = 32
+            } else {
+                _ = SHA256(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, out.baseAddress)
+                count = 32
+            }
+        }
     }
 
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
