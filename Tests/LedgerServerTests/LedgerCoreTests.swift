@@ -78,6 +78,10 @@ final class LedgerCoreTests: XCTestCase {
         XCTAssertEqual(s.call("PUT", "/v1/households/\(id)", token: mum, json: .obj(["name": "Home"])).status, 200)
         let c = s.call("PUT", "/v1/households/\(id)", token: other, json: .obj(["name": "Mine"]))
         XCTAssertEqual(c.status, 409); XCTAssertEqual(c.code, "id_conflict")
+        XCTAssertEqual(c.json["detail"]?.stringValue, "Household id \(id.lowercased()) belongs to another account.")
+        let taken = s.call("POST", "/v1/households", token: mum, json: .obj(["id": .string(id), "name": "Home"]))
+        XCTAssertEqual(taken.status, 409)
+        XCTAssertEqual(taken.json["detail"]?.stringValue, "A household with id \(id.lowercased()) already exists.")
         XCTAssertEqual(s.call("GET", "/v1/households/\(id)", token: other).status, 404)
         XCTAssertEqual(s.call("GET", "/v1/households/not-a-uuid", token: mum).status, 404)
         let list = s.call("GET", "/v1/households", token: mum)
@@ -151,6 +155,12 @@ final class LedgerCoreTests: XCTestCase {
         let b = s.call("POST", "/v1/households/\(h)/children", token: t, json: .obj(["name": "B"]))
         XCTAssertEqual(b.status, 201)
         XCTAssertEqual(b.json["sortOrder"], .int(1))
+        let id = a.json["id"]!.stringValue!
+        let again = s.call("POST", "/v1/households/\(h)/children", token: t, json: .obj(["id": .string(id), "name": "A"]))
+        XCTAssertEqual(again.status, 200, "the same child")
+        let other = s.call("POST", "/v1/households/\(h)/children", token: t, json: .obj(["id": .string(id), "name": "Z"]))
+        XCTAssertEqual(other.status, 409)
+        XCTAssertEqual(other.json["detail"]?.stringValue, "A different child with id \(id) already exists in this household.")
     }
 
     func testBalanceOverflowIsRefused() {
@@ -190,6 +200,8 @@ final class LedgerCoreTests: XCTestCase {
         let b = s.call("POST", path, token: t, json: .obj(["amountCents": 200])).json["transaction"]!["id"]!.stringValue!
         let changed = s.call("POST", "/v1/households/\(h)/children/\(c)/undo-last", token: t, json: .obj(["expectedTransactionId": .string(a)]))
         XCTAssertEqual(changed.status, 409); XCTAssertEqual(changed.code, "undo_target_changed")
+        XCTAssertEqual(changed.json["detail"]?.stringValue, "The newest transaction is \(b), not \(a).")
+        XCTAssertEqual(changed.json["current"]?["id"]?.stringValue, b)
         let undo = s.call("POST", "/v1/households/\(h)/children/\(c)/undo-last", token: t, json: .obj(["expectedTransactionId": .string(b)]))
         XCTAssertEqual(undo.status, 201); XCTAssertEqual(undo.json["transaction"]?["reversesId"]?.stringValue, b)
         let undo2 = s.call("POST", "/v1/households/\(h)/children/\(c)/undo-last", token: t)

@@ -1,6 +1,5 @@
 import Foundation
 import LedgerModel
-import SQLiteKit
 
 /// Children: create, list with balances, read, rename/archive/reorder. Never deleted.
 enum ChildRoutes {
@@ -21,30 +20,17 @@ enum ChildRoutes {
         let sortOrder = b.int("sortOrder")
         try b.check()
         let id = clientId ?? UUID().lowercased
-        return ctx.write(touching: [household]) { db in
-            _ = try Access.check(db, household: household, account: c.accountId, need: .write)
-            if let existing = try LedgerStore.findChild(db, household: household, id: id) {
-                if existing.name == name!, sortOrder == nil || sortOrder == existing.sortOrder {
-                    return RequestContext.jsonResponse(200, existing.json, etag: existing.changeTag)
-                }
-                throw APIError(409, "id_conflict", "A different child with id \(id) already exists in this household.")
-            }
-            let maxChildren = ctx.services.configuration.maxChildrenPerHousehold
-            if let full = try Quotas.childrenFull(db, household: household, limit: maxChildren) { throw full }
-            // After the largest sort order (computed here: SQLite would turn Int64.max + 1 into a real).
-            let order = try sortOrder ?? (db.queryOne("SELECT MAX(sort_order) FROM children WHERE household_id = ?", [.text(household)])?
-                .optionalInt(0).map { $0 == Int64.max ? $0 : $0 + 1 } ?? 0)
-            let seq = try LedgerStore.nextSeq(db, household)
-            let now = Timestamp.nowMs()
-            try db.run("""
-                INSERT INTO children (id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents, seq)
-                VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?, 0, ?)
-                """, [.text(id), .text(household), .text(name!), .integer(order), .integer(now), .integer(now),
-                      .text(c.accountId), .text(LedgerStore.tag(seq)), .integer(seq)])
-            let child = try LedgerStore.findChild(db, household: household, id: id)!
-            return RequestContext.jsonResponse(201, child.json, etag: child.changeTag,
-                                               headers: [("Location", "/v1/households/\(household)/children/\(id)")])
-        }
+        let (childName, maxChildren) = (name!, ctx.services.configuration.maxChildrenPerHousehold)
+        return ctx.write({ w in
+            try w.createChild(household: household, account: c.accountId, id: id, name: childName, sortOrder: sortOrder,
+                              maxChildren: maxChildren, now: Timestamp.nowMs())
+        }, answer: { written in
+            let child = written.record
+            return written.isCreated
+                ? RequestContext.jsonResponse(201, child.json, etag: child.changeTag,
+                                              headers: [("Location", "/v1/households/\(household)/children/\(id)")])
+                : RequestContext.jsonResponse(200, child.json, etag: child.changeTag)
+        })
     }
 
     static func list(_ ctx: RequestContext) throws -> Reply {
@@ -84,24 +70,10 @@ enum ChildRoutes {
         let sortOrder = b.int("sortOrder")
         let archived = b.bool("archived")
         try b.check()
-        let ifMatch = ctx.request.headers["If-Match"]
-        return ctx.write(touching: [household]) { db in
-            _ = try Access.check(db, household: household, account: c.accountId, need: .write)
-            guard let child = try LedgerStore.findChild(db, household: household, id: childId) else {
-                throw APIError.notFound("No such child.")
-            }
-            try Preconditions.check(ifMatch: ifMatch, currentTag: child.changeTag, current: child.json)
-            let newName = name ?? child.name, newOrder = sortOrder ?? child.sortOrder, newArchived = archived ?? child.archived
-            if newName == child.name && newOrder == child.sortOrder && newArchived == child.archived {
-                return RequestContext.jsonResponse(200, child.json, etag: child.changeTag)
-            }
-            let seq = try LedgerStore.nextSeq(db, household)
-            try db.run("UPDATE children SET name = ?, sort_order = ?, archived = ?, modified_at = ?, modified_by = ?, change_tag = ?, seq = ? WHERE household_id = ? AND id = ?",
-                       [.text(newName), .integer(newOrder), .bool(newArchived),
-                        .integer(LWW.stamp(now: Timestamp.nowMs(), newestSeen: child.modifiedAt)), .text(c.accountId),
-                        .text(LedgerStore.tag(seq)), .integer(seq), .text(household), .text(childId)])
-            let updated = try LedgerStore.findChild(db, household: household, id: childId)!
-            return RequestContext.jsonResponse(200, updated.json, etag: updated.changeTag)
-        }
+        let matches = Preconditions.matches(ifMatch: ctx.request.headers["If-Match"])
+        return ctx.write({ w in
+            try w.updateChild(household: household, account: c.accountId, id: childId, matches: matches, name: name,
+                              sortOrder: sortOrder, archived: archived, now: Timestamp.nowMs())
+        }, answer: { child in RequestContext.jsonResponse(200, child.json, etag: child.changeTag) })
     }
 }
