@@ -99,8 +99,8 @@ final class PostgresChangeBusTests: XCTestCase {
 
         var latencies: [Double] = []
         for i in 0..<30 {
-            let t = LedgerStore.NewTransaction(id: UUID().lowercased, childId: c, amountCents: Int64(i + 1), note: "", source: .api,
-                                               createdAt: nil, reversesId: nil, clientChosenId: true)
+            let t = NewTransaction(id: UUID().lowercased, childId: c, amountCents: Int64(i + 1), note: "", source: .api,
+                                   createdAt: nil, reversesId: nil, clientChosenId: true)
             heardByB.commits.withLock { $0.removeAll() }
             _ = try a.writeNow { try $0.addTransaction(household: h, author: owner.id, t, now: now) }
             let committed = Date()

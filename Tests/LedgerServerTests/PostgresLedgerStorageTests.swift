@@ -121,8 +121,8 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         }
         DispatchQueue.concurrentPerform(iterations: 16) { w in
             for i in 0..<perWriter {
-                let t = LedgerStore.NewTransaction(id: UUID().lowercased, childId: c, amountCents: Int64(w * 100 + i), note: "",
-                                                   source: .api, createdAt: nil, reversesId: nil, clientChosenId: true)
+                let t = NewTransaction(id: UUID().lowercased, childId: c, amountCents: Int64(w * 100 + i), note: "",
+                                       source: .api, createdAt: nil, reversesId: nil, clientChosenId: true)
                 do {
                     let r = try storage.writeNow { try $0.addTransaction(household: h, author: owner, t, now: now) }
                     XCTAssertTrue(r.saved)

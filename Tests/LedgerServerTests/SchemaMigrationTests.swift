@@ -99,25 +99,26 @@ final class IdentityMigrationTests: XCTestCase {
         XCTAssertEqual(report.transactions, 4)
 
         // The store finds rows by id within their household only.
-        XCTAssertEqual(try LedgerStore.findTransaction(db, household: h1, id: t1)?.reversedById, r1)
-        XCTAssertNil(try LedgerStore.findTransaction(db, household: h2, id: t1))
-        XCTAssertEqual(try LedgerStore.transactionReserving(db, household: h1, id: r1)?.id, t1)
-        XCTAssertNil(try LedgerStore.transactionReserving(db, household: h2, id: r1))
+        let store = SQLiteLedgerTransaction(db)
+        XCTAssertEqual(try store.transaction(household: h1, id: t1)?.reversedById, r1)
+        XCTAssertNil(try store.transaction(household: h2, id: t1))
+        XCTAssertEqual(try store.transaction(household: h1, reservingReversalId: r1)?.id, t1)
+        XCTAssertNil(try store.transaction(household: h2, reservingReversalId: r1))
 
         // The ids of h1 are free in h2: a child and transactions with the same ids.
         try db.run("""
             INSERT INTO children (id, household_id, name, sort_order, created_at, modified_at, modified_by, change_tag, balance_cents, seq)
             VALUES (?, ?, 'Same id', 1, 1, 1, ?, 'v3', 0, 3)
             """, [.text(c1), .text(h2), .text(a2)])
-        func new(_ id: String) -> LedgerStore.NewTransaction {
-            LedgerStore.NewTransaction(id: id, childId: c1, amountCents: 5, note: "", source: .api, createdAt: nil,
-                                       reversesId: nil, clientChosenId: true)
+        func new(_ id: String) -> NewTransaction {
+            NewTransaction(id: id, childId: c1, amountCents: 5, note: "", source: .api, createdAt: nil, reversesId: nil, clientChosenId: true)
         }
-        guard case .saved = try LedgerStore.insertTransaction(db, household: h2, author: a2, new(r1)) else { return XCTFail("not saved") }
-        guard case .saved = try LedgerStore.insertTransaction(db, household: h2, author: a2, new(t1)) else { return XCTFail("not saved") }
+        XCTAssertTrue(try store.addTransaction(household: h2, author: a2, new(r1), now: 2).saved)
+        XCTAssertTrue(try store.addTransaction(household: h2, author: a2, new(t1), now: 2).saved)
         // Inside h1, the reversal id of t2 is t2's undo, nothing else.
-        XCTAssertThrowsError(try LedgerStore.insertTransaction(db, household: h1, author: a1, new(SyncRecords.reversalId(of: t2)))) {
-            XCTAssertEqual(($0 as? LedgerStore.InsertRefusal)?.code, "id_reserved")
+        XCTAssertThrowsError(try store.addTransaction(household: h1, author: a1, new(SyncRecords.reversalId(of: t2)), now: 2)) {
+            guard case .reversalIdReserved(_, let owner)? = $0 as? LedgerStorageError else { return XCTFail("\($0)") }
+            XCTAssertEqual(owner.id, t2)
         }
         XCTAssertThrowsError(try db.run("""
             INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, seq, reversal_id)
@@ -178,17 +179,17 @@ final class ChangeSequenceTests: XCTestCase {
         }
         try db.execute("PRAGMA foreign_keys = OFF")
         try create(seq: 0)
-        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 1)
-        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 2)
+        XCTAssertEqual(try SQLiteLedgerTransaction.nextSeq(db, h), 1)
+        XCTAssertEqual(try SQLiteLedgerTransaction.nextSeq(db, h), 2)
         try db.run("UPDATE households SET seq = 10 WHERE id = ?", [.text(h)])
-        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 11, "changed behind its back")
+        XCTAssertEqual(try SQLiteLedgerTransaction.nextSeq(db, h), 11, "changed behind its back")
         try db.execute("BEGIN")
-        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 12)
+        XCTAssertEqual(try SQLiteLedgerTransaction.nextSeq(db, h), 12)
         try db.execute("ROLLBACK")
-        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 12, "a rolled-back value is handed out again")
+        XCTAssertEqual(try SQLiteLedgerTransaction.nextSeq(db, h), 12, "a rolled-back value is handed out again")
         try db.run("DELETE FROM households WHERE id = ?", [.text(h)])
-        XCTAssertThrowsError(try LedgerStore.nextSeq(db, h))
+        XCTAssertThrowsError(try SQLiteLedgerTransaction.nextSeq(db, h))
         try create(seq: 0)
-        XCTAssertEqual(try LedgerStore.nextSeq(db, h), 1, "a household created again starts over")
+        XCTAssertEqual(try SQLiteLedgerTransaction.nextSeq(db, h), 1, "a household created again starts over")
     }
 }

@@ -148,7 +148,7 @@ enum Schema {
         // index keeps ids unique per household and finds a row by id, and the same index
         // answers "is this id reserved for the reversal of a transaction of this
         // household" — one random-key index per insert, as before, not two. Lookups by id
-        // go through `reversal_id` (LedgerStore.findTransaction).
+        // go through `reversal_id` (SQLiteLedgerTransaction.transaction(household:id:)).
         //
         // Both tables are rebuilt; rows, row numbers (cursors), reversals and balances are
         // unchanged. Old `children` is renamed first so that dropping it cannot cascade

@@ -205,7 +205,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     func updateHousehold(id: String, name: String, currency: String, shared: Bool, modifiedAt: Int64, seq: Int64) throws {
         try db.run("""
             UPDATE households SET name = ?, currency = ?, shared = ?, modified_at = ?, change_tag = ?, household_seq = ? WHERE id = ?
-            """, [.text(name), .text(currency), .bool(shared), .integer(modifiedAt), .text(LedgerStore.tag(seq)), .integer(seq), .text(id)])
+            """, [.text(name), .text(currency), .bool(shared), .integer(modifiedAt), .text(ChangeTag.of(seq)), .integer(seq), .text(id)])
     }
 
     func deleteHousehold(id: String) throws {

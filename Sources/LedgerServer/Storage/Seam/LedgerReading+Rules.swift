@@ -7,7 +7,7 @@ extension LedgerReading {
     /// `readOnly` on writes, `ownerOnly` for the owner's operations. Invitees who have not
     /// accepted are not members, also after their invitation was withdrawn or they left
     /// before accepting.
-    func membership(household: String, account: String, need: Access.Need) throws -> Membership {
+    func membership(household: String, account: String, need: Membership.Need) throws -> Membership {
         guard let r = try accessRecord(household: household, account: account) else {
             throw LedgerStorageError.householdNotFound
         }
@@ -31,7 +31,7 @@ extension LedgerReading {
     }
 
     /// The household as `account` sees it (its standing included).
-    func household(id: String, account: String, need: Access.Need) throws -> (HouseholdRecord, Membership) {
+    func household(id: String, account: String, need: Membership.Need) throws -> (HouseholdRecord, Membership) {
         let m = try membership(household: id, account: account, need: need)
         guard let h = try household(id: id) else { throw LedgerStorageError.householdNotFound }
         return (h, m)
