@@ -308,6 +308,39 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(entitlement(s, t, h)["state"], "inGracePeriod")
     }
 
+    /// A notification that cannot be stored (here: a full disk) is 503 with Retry-After, not
+    /// 507 and never 200, so the App Store sends it again; once there is room it is taken
+    /// (not a duplicate: nothing of it was kept).
+    func testANotificationThatCannotBeStoredIs503AndTakenWhenSentAgain() throws {
+        let s = try AppStoreFixture.server()
+        defer { s.stop() }
+        let (owner, _) = s.signup("mum")
+        _ = try s.app.services.writer.sync { db in
+            let pages = try db.queryOne("PRAGMA page_count")!.int(0)
+            try db.execute("PRAGMA max_page_count = \(pages)")
+        }
+        var refused: (reply: TestServer.Reply, jws: String)?
+        for i in 0..<200 {
+            let jws = try f.event("SUBSCRIBED", owner: owner, original: String(6_000_000_000_000_000 + i), signedDate: now - day,
+                                  expires: now + day, status: 1)
+            let r = s.notify(jws)
+            if r.status == 200 {
+                XCTAssertEqual(r.json["outcome"], "unmatched")
+                continue
+            }
+            refused = (r, jws)
+            break
+        }
+        guard let refused else { return XCTFail("the disk never filled") }
+        XCTAssertEqual(refused.reply.status, 503, String(decoding: refused.reply.body, as: UTF8.self))
+        XCTAssertEqual(refused.reply.code, "service_unavailable")
+        XCTAssertEqual(refused.reply.header("Retry-After"), "60")
+
+        _ = try s.app.services.writer.sync { db in try db.execute("PRAGMA max_page_count = 1073741823") }
+        XCTAssertEqual(s.notify(refused.jws).json["outcome"], "unmatched")
+        XCTAssertEqual(s.notify(refused.jws).json["outcome"], "duplicate")
+    }
+
     func testNotificationsAreRateLimitedPerAddress() throws {
         let s = try AppStoreFixture.server { $0.notificationsPerMinute = 2 }
         defer { s.stop() }
