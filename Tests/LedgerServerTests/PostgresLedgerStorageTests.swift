@@ -177,6 +177,28 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertEqual(found.withLock { $0 }, 7)
     }
 
+    /// Eight new households of one account at once, with three allowed per account: three
+    /// are created and five refused (the owner's row is locked before counting).
+    func testConcurrentHouseholdsStayWithinTheAccountQuota() throws {
+        let now = self.now
+        let (owner, _) = try write { try $0.createAccount(handle: "busy", displayName: "B", deviceName: "phone", now: now) }
+        let storage = self.pg!
+        let created = Mutex(0), refused = Mutex(0), failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            do {
+                _ = try storage.writeNow { try $0.createHousehold(id: UUID().lowercased, name: "Race", currency: "EUR", owner: owner.id,
+                                                                  ifAbsentOnly: true, maxHouseholds: 3, now: now) }
+                created.withLock { $0 += 1 }
+            } catch LedgerStorageError.tooManyHouseholds(limit: 3) {
+                refused.withLock { $0 += 1 }
+            } catch { failures.withLock { $0.append("\(error)") } }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertEqual(created.withLock { $0 }, 3)
+        XCTAssertEqual(refused.withLock { $0 }, 5)
+        XCTAssertEqual(try storage.read { try $0.householdCount(owner: owner.id) }, 3)
+    }
+
     /// Owners of eight households invite the same parent at once, with one pending
     /// invitation allowed per invitee: exactly one invitation is made.
     func testConcurrentInvitationsStayWithinTheInviteeQuota() throws {
