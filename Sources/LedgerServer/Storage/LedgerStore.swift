@@ -13,8 +13,6 @@ enum LedgerStore {
     static func nextSeq(_ db: SQLiteConnection, _ household: String) throws -> Int64 {
         try SQLiteLedgerTransaction.nextSeq(db, household)
     }
-    static func reversalId(of id: String) -> String? { NewTransaction.reversalId(of: id) }
-    static func reversal(of target: LedgerTransaction) -> NewTransaction { NewTransaction.reversal(of: target) }
     static func clockSkew(_ stamps: [(String, Int64?)], now: Int64) -> APIError? {
         NewTransaction.clockSkew(stamps, now: now)?.apiError
     }
@@ -36,15 +34,6 @@ enum LedgerStore {
             "changeTag": .string(r.string(6)), "role": .string(role), "permission": .string(permission),
             "shared": .bool(r.bool(7)),
         ])
-    }
-
-    static func createHousehold(_ db: SQLiteConnection, id: String, name: String, currency: String, owner: String) throws {
-        let now = Timestamp.nowMs()
-        try db.run("""
-            INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq, household_seq)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 1)
-            """, [.text(id), .text(name), .text(currency), .text(owner), .integer(now), .integer(now), .text(tag(1)),
-                  .integer(Int64.random(in: 1...Int64(Int32.max)))])
     }
 
     // MARK: children
@@ -79,7 +68,7 @@ enum LedgerStore {
     /// (`reversalId`, computed when not given).
     static func findTransaction(_ db: SQLiteConnection, household: String, id: String,
                                 reversalId: String? = nil) throws -> LedgerTransaction? {
-        guard let key = reversalId ?? LedgerStore.reversalId(of: id) else { return nil }
+        guard let key = reversalId ?? NewTransaction.reversalId(of: id) else { return nil }
         return try db.queryOne(findTransactionSQL, [.text(household), .text(key), .text(id)]).map(transaction)
     }
 

@@ -40,6 +40,24 @@ final class PostgresLedgerTransaction: LedgerWriting {
     private static let participantColumns =
         "p.household_id, p.account_id, a.handle, a.display_name, p.permission, p.status, p.invitation_id, p.invited_at"
 
+    // Statements built once, not per call.
+    private static let householdSQL = "SELECT \(householdColumns) FROM households WHERE id = $1"
+    private static let childSQL = "SELECT \(childColumns) FROM children WHERE household_id = $1 AND id = $2"
+    private static let childrenSQL = """
+        SELECT \(childColumns) FROM children WHERE household_id = $1 AND (NOT archived OR $2) ORDER BY sort_order, created_at, id
+        """
+    private static let transactionSQL = "SELECT \(txColumns) FROM transactions WHERE household_id = $1 AND id = $2"
+    private static let reservingSQL = "SELECT \(txColumns) FROM transactions WHERE household_id = $1 AND reversal_id = $2"
+    private static let childTransactionsSQL = """
+        SELECT \(txColumns), n FROM transactions WHERE household_id = $1 AND child_id = $2 AND n < $3 ORDER BY n DESC LIMIT $4
+        """
+    private static let householdTransactionsSQL =
+        "SELECT \(txColumns), n FROM transactions WHERE household_id = $1 AND n < $2 ORDER BY n DESC LIMIT $3"
+    private static let newestUndoableSQL = """
+        SELECT \(txColumns) FROM transactions
+        WHERE household_id = $1 AND child_id = $2 AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1
+        """
+
     private static func child(_ r: PGRow) -> Child {
         Child(id: r.uuid(1), householdId: r.uuid(0), name: r.string(2), sortOrder: r.int(3), archived: r.bool(4),
               createdAt: r.timestampMs(5), modifiedAt: r.timestampMs(6), modifiedBy: r.uuid(7), changeTag: r.string(8),
@@ -122,7 +140,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func household(id: String) throws -> HouseholdRecord? {
         try lock(id)
-        return try db.queryOne("SELECT \(Self.householdColumns) FROM households WHERE id = $1", [.uuid(id)]).map(Self.household)
+        return try db.queryOne(Self.householdSQL, [.uuid(id)]).map(Self.household)
     }
 
     func accessRecord(household: String, account: String) throws -> AccessRecord? {
@@ -203,22 +221,17 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func child(household: String, id: String) throws -> Child? {
         try lock(household)
-        return try db.queryOne("SELECT \(Self.childColumns) FROM children WHERE household_id = $1 AND id = $2",
-                               [.uuid(household), .uuid(id)]).map(Self.child)
+        return try db.queryOne(Self.childSQL, [.uuid(household), .uuid(id)]).map(Self.child)
     }
 
     func children(household: String, includeArchived: Bool) throws -> [Child] {
         try lock(household)
-        return try db.query("""
-            SELECT \(Self.childColumns) FROM children WHERE household_id = $1 AND (NOT archived OR $2)
-            ORDER BY sort_order, created_at, id
-            """, [.uuid(household), .bool(includeArchived)]).rows.map(Self.child)
+        return try db.query(Self.childrenSQL, [.uuid(household), .bool(includeArchived)]).rows.map(Self.child)
     }
 
     func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction? {
         try lock(household)
-        return try db.queryOne("SELECT \(Self.txColumns) FROM transactions WHERE household_id = $1 AND id = $2",
-                               [.uuid(household), .uuid(id)]).map(Self.transaction)
+        return try db.queryOne(Self.transactionSQL, [.uuid(household), .uuid(id)]).map(Self.transaction)
     }
 
     func childCount(household: String) throws -> Int {
@@ -228,22 +241,16 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
         try lock(household)
-        return try db.queryOne("SELECT \(Self.txColumns) FROM transactions WHERE household_id = $1 AND reversal_id = $2",
-                               [.uuid(household), .uuid(id)]).map(Self.transaction)
+        return try db.queryOne(Self.reservingSQL, [.uuid(household), .uuid(id)]).map(Self.transaction)
     }
 
     func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
         try lock(household)
         let bound = PGValue.int(before ?? Int64.max), count = PGValue.int(Int64(limit) + 1)
         let result = if let child {
-            try db.query("""
-                SELECT \(Self.txColumns), n FROM transactions WHERE household_id = $1 AND child_id = $2 AND n < $3
-                ORDER BY n DESC LIMIT $4
-                """, [.uuid(household), .uuid(child), bound, count])
+            try db.query(Self.childTransactionsSQL, [.uuid(household), .uuid(child), bound, count])
         } else {
-            try db.query("""
-                SELECT \(Self.txColumns), n FROM transactions WHERE household_id = $1 AND n < $2 ORDER BY n DESC LIMIT $3
-                """, [.uuid(household), bound, count])
+            try db.query(Self.householdTransactionsSQL, [.uuid(household), bound, count])
         }
         let rows = result.rows, page = rows.prefix(limit)
         return ListPage(items: page.map(Self.transaction), next: rows.count > limit ? page.last!.int(11) : nil)
@@ -251,11 +258,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {
         try lock(household)
-        return try db.queryOne("""
-            SELECT \(Self.txColumns) FROM transactions
-            WHERE household_id = $1 AND child_id = $2 AND reverses_id IS NULL AND reversed_by_id IS NULL
-            ORDER BY n DESC LIMIT 1
-            """, [.uuid(household), .uuid(child)]).map(Self.transaction)
+        return try db.queryOne(Self.newestUndoableSQL, [.uuid(household), .uuid(child)]).map(Self.transaction)
     }
 
     func insertChild(_ c: Child, seq: Int64) throws {
