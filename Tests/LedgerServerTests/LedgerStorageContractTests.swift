@@ -242,6 +242,77 @@ class LedgerStorageContractTests: XCTestCase {
         expect(.notShared) { try $0.unshare(household: h, owner: owner, now: now) }
     }
 
+    /// A push through the seam: access first, children before transactions, each record's
+    /// refusal its own result (the children quota among them), the device's push recorded.
+    func checkPushCountsTokensAndPolls() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let device = try write { try $0.createToken(account: owner, deviceName: "tablet", now: now) }
+        let caller = Caller(accountId: owner, tokenId: device.record.id)
+        XCTAssertTrue(try storage.read { try $0.isActive(token: device.record.id) })
+        XCTAssertFalse(try storage.read { try $0.isActive(token: UUID().lowercased) })
+        XCTAssertEqual(try storage.read { try $0.childCount(household: h) }, 1)
+        XCTAssertGreaterThan(try storage.read { try $0.schemaVersion() }, 0)
+
+        func childRecord(_ id: String = UUID().lowercased, by author: String) -> PushBatch.ChildRecord {
+            PushBatch.ChildRecord(id: id, name: "New", sortOrder: 5, archived: false, createdAt: now, modifiedAt: now,
+                                  modifiedBy: author, baseChangeTag: nil)
+        }
+        let first = Self.new(c, 300)
+        var batch = PushBatch()
+        batch.children = [.valid(childRecord(by: owner)), .valid(childRecord(by: UUID().lowercased)), .valid(childRecord(by: owner)),
+                          .invalid(id: "x", code: "clock_skew", fields: [:])]
+        batch.transactions = [.valid(first), .valid(Self.new(UUID().lowercased, 1)), .valid(Self.new(c, Int64.max))]
+        let pushed = batch
+        let results = try write { try $0.push(pushed, household: h, caller: caller, maxChildren: 2, now: now) }
+        XCTAssertEqual(results.map(\.json["status"]), ["saved", "rejected", "rejected", "rejected", "saved", "rejected", "rejected"].map { .string($0) })
+        XCTAssertEqual(results.map(\.json["code"]), [nil, "modified_by_mismatch", "too_many_children", "clock_skew", nil, "unknown_child",
+                                                      "balance_overflow"].map { $0.map(JSONValue.string) })
+        XCTAssertEqual(results.map(\.kind), [.child, .child, .child, .child, .transaction, .transaction, .transaction])
+        XCTAssertEqual(try storage.read { try $0.childCount(household: h) }, 2)
+        XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 300)
+
+        // A replay is unchanged; another record under a taken id is a conflict with the server's.
+        var changed = first
+        changed.amountCents = 1
+        var again = PushBatch()
+        again.transactions = [.valid(first), .valid(changed)]
+        let replay = again
+        let second = try write { try $0.push(replay, household: h, caller: caller, maxChildren: 2, now: now) }
+        XCTAssertEqual(second.map(\.json["status"]), [.string("unchanged"), .string("conflict")])
+        XCTAssertEqual(second.last?.json["serverRecord"]?["amountCents"], .int(300))
+        let status = try storage.read { try $0.syncStatus(household: h, account: owner) }
+        XCTAssertEqual(status.devices.map(\.tokenId), [device.record.id])
+        XCTAssertEqual(status.devices.first?.lastPushAt, now)
+        XCTAssertNil(status.devices.first?.lastPullAt)
+
+        // Someone who may only read cannot push at all.
+        let (reader, _) = try write { try $0.createAccount(handle: "reader", displayName: "R", deviceName: "d", now: now) }
+        expect(.householdNotFound) { try $0.push(replay, household: h, caller: Caller(accountId: reader.id, tokenId: device.record.id),
+                                                 maxChildren: 0, now: now) }
+
+        // A long-poll's checks: current until the household moves or the token is revoked;
+        // a revoked token wins over the feed's own refusals.
+        let page = try storage.read { try $0.feedPage(household: h, caller: caller, since: nil, limit: 100) }
+        XCTAssertEqual(page.records, 3)
+        XCTAssertTrue(try storage.read { try $0.pollIsCurrent(household: h, caller: caller, token: page.nextToken) })
+        XCTAssertFalse(try storage.read { try $0.pollIsCurrent(household: h, caller: Caller(accountId: reader.id, tokenId: device.record.id),
+                                                               token: page.nextToken) })
+        _ = try write { try $0.addTransaction(household: h, author: owner, Self.new(c, 1), now: now) }
+        XCTAssertFalse(try storage.read { try $0.pollIsCurrent(household: h, caller: caller, token: page.nextToken) })
+        XCTAssertTrue(try write { try $0.revokeToken(id: device.record.id, account: owner, at: now) })
+        XCTAssertFalse(try storage.read { try $0.isActive(token: device.record.id) })
+        XCTAssertThrowsError(try storage.read { try $0.feedPage(household: h, caller: caller, since: nil, limit: 100) }) { e in
+            XCTAssertEqual(e as? LedgerStorageError, .tokenRevoked)
+        }
+        XCTAssertThrowsError(try storage.read { try $0.feedPage(household: UUID().lowercased, caller: caller, since: nil, limit: 100) }) { e in
+            XCTAssertEqual(e as? LedgerStorageError, .tokenRevoked)
+        }
+        XCTAssertThrowsError(try storage.read { try $0.feedPage(household: UUID().lowercased, account: owner, since: nil, limit: 100) }) { e in
+            XCTAssertEqual(e as? LedgerStorageError, .householdNotFound)
+        }
+    }
+
     /// Pending invitations page newest first (same time: later invitation first); the
     /// counts the quotas use; the quotas refuse the invitation that would go past them.
     func checkInvitationPagesCountsAndQuotas() throws {
@@ -364,6 +435,7 @@ final class SQLiteLedgerStorageTests: LedgerStorageContractTests {
     func testSharingInvitationsAndAccess() throws { try checkSharingInvitationsAndAccess() }
     func testFeedPagesTokensAndSyncStatus() throws { try checkFeedPagesTokensAndSyncStatus() }
     func testInvitationPagesCountsAndQuotas() throws { try checkInvitationPagesCountsAndQuotas() }
+    func testPushCountsTokensAndPolls() throws { try checkPushCountsTokensAndPolls() }
 
     override func tearDown() {
         writer?.stop()

@@ -27,6 +27,7 @@ final class LedgerStorageErrorTests: XCTestCase {
             (.shareRequired, 409, "not_shared"), (.cannotInviteSelf, 422, "cannot_invite_self"),
             (.tooManyInvitations(.inviter, limit: 2, pending: 2), 409, "too_many_invitations"),
             (.tooManyInvitations(.invitee, limit: 2, pending: 2), 409, "too_many_invitations"),
+            (.tooManyChildren(limit: 3), 409, "too_many_children"), (.tokenRevoked, 401, "unauthenticated"),
             (.syncTokenExpired, 410, "token_expired"), (.unavailable(commitOutcomeUnknown: false), 503, "service_unavailable"),
         ]
         for (error, status, code) in cases {
@@ -53,6 +54,7 @@ final class LedgerStorageErrorTests: XCTestCase {
     }
 
     func testQuotaRefusalsNameTheirLimitAndScope() {
+        XCTAssertEqual(LedgerStorageError.tooManyChildren(limit: 3).apiError.extra["limit"], .int(3))
         for scope in [InvitationQuota.inviter, .invitee] {
             let e = LedgerStorageError.tooManyInvitations(scope, limit: 7, pending: 7).apiError
             XCTAssertEqual(e.extra["limit"], .int(7))
@@ -73,6 +75,7 @@ final class LedgerStorageErrorTests: XCTestCase {
         XCTAssertEqual(LedgerStorageError.transactionNotFound.pushRejectionCode, "unknown_transaction")
         XCTAssertEqual(LedgerStorageError.alreadyReversed(target: "t", by: tx).pushRejectionCode, "not_reversible")
         XCTAssertEqual(LedgerStorageError.balanceOverflow.pushRejectionCode, "balance_overflow")
+        XCTAssertEqual(LedgerStorageError.tooManyChildren(limit: 3).pushRejectionCode, "too_many_children")
     }
 
     func testIfMatchPredicate() {

@@ -50,6 +50,7 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
     func testSharingInvitationsAndAccess() throws { try checkSharingInvitationsAndAccess() }
     func testFeedPagesTokensAndSyncStatus() throws { try checkFeedPagesTokensAndSyncStatus() }
     func testInvitationPagesCountsAndQuotas() throws { try checkInvitationPagesCountsAndQuotas() }
+    func testPushCountsTokensAndPolls() throws { try checkPushCountsTokensAndPolls() }
 
     func testCommitsReportTouchedHouseholdsAndRevokedTokens() throws {
         let now = self.now

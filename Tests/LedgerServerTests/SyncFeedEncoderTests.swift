@@ -1,39 +1,68 @@
 import LedgerModel
 @testable import LedgerServer
-import SQLiteKit
 import XCTest
 
-/// The feed's direct encoder writes exactly what `Child.json` / `LedgerTransaction.json` serialize to.
+/// The feed's direct encoder writes exactly what `Child.json`, `LedgerTransaction.json` and
+/// `HouseholdRecord.json` serialize to, and a page's body is the feed's JSON shape.
 final class SyncFeedEncoderTests: XCTestCase {
-    func testMatchesRecordJSON() throws {
-        let db = try SQLiteConnection(path: ":memory:")
-        try Migrator.migrate(db, Schema.migrations)
-        let names = ["Ada", "Zoë \"the\" \\ kid", "tab\there", "line\nbreak", "\u{1}ctl", "😀 emoji"]
-        let times: [Int64] = [0, 1, 951_782_400_000, 1_709_164_799_999, 1_700_000_000_123, 253_402_300_799_999, -1]
-        for (i, name) in names.enumerated() {
-            for (j, t) in times.enumerated() {
-                let child = Child(id: UUID().lowercased, householdId: UUID().lowercased, name: name, sortOrder: Int64(i * 7 - 20),
-                                  archived: j % 2 == 0, createdAt: t, modifiedAt: t + 1, modifiedBy: UUID().lowercased,
-                                  changeTag: "v\(j)", balanceCents: [Int64.min, -1, 0, 9, Int64.max][j % 5])
-                let row = SQLiteRow(values: [.text(child.id), .text(child.householdId), .text(child.name), .integer(child.sortOrder),
-                                             .integer(child.archived ? 1 : 0), .integer(child.createdAt), .integer(child.modifiedAt),
-                                             .text(child.modifiedBy), .text(child.changeTag), .integer(child.balanceCents)])
-                var e = FeedEncoder(capacity: 0)
-                e.child(row)
-                XCTAssertEqual(String(decoding: e.bytes, as: UTF8.self), child.json.serializedString)
+    private let names = ["Ada", "Zoë \"the\" \\ kid", "tab\there", "line\nbreak", "\u{1}ctl", "😀 emoji"]
+    private let times: [Int64] = [0, 1, 951_782_400_000, 1_709_164_799_999, 1_700_000_000_123, 253_402_300_799_999, -1]
 
-                let tx = LedgerTransaction(id: UUID().lowercased, householdId: child.householdId, childId: child.id,
-                                           amountCents: Int64(j) - 3, note: name, source: .allowance, createdAt: t, recordedAt: t + 5,
-                                           authorAccountId: child.modifiedBy, reversesId: j % 2 == 0 ? nil : UUID().lowercased,
-                                           reversedById: j % 3 == 0 ? UUID().lowercased : nil)
-                let txRow = SQLiteRow(values: [.text(tx.id), .text(tx.householdId), .text(tx.childId), .integer(tx.amountCents),
-                                               .text(tx.note), .text(tx.source.rawValue), .integer(tx.createdAt), .integer(tx.recordedAt),
-                                               .text(tx.authorAccountId), tx.reversesId.map { .text($0) } ?? .null,
-                                               tx.reversedById.map { .text($0) } ?? .null])
+    private func child(_ i: Int, _ j: Int) -> Child {
+        let t = times[j]
+        return Child(id: UUID().lowercased, householdId: UUID().lowercased, name: names[i], sortOrder: Int64(i * 7 - 20),
+                     archived: j % 2 == 0, createdAt: t, modifiedAt: t + 1, modifiedBy: UUID().lowercased,
+                     changeTag: "v\(j)", balanceCents: [Int64.min, -1, 0, 9, Int64.max][j % 5])
+    }
+
+    private func transaction(_ i: Int, _ j: Int, of child: Child) -> LedgerTransaction {
+        let t = times[j]
+        return LedgerTransaction(id: UUID().lowercased, householdId: child.householdId, childId: child.id,
+                                 amountCents: Int64(j) - 3, note: names[i], source: TransactionSource.allCases[j % TransactionSource.allCases.count],
+                                 createdAt: t, recordedAt: t + 5, authorAccountId: child.modifiedBy,
+                                 reversesId: j % 2 == 0 ? nil : UUID().lowercased, reversedById: j % 3 == 0 ? UUID().lowercased : nil)
+    }
+
+    func testMatchesRecordJSON() {
+        for i in names.indices {
+            for j in times.indices {
+                let c = child(i, j)
+                var e = FeedEncoder(capacity: 0)
+                withUnsafePointer(to: c) { e.child($0) }
+                XCTAssertEqual(String(decoding: e.bytes, as: UTF8.self), c.json.serializedString)
+
+                let tx = transaction(i, j, of: c)
                 var f = FeedEncoder(capacity: 0)
-                f.transaction(txRow)
+                withUnsafePointer(to: tx) { f.transaction($0) }
                 XCTAssertEqual(String(decoding: f.bytes, as: UTF8.self), tx.json.serializedString)
+
+                let h = HouseholdRecord(id: c.householdId, name: names[i], currency: "EUR", ownerAccountId: c.modifiedBy,
+                                        createdAt: times[j], modifiedAt: times[j] + 2, changeTag: "v\(i)", shared: j % 2 == 1)
+                for m in [Membership(householdId: h.id, role: .owner, permission: .readWrite, ownerAccountId: h.ownerAccountId),
+                          Membership(householdId: h.id, role: .participant, permission: .readOnly, ownerAccountId: h.ownerAccountId)] {
+                    var g = FeedEncoder(capacity: 0)
+                    g.household(h, m)
+                    XCTAssertEqual(String(decoding: g.bytes, as: UTF8.self), h.json(m).serializedString)
+                }
             }
+        }
+    }
+
+    func testPageBodyIsTheFeedsJSON() throws {
+        let kids = [child(0, 1), child(1, 2)]
+        let txs = [transaction(2, 3, of: kids[0]), transaction(3, 4, of: kids[1]), transaction(5, 6, of: kids[0])]
+        let h = HouseholdRecord(id: kids[0].householdId, name: "Home", currency: "EUR", ownerAccountId: kids[0].modifiedBy,
+                                createdAt: 1, modifiedAt: 2, changeTag: "v2", shared: true)
+        let m = Membership(householdId: h.id, role: .participant, permission: .readWrite, ownerAccountId: h.ownerAccountId)
+        let token = SyncToken(household: h.id, incarnation: 7, seq: 42)
+        for (children, transactions) in [(kids, txs), ([], [])] {
+            let page = FeedPage(household: h, membership: m, children: children, transactions: transactions, nextToken: token,
+                                since: 3, moreComing: !children.isEmpty)
+            let expected: JSONValue = .object([
+                "household": h.json(m), "children": .array(children.map(\.json)), "transactions": .array(transactions.map(\.json)),
+                "access": m.accessJSON, "nextToken": .string(token.encoded), "moreComing": .bool(!children.isEmpty),
+            ])
+            XCTAssertEqual(String(decoding: page.body, as: UTF8.self), expected.serializedString)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPServer
 import LedgerModel
 import SQLiteKit
@@ -30,6 +31,10 @@ final class Services: Sendable {
     let registrationLimiter: RegistrationLimiter
 
     func connectionCount() -> Int { connections.get(0) }
+
+    /// Where work that may wait for storage runs, off the event loops (handlers that read
+    /// or write a lot, woken long-polls).
+    var workers: DispatchQueue { reads.queue }
 
     init(configuration: LedgerAppConfiguration, reads: ReadPool, readCache: ReadCache, writer: WriteQueue,
          notifier: ChangeNotifier, metrics: Metrics, logger: Logger, subscriptions: SubscriptionService?,

@@ -9,13 +9,13 @@ enum OperationsRoutes {
             .response(HTTPResponse(status: 200, contentType: "application/json; charset=utf-8", body: #"{"status":"ok"}"#))
         }
         r.add("GET", "/readyz") { ctx in
-            if ctx.services.writer.isOutOfSpace {
+            if ctx.services.storage.isOutOfSpace {
                 var e = APIError(503, "not_ready", "The disk is full: writes fail until there is room again.")
                 e.headers.set("Retry-After", "10")
                 return .response(e.response)
             }
             do {
-                _ = try ctx.services.reads.with { try $0.queryOne("SELECT 1 FROM schema_version LIMIT 1") }
+                _ = try ctx.read { try $0.schemaVersion() }
                 return ctx.json(200, .object(["status": "ready"]))
             } catch {
                 return .response(APIError(503, "not_ready", "The database does not answer.").response)

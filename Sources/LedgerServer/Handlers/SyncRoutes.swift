@@ -1,6 +1,5 @@
 import HTTPServer
 import LedgerModel
-import SQLiteKit
 
 /// The change feed (with long-poll), batch push and sync status.
 enum SyncRoutes {
@@ -38,27 +37,18 @@ enum SyncRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let batch = try PushBatch.parse(try ctx.body(), maxRecords: ctx.services.configuration.maxPushRecords)
-        ctx.services.writer.submit(WriteQueue.Job.returning({ db in
-            _ = try Access.check(db, household: household, account: c.accountId, need: .write)
-            let out = try batch.apply(db, household: household, author: c.accountId,
-                                      maxChildren: ctx.services.configuration.maxChildrenPerHousehold)
-            try DeviceSync.recordPush(db, token: c.tokenId, household: household)
-            let response = RequestContext.jsonResponse(200, .object(["results": .array(out.results)]))
-            return (response, WriteQueue.WriteEffects(touched: out.changed ? [household] : []))
-        }, completion: { result in
-            switch result {
-            case .success(let response): ctx.respond(response)
-            case .failure(let e): ctx.respond(e)
-            }
-        }))
-        return .pending
+        let maxChildren = ctx.services.configuration.maxChildrenPerHousehold
+        return ctx.write({ w in
+            try w.push(batch, household: household, caller: c, maxChildren: maxChildren, now: Timestamp.nowMs())
+        }, answer: { results in
+            RequestContext.jsonResponse(200, .object(["results": .array(results.map(\.json))]))
+        })
     }
 
     static func status(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
-        return try ctx.services.reads.with { db in
-            ctx.json(200, try DeviceSync.status(db, household: household, account: c.accountId))
-        }
+        let report = try ctx.read { r in try r.syncStatus(household: household, account: c.accountId) }
+        return ctx.json(200, report.json(household: household))
     }
 }

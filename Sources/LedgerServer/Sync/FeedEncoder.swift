@@ -1,11 +1,10 @@
 import LedgerModel
-import SQLiteKit
 
-/// Writes change-feed JSON straight from SQLite rows into bytes.
+/// Writes change-feed JSON straight from the records into bytes.
 ///
-/// The output is exactly `Child.json` / `LedgerTransaction.json` serialized (same members,
-/// same order), without building a `JSONValue` tree per record: a 1000-record page is the
-/// hot path of a first pull.
+/// The output is exactly `Child.json` / `LedgerTransaction.json` / `HouseholdRecord.json`
+/// serialized (same members, same order), without building a `JSONValue` tree per record:
+/// a 1000-record page is the hot path of a first pull.
 struct FeedEncoder {
     private(set) var bytes: [UInt8] = []
 
@@ -53,34 +52,50 @@ struct FeedEncoder {
         bytes.append(34)
     }
 
-    /// Appends a child from a row in `LedgerStore.childColumns` order.
-    mutating func child(_ r: SQLiteRow) {
-        raw("{\"id\":"); string(r.string(0))
-        raw(",\"householdId\":"); string(r.string(1))
-        raw(",\"name\":"); string(r.string(2))
-        raw(",\"sortOrder\":"); int(r.int(3))
-        raw(",\"archived\":"); bool(r.bool(4))
-        raw(",\"createdAt\":"); timestamp(r.int(5))
-        raw(",\"modifiedAt\":"); timestamp(r.int(6))
-        raw(",\"modifiedBy\":"); string(r.string(7))
-        raw(",\"changeTag\":"); string(r.string(8))
-        raw(",\"balanceCents\":"); int(r.int(9))
+    /// Appends the child at `c` as `Child.json` serializes it (read in place, not copied).
+    mutating func child(_ c: UnsafePointer<Child>) {
+        raw("{\"id\":"); string(c.pointee.id)
+        raw(",\"householdId\":"); string(c.pointee.householdId)
+        raw(",\"name\":"); string(c.pointee.name)
+        raw(",\"sortOrder\":"); int(c.pointee.sortOrder)
+        raw(",\"archived\":"); bool(c.pointee.archived)
+        raw(",\"createdAt\":"); timestamp(c.pointee.createdAt)
+        raw(",\"modifiedAt\":"); timestamp(c.pointee.modifiedAt)
+        raw(",\"modifiedBy\":"); string(c.pointee.modifiedBy)
+        raw(",\"changeTag\":"); string(c.pointee.changeTag)
+        raw(",\"balanceCents\":"); int(c.pointee.balanceCents)
         bytes.append(125)
     }
 
-    /// Appends a transaction from a row in `LedgerStore.txColumns` order.
-    mutating func transaction(_ r: SQLiteRow) {
-        raw("{\"id\":"); string(r.string(0))
-        raw(",\"householdId\":"); string(r.string(1))
-        raw(",\"childId\":"); string(r.string(2))
-        raw(",\"amountCents\":"); int(r.int(3))
-        raw(",\"note\":"); string(r.string(4))
-        raw(",\"source\":"); string(r.string(5))
-        raw(",\"createdAt\":"); timestamp(r.int(6))
-        raw(",\"recordedAt\":"); timestamp(r.int(7))
-        raw(",\"authorAccountId\":"); string(r.string(8))
-        raw(",\"reversesId\":"); optionalString(r.optionalString(9))
-        raw(",\"reversedById\":"); optionalString(r.optionalString(10))
+    /// Appends the transaction at `t` as `LedgerTransaction.json` serializes it (read in
+    /// place, not copied).
+    mutating func transaction(_ t: UnsafePointer<LedgerTransaction>) {
+        raw("{\"id\":"); string(t.pointee.id)
+        raw(",\"householdId\":"); string(t.pointee.householdId)
+        raw(",\"childId\":"); string(t.pointee.childId)
+        raw(",\"amountCents\":"); int(t.pointee.amountCents)
+        raw(",\"note\":"); string(t.pointee.note)
+        raw(",\"source\":"); string(t.pointee.source.rawValue)
+        raw(",\"createdAt\":"); timestamp(t.pointee.createdAt)
+        raw(",\"recordedAt\":"); timestamp(t.pointee.recordedAt)
+        raw(",\"authorAccountId\":"); string(t.pointee.authorAccountId)
+        raw(",\"reversesId\":"); optionalString(t.pointee.reversesId)
+        raw(",\"reversedById\":"); optionalString(t.pointee.reversedById)
+        bytes.append(125)
+    }
+
+    /// Appends `h` as `h.json(m)` serializes it.
+    mutating func household(_ h: HouseholdRecord, _ m: Membership) {
+        raw("{\"id\":"); string(h.id)
+        raw(",\"name\":"); string(h.name)
+        raw(",\"currency\":"); string(h.currency)
+        raw(",\"ownerAccountId\":"); string(h.ownerAccountId)
+        raw(",\"createdAt\":"); timestamp(h.createdAt)
+        raw(",\"modifiedAt\":"); timestamp(h.modifiedAt)
+        raw(",\"changeTag\":"); string(h.changeTag)
+        raw(",\"role\":"); string(m.role.rawValue)
+        raw(",\"permission\":"); string(m.permission.rawValue)
+        raw(",\"shared\":"); bool(h.shared)
         bytes.append(125)
     }
 

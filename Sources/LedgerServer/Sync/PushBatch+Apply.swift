@@ -1,107 +1,112 @@
 import LedgerModel
-import SQLiteKit
 
-extension PushBatch {
-    /// What applying a batch produced.
-    struct Outcome {
-        /// One result per record: children first, then transactions, in request order.
-        var results: [JSONValue]
-        /// Whether any record was saved (the household's feed moved).
-        var changed: Bool
+/// What became of one pushed record.
+struct PushResult: Sendable {
+    enum Kind: String, Sendable { case child, transaction }
+
+    enum Outcome: Sendable {
+        /// Saved as pushed; a child's new change tag.
+        case saved(changeTag: String?)
+        /// Already stored as pushed; a child's change tag.
+        case unchanged(changeTag: String?)
+        /// Another version of the child holds the id: the server's.
+        case childConflict(Child)
+        /// A different transaction holds the id: the server's.
+        case transactionConflict(LedgerTransaction)
+        /// Refused by a ledger rule or a quota.
+        case refused(LedgerStorageError)
+        /// Refused before storage was asked (`validation_failed` with the field errors,
+        /// `clock_skew`, `modified_by_mismatch`).
+        case invalid(code: String, fields: [String: String])
     }
 
-    /// Applies the batch on the writer's connection (inside its transaction): children
-    /// first, then transactions. The caller has checked write access.
-    func apply(_ db: SQLiteConnection, household: String, author: String, maxChildren: Int = 0) throws -> Outcome {
-        var results: [JSONValue] = []
-        results.reserveCapacity(count)
-        var changed = false
-        for item in children {
+    var kind: Kind
+    var id: String
+    var outcome: Outcome
+}
+
+extension LedgerWriting {
+    /// `POST …/changes` by `caller`'s device: checks write access, applies the batch's
+    /// children first, then its transactions, each through the same rules as the single
+    /// writes (`pushChild` within the `maxChildren` cap, `addTransaction`), and records the
+    /// push. A record's refusal is its result and leaves the rest of the batch alone.
+    func push(_ batch: PushBatch, household: String, caller: Caller, maxChildren: Int, now: Int64) throws -> [PushResult] {
+        _ = try membership(household: household, account: caller.accountId, need: .write)
+        var results: [PushResult] = []
+        results.reserveCapacity(batch.count)
+        for item in batch.children {
             switch item {
             case .invalid(let id, let code, let fields):
-                results.append(PushBatch.rejected("child", id, code, fields: fields))
-            case .valid(let record) where record.modifiedBy != author:
+                results.append(PushResult(kind: .child, id: id, outcome: .invalid(code: code, fields: fields)))
+            case .valid(let record) where record.modifiedBy != caller.accountId:
                 // Attribution is the caller's: nobody edits in another member's name.
-                results.append(PushBatch.rejected("child", record.id, "modified_by_mismatch"))
+                results.append(PushResult(kind: .child, id: record.id, outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
             case .valid(let record):
-                let (result, saved) = try PushBatch.applyChild(db, household: household, record, maxChildren: maxChildren)
-                results.append(result)
-                changed = changed || saved
+                let outcome: PushResult.Outcome
+                do {
+                    switch try pushChild(household: household, record, maxChildren: maxChildren) {
+                    case .saved(let tag): outcome = .saved(changeTag: tag)
+                    case .unchanged(let tag): outcome = .unchanged(changeTag: tag)
+                    case .conflict(let current): outcome = .childConflict(current)
+                    }
+                } catch let e as LedgerStorageError where e == .tooManyChildren(limit: maxChildren) {
+                    outcome = .refused(e)
+                }
+                results.append(PushResult(kind: .child, id: record.id, outcome: outcome))
             }
         }
-        for item in transactions {
+        for item in batch.transactions {
             switch item {
             case .invalid(let id, let code, let fields):
-                results.append(PushBatch.rejected("transaction", id, code, fields: fields))
+                results.append(PushResult(kind: .transaction, id: id, outcome: .invalid(code: code, fields: fields)))
             case .valid(let record):
-                let (result, saved) = try PushBatch.applyTransaction(db, household: household, author: author, record)
-                results.append(result)
-                changed = changed || saved
+                let outcome: PushResult.Outcome
+                do {
+                    let written = try addTransaction(household: household, author: caller.accountId, record, now: now)
+                    outcome = written.saved ? .saved(changeTag: nil) : .unchanged(changeTag: nil)
+                } catch LedgerStorageError.transactionIdTaken(let existing) {
+                    outcome = .transactionConflict(existing)
+                } catch let e as LedgerStorageError {
+                    outcome = .refused(e)
+                }
+                results.append(PushResult(kind: .transaction, id: record.id, outcome: outcome))
             }
         }
-        return Outcome(results: results, changed: changed)
+        try recordPush(token: caller.tokenId, household: household, at: now)
+        return results
     }
+}
 
-    /// New id: insert. Same content: unchanged. Base tag matches: update. Else conflict.
-    static func applyChild(_ db: SQLiteConnection, household: String, _ c: ChildRecord, maxChildren: Int = 0) throws -> (JSONValue, Bool) {
-        guard let current = try LedgerStore.findChild(db, household: household, id: c.id) else {
-            if let full = try Quotas.childrenFull(db, household: household, limit: maxChildren) {
-                return (rejected("child", c.id, full.code), false)
+extension PushResult {
+    /// `{type, id, status, changeTag?, serverRecord?, code?, fields?}`.
+    var json: JSONValue {
+        var o: JSONObject = ["type": .string(kind.rawValue), "id": .string(id)]
+        switch outcome {
+        case .saved(let tag), .unchanged(let tag):
+            o["status"] = .string(outcome.isSaved ? "saved" : "unchanged")
+            if let tag { o["changeTag"] = .string(tag) }
+        case .childConflict(let record):
+            o["status"] = .string("conflict")
+            o["serverRecord"] = record.json
+        case .transactionConflict(let record):
+            o["status"] = .string("conflict")
+            o["serverRecord"] = record.json
+        case .refused(let e):
+            o["status"] = .string("rejected")
+            o["code"] = .string(e.pushRejectionCode ?? e.apiError.code)
+        case .invalid(let code, let fields):
+            o["status"] = .string("rejected")
+            o["code"] = .string(code)
+            if !fields.isEmpty {
+                var f = JSONObject()
+                for k in fields.keys.sorted() { f[k] = .string(fields[k]!) }
+                o["fields"] = .object(f)
             }
-            let seq = try LedgerStore.nextSeq(db, household)
-            try db.run("""
-                INSERT INTO children (id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents, seq)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-                """, [.text(c.id), .text(household), .text(c.name), .integer(c.sortOrder), .bool(c.archived),
-                      .integer(c.createdAt), .integer(c.modifiedAt), .text(c.modifiedBy), .text(LedgerStore.tag(seq)), .integer(seq)])
-            return (result("child", c.id, "saved", changeTag: LedgerStore.tag(seq)), true)
-        }
-        if current.name == c.name && current.sortOrder == c.sortOrder && current.archived == c.archived {
-            return (result("child", c.id, "unchanged", changeTag: current.changeTag), false)
-        }
-        guard c.baseChangeTag == current.changeTag else {
-            return (result("child", c.id, "conflict", serverRecord: current.json), false)
-        }
-        let seq = try LedgerStore.nextSeq(db, household)
-        try db.run("UPDATE children SET name = ?, sort_order = ?, archived = ?, modified_at = ?, modified_by = ?, change_tag = ?, seq = ? WHERE household_id = ? AND id = ?",
-                   [.text(c.name), .integer(c.sortOrder), .bool(c.archived), .integer(c.modifiedAt), .text(c.modifiedBy),
-                    .text(LedgerStore.tag(seq)), .integer(seq), .text(household), .text(c.id)])
-        return (result("child", c.id, "saved", changeTag: LedgerStore.tag(seq)), true)
-    }
-
-    /// Insert-if-absent through `LedgerStore.insertTransaction`, its refusals as results.
-    static func applyTransaction(_ db: SQLiteConnection, household: String, author: String,
-                                 _ t: LedgerStore.NewTransaction) throws -> (JSONValue, Bool) {
-        do {
-            switch try LedgerStore.insertTransaction(db, household: household, author: author, t) {
-            case .saved: return (result("transaction", t.id, "saved"), true)
-            case .unchanged: return (result("transaction", t.id, "unchanged"), false)
-            }
-        } catch let r as LedgerStore.InsertRefusal {
-            guard r.code == "id_conflict", let existing = r.existing else { return (rejected("transaction", t.id, r.code), false) }
-            if existing.id != t.id {
-                // The target is already reversed by another record.
-                return (rejected("transaction", t.id, "not_reversible"), false)
-            }
-            return (result("transaction", t.id, "conflict", serverRecord: existing.json), false)
-        }
-    }
-
-    static func result(_ type: String, _ id: String, _ status: String, changeTag: String? = nil,
-                       serverRecord: JSONValue? = nil) -> JSONValue {
-        var o: JSONObject = ["type": .string(type), "id": .string(id), "status": .string(status)]
-        if let changeTag { o["changeTag"] = .string(changeTag) }
-        if let serverRecord { o["serverRecord"] = serverRecord }
-        return .object(o)
-    }
-
-    static func rejected(_ type: String, _ id: String, _ code: String, fields: [String: String] = [:]) -> JSONValue {
-        var o: JSONObject = ["type": .string(type), "id": .string(id), "status": .string("rejected"), "code": .string(code)]
-        if !fields.isEmpty {
-            var f = JSONObject()
-            for k in fields.keys.sorted() { f[k] = .string(fields[k]!) }
-            o["fields"] = .object(f)
         }
         return .object(o)
     }
+}
+
+extension PushResult.Outcome {
+    var isSaved: Bool { if case .saved = self { true } else { false } }
 }

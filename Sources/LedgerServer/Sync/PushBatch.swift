@@ -1,13 +1,12 @@
 import LedgerModel
-import SQLiteKit
 
-/// A parsed `POST …/changes` body and its application in one writer job.
+/// A parsed `POST …/changes` body (applied by `LedgerWriting.push`).
 ///
 /// The envelope is strict (422 for the whole request when a record cannot be identified);
 /// per-record problems become `rejected` results and leave the rest of the batch alone.
-struct PushBatch {
+struct PushBatch: Sendable {
     /// A child as a device pushes it.
-    struct ChildRecord {
+    struct ChildRecord: Sendable {
         var id: String
         var name: String
         var sortOrder: Int64
@@ -20,13 +19,13 @@ struct PushBatch {
 
     /// A record that parsed, or why it is rejected: a `code` (`validation_failed` with the
     /// field errors, `clock_skew`).
-    enum Item<Record> {
+    enum Item<Record: Sendable>: Sendable {
         case valid(Record)
         case invalid(id: String, code: String, fields: [String: String])
     }
 
     var children: [Item<ChildRecord>] = []
-    var transactions: [Item<LedgerStore.NewTransaction>] = []
+    var transactions: [Item<NewTransaction>] = []
 
     var count: Int { children.count + transactions.count }
 
@@ -87,26 +86,26 @@ struct PushBatch {
         guard b.errors.isEmpty, let name, let sortOrder, let archived, let createdAt, let modifiedAt, let modifiedBy else {
             return .invalid(id: id, code: "validation_failed", fields: b.errors)
         }
-        if LedgerStore.clockSkew([("createdAt", createdAt), ("modifiedAt", modifiedAt)], now: now) != nil {
+        if NewTransaction.clockSkew([("createdAt", createdAt), ("modifiedAt", modifiedAt)], now: now) != nil {
             return .invalid(id: id, code: "clock_skew", fields: [:])
         }
         return .valid(ChildRecord(id: id, name: name, sortOrder: sortOrder, archived: archived, createdAt: createdAt,
                                   modifiedAt: modifiedAt, modifiedBy: modifiedBy, baseChangeTag: base))
     }
 
-    private static func transaction(_ o: JSONObject, id: String, now: Int64) -> Item<LedgerStore.NewTransaction> {
+    private static func transaction(_ o: JSONObject, id: String, now: Int64) -> Item<NewTransaction> {
         var b = JSONBody(o)
         b.allowOnly(["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId"])
         let childId = b.uuid("childId", required: true)
-        let fields = LedgerStore.NewTransaction.fields(&b, complete: true)
+        let fields = NewTransaction.fields(&b, complete: true)
         let reversesId = b.uuid("reversesId")
         guard b.errors.isEmpty, let childId, let fields else {
             return .invalid(id: id, code: "validation_failed", fields: b.errors)
         }
-        if LedgerStore.clockSkew([("createdAt", fields.createdAt)], now: now) != nil {
+        if NewTransaction.clockSkew([("createdAt", fields.createdAt)], now: now) != nil {
             return .invalid(id: id, code: "clock_skew", fields: [:])
         }
-        return .valid(LedgerStore.NewTransaction(id: id, childId: childId, amountCents: fields.amountCents, note: fields.note,
+        return .valid(NewTransaction(id: id, childId: childId, amountCents: fields.amountCents, note: fields.note,
                                                  source: fields.source, createdAt: fields.createdAt, reversesId: reversesId,
                                                  clientChosenId: true))
     }

@@ -23,6 +23,8 @@ final class PostgresLedgerStorage: LedgerStorage {
     static let maxAttempts = 8
     /// Other processes commit too: nothing read may be kept past its request.
     var cachesReads: Bool { false }
+    /// Space on the database server is not tracked by this process.
+    var isOutOfSpace: Bool { false }
 
     init(url: String, connections: Int = 16, setup: [String] = [],
          onCommit: @escaping @Sendable (StorageCommit) -> Void = { _ in }) {

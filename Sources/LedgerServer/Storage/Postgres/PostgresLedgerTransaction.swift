@@ -119,6 +119,10 @@ final class PostgresLedgerTransaction: LedgerWriting {
             """, [.uuid(account)]).rows.map(Self.token)
     }
 
+    func isActive(token: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM tokens WHERE id = $1 AND revoked_at IS NULL", [.uuid(token)]) != nil
+    }
+
     func insertAccount(_ a: AccountRecord) throws {
         try db.query("INSERT INTO accounts (id, handle, display_name, created_at) VALUES ($1, $2, $3, $4)",
                      [.uuid(a.id), .text(a.handle), .text(a.displayName), .timestamp(ms: a.createdAt)])
@@ -415,14 +419,14 @@ final class PostgresLedgerTransaction: LedgerWriting {
         }
     }
 
-    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> [FeedChange] {
+    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {
         try lock(household)
         let condition = onlySeq == nil ? "seq > $2" : "seq = $2"
         let params: [PGValue] = [.uuid(household), .int(onlySeq ?? after), .int(Int64(min(limit, Int(Int32.max))))]
         let kids = try db.query("SELECT \(Self.childColumns), seq FROM children WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
         let txs = try db.query("SELECT \(Self.txColumns), seq FROM transactions WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
-        return FeedChange.merged(kids.map { .child(Self.child($0), seq: $0.int(10)) },
-                                 txs.map { .transaction(Self.transaction($0), seq: $0.int(11)) }, limit: limit)
+        return FeedChanges(children: kids.map(Self.child), childSeqs: kids.map { $0.int(10) },
+                           transactions: txs.map(Self.transaction), transactionSeqs: txs.map { $0.int(11) })
     }
 
     func devices(household: String) throws -> [DeviceSyncRecord] {
@@ -458,6 +462,12 @@ final class PostgresLedgerTransaction: LedgerWriting {
             INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES ($1, $2, $3)
             ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
             """, [.uuid(token), .uuid(household), .timestamp(ms: at)])
+    }
+
+    // MARK: operations
+
+    func schemaVersion() throws -> Int {
+        Int(try db.queryOne("SELECT COALESCE(MAX(version), 0)::bigint FROM schema_version")?.int(0) ?? 0)
     }
 }
 #endif

@@ -10,6 +10,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     let writer: WriteQueue
 
     var cachesReads: Bool { true }
+    var isOutOfSpace: Bool { writer.isOutOfSpace }
 
     init(reads: ReadPool, writer: WriteQueue) {
         self.reads = reads

@@ -72,6 +72,13 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         TokenRecord(id: r.string(0), accountId: r.string(1), deviceName: r.string(2), createdAt: r.int(3), lastUsedAt: r.optionalInt(4))
     }
 
+    private static func records<Record>(_ rows: [SQLiteRow], _ make: (SQLiteRow) -> Record) -> [Record] {
+        [Record](unsafeUninitializedCapacity: rows.count) { buffer, count in
+            for i in rows.indices { (buffer.baseAddress! + i).initialize(to: make(rows[i])) }
+            count = rows.count
+        }
+    }
+
     // MARK: accounts and tokens
 
     func caller(tokenHash: [UInt8]) throws -> Caller? {
@@ -96,6 +103,10 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func activeTokens(account: String) throws -> [TokenRecord] {
         try db.query(Self.activeTokensSQL, [.text(account)]).map(Self.token)
+    }
+
+    func isActive(token: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM tokens WHERE id = ? AND revoked_at IS NULL", [.text(token)]) != nil
     }
 
     func insertAccount(_ a: AccountRecord) throws {
@@ -381,19 +392,21 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         }
     }
 
-    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> [FeedChange] {
+    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {
         let which = onlySeq == nil ? 0 : 1
         let params: [SQLiteValue] = [.text(household), .integer(onlySeq ?? after), .integer(Int64(min(limit, Int(Int32.max))))]
         let kids = try db.query(Self.changedChildrenSQL[which], params)
         let txs = try db.query(Self.changedTransactionsSQL[which], params)
-        return FeedChange.merged(kids.map { .child(Self.child($0), seq: $0.int(10)) },
-                                 txs.map { .transaction(Self.transaction($0), seq: $0.int(11)) }, limit: limit)
-
+        // Each record is made in its array's storage (no copy of it on the way).
+        return FeedChanges(children: Self.records(kids, Self.child), childSeqs: kids.map { $0.int(10) },
+                           transactions: Self.records(txs, Self.transaction), transactionSeqs: txs.map { $0.int(11) })
     }
 
     func devices(household: String) throws -> [DeviceSyncRecord] {
         try db.query("""
-            SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at, d.last_pull_seq
+            SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at,
+                   (SELECT COUNT(*) FROM children c WHERE c.household_id = ?1 AND c.seq > d.last_pull_seq)
+                   + (SELECT COUNT(*) FROM transactions x WHERE x.household_id = ?1 AND x.seq > d.last_pull_seq)
             FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
             JOIN households h ON h.id = d.household_id
             WHERE d.household_id = ?1 AND (t.account_id = h.owner_account_id OR EXISTS (
@@ -401,7 +414,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             ORDER BY t.account_id, d.token_id
             """, [.text(household)]).map { r in
             DeviceSyncRecord(tokenId: r.string(0), accountId: r.string(1), deviceName: r.string(2), lastPullAt: r.optionalInt(3),
-                             lastPushAt: r.optionalInt(4), changesBehind: try DeviceSync.changes(db, household: household, after: r.int(5)))
+                             lastPushAt: r.optionalInt(4), changesBehind: r.int(5))
         }
     }
 
@@ -419,5 +432,11 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES (?, ?, ?)
             ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
             """, [.text(token), .text(household), .integer(at)])
+    }
+
+    // MARK: operations
+
+    func schemaVersion() throws -> Int {
+        Int(try db.queryOne("SELECT COALESCE(MAX(version), 0) FROM schema_version")?.int(0) ?? 0)
     }
 }

@@ -54,20 +54,49 @@ extension LedgerReading {
                   t.seq <= head.seq else { throw LedgerStorageError.syncTokenExpired }
             after = t.seq
         }
-        let (entries, endSeq, moreComing) = try FeedPaging.page(
-            changes(household: household, after: after, onlySeq: nil, limit: limit + 1), limit: limit, headSeq: head.seq,
-            seq: \.seq
-        ) { s in try changes(household: household, after: s - 1, onlySeq: s, limit: Int.max) }
-        var kids: [Child] = [], txs: [LedgerTransaction] = []
-        for e in entries {
-            switch e {
-            case .child(let c, _): kids.append(c)
-            case .transaction(let t, _): txs.append(t)
-            }
+        // Paging looks at sequence values only; the records are then cut in place.
+        var records = try changes(household: household, after: after, onlySeq: nil, limit: limit + 1)
+        var wholeCommit: FeedChanges?
+        let (_, endSeq, moreComing) = try FeedPaging.page(records.mergedSeqs(limit: limit + 1), limit: limit,
+                                                          headSeq: head.seq, seq: { $0 }) { s in
+            let whole = try changes(household: household, after: s - 1, onlySeq: s, limit: Int.max)
+            wholeCommit = whole
+            return whole.mergedSeqs(limit: Int.max)
         }
-        return FeedPage(household: h, membership: m, children: kids, transactions: txs,
+        if let wholeCommit { records = wholeCommit } else { records.keep(through: endSeq) }
+        return FeedPage(household: h, membership: m, children: records.children, transactions: records.transactions,
                         nextToken: SyncToken(household: household, incarnation: head.incarnation, seq: endSeq),
                         since: after, moreComing: moreComing)
+    }
+
+    /// A feed page for `caller`'s device, with its token checked in the same snapshot: a
+    /// token revoked before anything on the page was written is seen revoked, so nothing
+    /// written after a revocation goes out under it. A revoked token (`tokenRevoked`) wins
+    /// over the feed's own refusals.
+    func feedPage(household: String, caller: Caller, since: String?, limit: Int) throws -> FeedPage {
+        let page: FeedPage
+        do {
+            page = try feedPage(household: household, account: caller.accountId, since: since, limit: limit)
+        } catch {
+            guard try isActive(token: caller.tokenId) else { throw LedgerStorageError.tokenRevoked }
+            throw error
+        }
+        guard try isActive(token: caller.tokenId) else { throw LedgerStorageError.tokenRevoked }
+        return page
+    }
+
+    /// Whether a long-poll that read the feed up to `token` may go on waiting: nothing was
+    /// committed to the household since (nor was it deleted or re-created), the device's
+    /// token is active and the caller may still read the household.
+    func pollIsCurrent(household: String, caller: Caller, token: SyncToken) throws -> Bool {
+        guard let head = try head(household: household), head.seq == token.seq, head.incarnation == token.incarnation,
+              try isActive(token: caller.tokenId) else { return false }
+        do {
+            _ = try membership(household: household, account: caller.accountId, need: .read)
+        } catch is LedgerStorageError {
+            return false
+        }
+        return true
     }
 
     /// `GET …/sync-status` for a member.

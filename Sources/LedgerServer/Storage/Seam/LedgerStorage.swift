@@ -22,6 +22,9 @@ protocol LedgerStorage: Sendable {
     /// commit elsewhere would leave a kept answer stale.
     var cachesReads: Bool { get }
 
+    /// Whether writes are failing for lack of space (and will until there is room again).
+    var isOutOfSpace: Bool { get }
+
     /// Runs `body` on the calling thread against one snapshot.
     func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T
 
@@ -52,6 +55,8 @@ protocol LedgerReading {
     func token(id: String) throws -> TokenRecord?
     /// The account's tokens that are not revoked, oldest first.
     func activeTokens(account: String) throws -> [TokenRecord]
+    /// Whether the token exists and is not revoked.
+    func isActive(token: String) throws -> Bool
 
     // MARK: households
     func household(id: String) throws -> HouseholdRecord?
@@ -95,9 +100,9 @@ protocol LedgerReading {
     // MARK: sync
     /// The household's feed position (nil: no such household).
     func head(household: String) throws -> FeedHead?
-    /// Children and transactions with `seq > after` (or `seq == onlySeq`), oldest change
-    /// first, children before transactions within one seq; at most `limit`.
-    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> [FeedChange]
+    /// Children and transactions with `seq > after` (or `seq == onlySeq`), each kind
+    /// oldest change first; at most `limit` of each kind.
+    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges
     /// Devices of current members that synced this household, with how far behind they are.
     func devices(household: String) throws -> [DeviceSyncRecord]
 
@@ -112,6 +117,10 @@ protocol LedgerReading {
     func households(subscribedTo originalTransactionId: String) throws -> [String]
     /// Whether a notification with this `notificationUUID` is remembered.
     func notificationSeen(uuid: String) throws -> Bool
+
+    // MARK: operations
+    /// The newest schema migration applied (a read that needs the database to answer).
+    func schemaVersion() throws -> Int
 }
 
 extension LedgerReading {

@@ -65,6 +65,7 @@ extension LedgerStorageError {
             var e = APIError(503, "service_unavailable", "The notification could not be stored; send it again later.")
             e.headers.set("Retry-After", "60")
             return e
+        case .tokenRevoked: return .unauthenticated("The token was revoked.")
         case .unavailable(let unknown):
             var e = APIError(503, "service_unavailable", unknown
                              ? "The database connection was lost while committing; retry with the same id."

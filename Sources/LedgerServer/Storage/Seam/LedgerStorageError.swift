@@ -53,6 +53,9 @@ enum LedgerStorageError: Error, Sendable, Equatable {
     case tooManyHouseholds(limit: Int)
     /// The household holds `limit` children already (archived ones count).
     case tooManyChildren(limit: Int)
+    /// The inviter has `pending` invitations out, or the invitee has that many waiting, and
+    /// `limit` is the most allowed.
+    case tooManyInvitations(InvitationQuota, limit: Int, pending: Int64)
 
     // Sharing.
     /// The household is not shared (reading or ending its share).
@@ -61,13 +64,10 @@ enum LedgerStorageError: Error, Sendable, Equatable {
     case shareRequired
     case cannotInviteSelf
 
-    // Quotas.
-    /// The inviter has `pending` invitations out, or the invitee has that many waiting, and
-    /// `limit` is the most allowed.
-    case tooManyInvitations(InvitationQuota, limit: Int, pending: Int64)
-
     // Sync.
     case syncTokenExpired
+    /// The device's token was revoked while its request was being answered.
+    case tokenRevoked
 
     // App Store subscriptions.
     /// The household has no registered subscription.

@@ -105,11 +105,14 @@ extension LedgerWriting {
         return c
     }
 
-    /// A pushed child: new id → saved; same content → unchanged; base tag matches → saved;
-    /// else a conflict with the server's record. The caller checked write access and
-    /// attribution.
-    func pushChild(household: String, _ r: PushBatch.ChildRecord) throws -> PushedChild {
+    /// A pushed child: new id → saved (`tooManyChildren` when the household already holds
+    /// `maxChildren`, 0: no cap); same content → unchanged; base tag matches → saved; else a
+    /// conflict with the server's record. The caller checked write access and attribution.
+    func pushChild(household: String, _ r: PushBatch.ChildRecord, maxChildren: Int = 0) throws -> PushedChild {
         guard var current = try child(household: household, id: r.id) else {
+            if maxChildren > 0, try childCount(household: household) >= maxChildren {
+                throw LedgerStorageError.tooManyChildren(limit: maxChildren)
+            }
             let seq = try nextSeq(household: household)
             let c = Child(id: r.id, householdId: household, name: r.name, sortOrder: r.sortOrder, archived: r.archived,
                           createdAt: r.createdAt, modifiedAt: r.modifiedAt, modifiedBy: r.modifiedBy,

@@ -116,31 +116,39 @@ struct FeedHead: Sendable, Equatable {
     var incarnation: Int64
 }
 
-/// One record of the change feed with the sequence value of its last change.
-enum FeedChange: Sendable, Equatable {
-    case child(Child, seq: Int64)
-    case transaction(LedgerTransaction, seq: Int64)
+/// Children and transactions of the change feed, each kind oldest change first, with the
+/// sequence value of each record's last change (`childSeqs[i]` is `children[i]`'s). Kept
+/// as parallel arrays so that paging cuts them in place, without copying a record.
+struct FeedChanges: Sendable {
+    var children: [Child] = []
+    var childSeqs: [Int64] = []
+    var transactions: [LedgerTransaction] = []
+    var transactionSeqs: [Int64] = []
 
-    var seq: Int64 {
-        switch self {
-        case .child(_, let s), .transaction(_, let s): return s
-        }
-    }
+    var count: Int { children.count + transactions.count }
 
-    /// Children and transactions (each oldest change first) merged by sequence value,
-    /// children first within one; at most `limit`.
-    static func merged(_ children: [FeedChange], _ transactions: [FeedChange], limit: Int) -> [FeedChange] {
-        var out: [FeedChange] = []
-        out.reserveCapacity(min(limit, children.count + transactions.count))
+    /// The sequence values of the first `limit` changes in feed order (by sequence value,
+    /// children before transactions within one).
+    func mergedSeqs(limit: Int) -> [Int64] {
+        var out: [Int64] = []
+        out.reserveCapacity(min(limit, count))
         var i = 0, j = 0
-        while out.count < limit && (i < children.count || j < transactions.count) {
-            if j >= transactions.count || (i < children.count && children[i].seq <= transactions[j].seq) {
-                out.append(children[i]); i += 1
+        while out.count < limit && (i < childSeqs.count || j < transactionSeqs.count) {
+            if j >= transactionSeqs.count || (i < childSeqs.count && childSeqs[i] <= transactionSeqs[j]) {
+                out.append(childSeqs[i]); i += 1
             } else {
-                out.append(transactions[j]); j += 1
+                out.append(transactionSeqs[j]); j += 1
             }
         }
         return out
+    }
+
+    /// Drops the changes after sequence value `seq`.
+    mutating func keep(through seq: Int64) {
+        let kids = childSeqs.count - (childSeqs.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
+        children.removeLast(kids); childSeqs.removeLast(kids)
+        let txs = transactionSeqs.count - (transactionSeqs.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
+        transactions.removeLast(txs); transactionSeqs.removeLast(txs)
     }
 }
 
