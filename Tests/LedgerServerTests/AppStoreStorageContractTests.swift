@@ -251,6 +251,32 @@ extension PostgresLedgerStorageTests {
     func testAppStoreRetention() throws { try checkAppStoreRetention() }
     func testConcurrentEventsOfOnePurchase() throws { try checkConcurrentEventsOfOnePurchase() }
     func testAPurchaseReadInAWriteIsLockedUntilItCommits() throws { try checkAPurchaseReadInAWriteIsLockedUntilItCommits() }
+
+    /// Another process may delete a household between a notification reading who registered
+    /// the purchase and touching each household: the notification is still taken (never a
+    /// 404 to the App Store). The subscription row of a household that is gone stands for
+    /// that moment.
+    func testANotificationSkipsAHouseholdDeletedMeanwhile() throws {
+        let now = self.now, day = Self.day
+        let (owner, h, _) = try household()
+        let original = "7000000000000001"
+        _ = try write { try $0.registerSubscription(household: h, owner: owner,
+                                                    upload: Self.event(original, signedDate: now, key: "", expires: now + day), now: now) }
+        let gone = UUID().lowercased
+        try (storage as! PostgresLedgerStorage).pool.with { db in
+            try db.execute("ALTER TABLE subscriptions DROP CONSTRAINT subscriptions_household_id_fkey")
+            try db.query("""
+                INSERT INTO subscriptions SELECT $1, signed_transaction, product_id, original_transaction_id, expires_at, environment,
+                    verified_at, granted_by FROM subscriptions WHERE household_id = $2
+                """, [.uuid(gone), .uuid(h)])
+        }
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: original) }, [h, gone].sorted())
+        let before = try headSeq(h)
+        let renewed = Self.event(original, signedDate: now + 1000, key: "n-uuid", expires: now + 2 * day, type: "DID_RENEW", status: 1)
+        XCTAssertEqual(try record(renewed, at: now + 1), .applied)
+        XCTAssertEqual(try headSeq(h), before + 1)
+        XCTAssertEqual(try storage.read { try $0.subscription(household: h) }?.purchase.event, renewed)
+    }
 }
 #endif
 

@@ -32,12 +32,14 @@ extension PostgresLedgerTransaction {
 
     // MARK: reading
 
+    private static let subscriptionQuery = """
+        SELECT s.granted_by, s.verified_at, \(AppStoreTables.purchaseColumns(of: "p")) FROM subscriptions s
+        JOIN app_store_purchases p ON p.original_transaction_id = s.original_transaction_id WHERE s.household_id = $1
+        """
+
     func subscription(household: String) throws -> SubscriptionRecord? {
         try lock(household)
-        return try db.queryOne("""
-            SELECT s.granted_by, s.verified_at, \(AppStoreTables.purchaseColumns(of: "p")) FROM subscriptions s
-            JOIN app_store_purchases p ON p.original_transaction_id = s.original_transaction_id WHERE s.household_id = $1
-            """, [.uuid(household)]).map {
+        return try db.queryOne(Self.subscriptionQuery, [.uuid(household)]).map {
             SubscriptionRecord(grantedBy: $0.uuid(0), verifiedAt: $0.timestampMs(1), purchase: Self.purchase($0, from: 2))
         }
     }

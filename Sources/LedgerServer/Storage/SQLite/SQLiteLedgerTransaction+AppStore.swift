@@ -27,11 +27,13 @@ extension SQLiteLedgerTransaction {
 
     // MARK: reading
 
+    private static let subscriptionQuery = """
+        SELECT s.granted_by, s.verified_at, \(AppStoreTables.purchaseColumns(of: "p")) FROM subscriptions s
+        JOIN app_store_purchases p ON p.original_transaction_id = s.original_transaction_id WHERE s.household_id = ?
+        """
+
     func subscription(household: String) throws -> SubscriptionRecord? {
-        return try db.queryOne("""
-            SELECT s.granted_by, s.verified_at, \(AppStoreTables.purchaseColumns(of: "p")) FROM subscriptions s
-            JOIN app_store_purchases p ON p.original_transaction_id = s.original_transaction_id WHERE s.household_id = ?
-            """, [.text(household)]).map {
+        return try db.queryOne(Self.subscriptionQuery, [.text(household)]).map {
             SubscriptionRecord(grantedBy: $0.string(0), verifiedAt: $0.int(1), purchase: Self.purchase($0, from: 2))
         }
     }

@@ -52,9 +52,12 @@ extension LedgerWriting {
             case .stale:
                 outcome = .stale
             case .applied:
-                let households = try households(subscribedTo: event.originalTransactionId)
-                for h in households { _ = try nextSeq(household: h) }
-                outcome = households.isEmpty ? .unmatched : .applied
+                var touched = 0
+                for h in try households(subscribedTo: event.originalTransactionId) {
+                    // A household another process deleted since the list was read needs nothing.
+                    do { _ = try nextSeq(household: h); touched += 1 } catch LedgerStorageError.householdNotFound { continue }
+                }
+                outcome = touched == 0 ? .unmatched : .applied
             }
         }
         try insertNotification(n, outcome: outcome, at: now)
