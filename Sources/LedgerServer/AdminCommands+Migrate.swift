@@ -13,6 +13,10 @@ extension AdminCommands {
         #endif
     }
 
+    /// What a build without the `Postgres` trait answers to a database URL.
+    static let noPostgresSupport = "this build has no PostgreSQL support; build it with `swift build -c release --traits Postgres` "
+        + "(or use SQLite: leave out --database-url and KIDLEDGER_DATABASE_URL)"
+
     /// `kidledger-server migrate`: applies the PostgreSQL schema's migrations once (safe while
     /// other processes start or run) and answers `{"event":"migrate","applied":[…],"version":N}`.
     public static func migrate(databaseURL: String) throws -> String {
@@ -29,7 +33,7 @@ extension AdminCommands {
             throw Failure(description: "PostgreSQL: \(e.message)")
         }
         #else
-        throw Failure(description: "this build has no PostgreSQL support; build it with `swift build --traits Postgres`")
+        throw Failure(description: noPostgresSupport)
         #endif
     }
 }

@@ -16,26 +16,23 @@ public final class LedgerApp: Sendable {
         self.configuration = configuration
         try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         OpenSSLRuntime.initialize()
-        let db = try LedgerApp.openWriter(configuration)
         let notifier = ChangeNotifier()
         let metrics = Metrics()
-        let readCache = ReadCache()
-        let checkpointer = try Checkpointer(path: configuration.databasePath)
         let logger = Logger(level: configuration.logging ? (Logger.Level(rawValue: configuration.logLevel) ?? .info) : .none)
-        let writer = WriteQueue(connection: db, checkpointer: checkpointer, afterEveryCommit: { commit in
-            readCache.invalidate(tokens: commit.revokedTokens)
-            metrics.recordCommit(jobs: commit.jobs)
-        }, onSpace: { full in
-            if let full {
-                logger.log(["event": "storage_full", "error": .string(full.description)])
-            } else {
-                logger.log(["event": "storage_recovered"])
-            }
-        }) { touched in notifier.notify(touched) }
+        let readCache: ReadCache
+        let backend: StorageBackend
+        if let url = configuration.databaseURL {
+            readCache = ReadCache(tokenLifetime: LedgerApp.tokenLifetimeWithSeveralProcesses)
+            backend = try LedgerApp.openPostgres(url: url, configuration, notifier: notifier, readCache: readCache,
+                                                 metrics: metrics, logger: logger)
+        } else {
+            readCache = ReadCache()
+            backend = try LedgerApp.openSQLite(configuration, notifier: notifier, readCache: readCache,
+                                               metrics: metrics, logger: logger)
+        }
         let subscriptions = try SubscriptionService.make(configuration)
-        let services = Services(configuration: configuration, reads: ReadPool(path: configuration.databasePath),
-                                readCache: readCache, writer: writer, notifier: notifier, metrics: metrics,
-                                logger: logger, subscriptions: subscriptions,
+        let services = Services(configuration: configuration, backend: backend, readCache: readCache,
+                                notifier: notifier, metrics: metrics, logger: logger, subscriptions: subscriptions,
                                 entitlementKeys: try EntitlementKeys(dataDirectory: configuration.dataDirectory))
         self.services = services
         var http = configuration.http
@@ -65,6 +62,51 @@ public final class LedgerApp: Sendable {
         services.refusedConnections.set { server.refusedConnections }
     }
 
+    /// Longest time a token lookup is kept in memory when other processes may revoke the
+    /// token (PostgreSQL), in seconds.
+    static let tokenLifetimeWithSeveralProcesses = 0.5
+
+    /// SQLite in the data folder: one writer thread with group commit, the checkpointer,
+    /// read connections; short requests run on the event loops.
+    static func openSQLite(_ configuration: LedgerAppConfiguration, notifier: ChangeNotifier, readCache: ReadCache,
+                           metrics: Metrics, logger: Logger) throws -> StorageBackend {
+        let db = try LedgerApp.openWriter(configuration)
+        let checkpointer = try Checkpointer(path: configuration.databasePath)
+        let writer = WriteQueue(connection: db, checkpointer: checkpointer, afterEveryCommit: { commit in
+            readCache.invalidate(tokens: commit.revokedTokens)
+            metrics.recordCommit(jobs: commit.jobs)
+        }, onSpace: { full in
+            if let full {
+                logger.log(["event": "storage_full", "error": .string(full.description)])
+            } else {
+                logger.log(["event": "storage_recovered"])
+            }
+        }) { touched in notifier.notify(touched) }
+        let reads = ReadPool(path: configuration.databasePath)
+        let storage = SQLiteLedgerStorage(reads: reads, writer: writer)
+        return StorageBackend(storage: storage, sqlite: SQLiteBackend(reads: reads, writer: writer),
+                              workers: DispatchWorkers(queue: reads.queue), offLoop: false, readiness: {
+            if storage.isOutOfSpace {
+                var e = APIError(503, "not_ready", "The disk is full: writes fail until there is room again.")
+                e.headers.set("Retry-After", "10")
+                return e
+            }
+            do {
+                _ = try storage.read { try $0.schemaVersion() }
+                return nil
+            } catch {
+                return APIError(503, "not_ready", "The database does not answer.")
+            }
+        }, stop: { writer.stop() })
+    }
+
+    #if !Postgres
+    static func openPostgres(url: String, _ configuration: LedgerAppConfiguration, notifier: ChangeNotifier,
+                             readCache: ReadCache, metrics: Metrics, logger: Logger) throws -> StorageBackend {
+        throw AdminCommands.Failure(description: AdminCommands.noPostgresSupport)
+    }
+    #endif
+
     /// Opens the read-write connection and applies migrations.
     static func openWriter(_ configuration: LedgerAppConfiguration) throws -> SQLiteConnection {
         // A group commit's WAL frames reach the file in one write, then the usual fsync.
@@ -81,6 +123,7 @@ public final class LedgerApp: Sendable {
 
     /// Starts listening and logs `{"event":"listening",…}`.
     public func start() throws {
+        services.backend.waitUntilReady(5)
         try server.start()
         services.logger.log(["event": "listening", "host": .string(configuration.http.host), "port": .int(Int64(server.port)),
                              "maxConnections": .int(Int64(configuration.http.maxConnections)),
@@ -96,7 +139,7 @@ public final class LedgerApp: Sendable {
         // their answers carry `Connection: close`.
         let notifier = services.notifier
         server.shutdown(beforeDraining: { notifier.shutdown() })
-        services.writer.stop()
+        services.backend.stop()
         services.logger.log(["event": "stopped"])
         services.logger.flush()
     }

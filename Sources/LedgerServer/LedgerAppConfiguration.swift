@@ -5,8 +5,15 @@ public struct LedgerAppConfiguration: Sendable {
     /// Registration policy for `POST /v1/accounts`.
     public enum Registration: String, Sendable { case open, closed }
 
-    /// Where `kidledger.sqlite` lives. Default `./data`.
+    /// Where `kidledger.sqlite` lives, and the keys (`cursor.key`, `entitlement-keys/`),
+    /// with either backend. Default `./data`.
     public var dataDirectory: String
+    /// A `postgres://` URL: store everything in that PostgreSQL database instead of SQLite
+    /// (builds with the `Postgres` trait). nil (the default): SQLite in `dataDirectory`.
+    public var databaseURL: String?
+    /// Connections to PostgreSQL per process, and as many worker threads run requests that
+    /// use them. Default 16.
+    public var databaseConnections: Int = 16
     public var http: HTTPServerConfiguration
     /// Default `.open`.
     public var registration: Registration = .open

@@ -314,6 +314,19 @@ public final class PGConnection: @unchecked Sendable {
 
     // MARK: helpers
 
+    /// Why libpq cannot read `url` as connection settings (a `postgres://` URL or a
+    /// key=value string); nil when it can.
+    public static func invalidReason(url: String) -> String? {
+        var error: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &error) else {
+            defer { if let error { PQfreemem(error) } }
+            let reason = trimmed(error)
+            return reason.isEmpty ? "libpq cannot parse it" : reason
+        }
+        PQconninfoFree(options)
+        return nil
+    }
+
     /// `name` quoted as an SQL identifier.
     public func quoteIdentifier(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -17,6 +17,8 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
         case lockNotAvailable
         /// 57014: statement_timeout or a cancel request ended the statement.
         case queryCanceled
+        /// No connection of the pool came free within its acquire timeout.
+        case poolTimeout
         /// A parameter could not be encoded (not a uuid, timestamp out of range).
         case invalidParameter
         /// Anything else (syntax, other constraints, …): a bug or bad data, not transient.
@@ -57,7 +59,7 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
     public var isRetryableTransaction: Bool { kind == .serializationFailure || kind == .deadlock }
 
     /// The database is unreachable for now: answer "unavailable" and reconnect.
-    public var isUnavailable: Bool { kind == .connectionLost || kind == .adminShutdown }
+    public var isUnavailable: Bool { kind == .connectionLost || kind == .adminShutdown || kind == .poolTimeout }
 
     public var description: String {
         var s = "PostgreSQL error"

@@ -14,25 +14,36 @@ public final class PGPool: Sendable {
     private let connectTimeout: Int
     /// Each connection's `answerTimeout`.
     public let answerTimeout: Double?
+    /// Longest wait for a free connection, in seconds (nil: no limit).
+    public let acquireTimeout: Double?
 
-    public init(url: String, size: Int, setup: [String] = [], connectTimeout: Int = 5, answerTimeout: Double? = nil) {
+    public init(url: String, size: Int, setup: [String] = [], connectTimeout: Int = 5, answerTimeout: Double? = nil,
+                acquireTimeout: Double? = nil) {
         precondition(size >= 1)
         self.url = url
         self.size = size
         self.setup = setup
         self.connectTimeout = connectTimeout
         self.answerTimeout = answerTimeout
+        self.acquireTimeout = acquireTimeout
         permits = DispatchSemaphore(value: size)
     }
 
-    /// Runs `body` with a connection on the calling thread (blocking while all are busy).
+    /// Runs `body` with a connection on the calling thread (blocking while all are busy, at
+    /// most `acquireTimeout`, then failing with `poolTimeout`).
     ///
     /// An idle connection may have died unnoticed (the server restarted): when `body` fails
     /// with the database unavailable on a reused connection, and not while committing, it
     /// runs once more on a new connection. `body` must therefore leave nothing behind when
     /// it fails (a transaction, or a read).
     public func with<T>(_ body: (PGConnection) throws -> T) throws -> T {
-        permits.wait()
+        if let acquireTimeout {
+            guard permits.wait(timeout: .now() + acquireTimeout) == .success else {
+                throw PGError(kind: .poolTimeout, message: "no free database connection within \(acquireTimeout) s")
+            }
+        } else {
+            permits.wait()
+        }
         defer { permits.signal() }
         if let slot = idle.withLock({ $0.popLast() }) {
             do { return try run(slot.connection, body) } catch let e as PGError where e.isUnavailable && !e.commitOutcomeUnknown {

@@ -4,7 +4,8 @@ import LedgerServer
 
 /// `kidledger-server` — argument parsing and wiring only.
 let usage = """
-usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registration open|closed]
+usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database-url postgres://…]
+                              [--database-connections N] [--registration open|closed]
                               [--bundle-id ID] [--product-id ID]... [--environment Production|Sandbox]...
                               [--trusted-root FILE]... [--app-apple-id N] [--entitlement-token-ttl S]
                               [--notifications-per-minute N] [--public-dir DIR] [--openapi FILE]
@@ -21,7 +22,8 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--registra
        kidledger-server check [--data-dir DIR]
        kidledger-server migrate --database-url postgres://…   (builds with the Postgres trait)
 Every flag can also be set as an environment variable: KIDLEDGER_HOST, KIDLEDGER_PORT,
-KIDLEDGER_DATA_DIR, KIDLEDGER_REGISTRATION, KIDLEDGER_BUNDLE_ID, KIDLEDGER_PRODUCT_ID (comma-separated),
+KIDLEDGER_DATA_DIR, KIDLEDGER_DATABASE_URL (PostgreSQL instead of SQLite; builds with the Postgres trait),
+KIDLEDGER_DATABASE_CONNECTIONS (default 16), KIDLEDGER_REGISTRATION, KIDLEDGER_BUNDLE_ID, KIDLEDGER_PRODUCT_ID (comma-separated),
 KIDLEDGER_ENVIRONMENT (comma-separated), KIDLEDGER_TRUSTED_ROOT (comma-separated), KIDLEDGER_APP_APPLE_ID
 (required with --bundle-id when Production is allowed), KIDLEDGER_ENTITLEMENT_TOKEN_TTL (seconds, default 86400),
 KIDLEDGER_NOTIFICATIONS_PER_MINUTE (default 600), KIDLEDGER_PUBLIC_DIR,
@@ -102,6 +104,11 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     var c = LedgerAppConfiguration(dataDirectory: o.value("data-dir") ?? "./data",
                                    host: o.value("host") ?? "127.0.0.1", port: o.int("port") ?? 8080)
     if c.http.port > 65535 { fail("--port must be 0…65535") }
+    if let url = o.value("database-url") {
+        if let problem = LedgerAppConfiguration.databaseURLProblem(url) { fail("--database-url " + problem) }
+        c.databaseURL = url
+    }
+    if let n = o.positiveInt("database-connections") { c.databaseConnections = n }
     if let r = o.value("registration") {
         guard let reg = LedgerAppConfiguration.Registration(rawValue: r) else { fail("--registration must be open or closed") }
         c.registration = reg
@@ -167,7 +174,7 @@ func keepFreedHeap() {
     _ = mallopt(-2 /* M_TOP_PAD */, 16 << 20)
 }
 
-let serveOptions: Set<String> = ["host", "port", "data-dir", "registration", "bundle-id", "product-id", "environment",
+let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "database-connections", "registration", "bundle-id", "product-id", "environment",
                                  "trusted-root", "app-apple-id", "entitlement-token-ttl", "notifications-per-minute", "public-dir", "openapi", "max-body-bytes", "event-loops", "quiet", "log-level",
                                  "trusted-proxies", "auth-failures-per-minute", "max-head-bytes", "max-connections",
                                  "max-connections-per-address",
@@ -212,6 +219,7 @@ do {
     case "migrate":
         let o = Options(args.dropFirst(), allowed: ["database-url"])
         guard let url = o.value("database-url") else { fail("migrate needs --database-url (or KIDLEDGER_DATABASE_URL)") }
+        if let problem = LedgerAppConfiguration.databaseURLProblem(url) { fail("--database-url " + problem) }
         print(try AdminCommands.migrate(databaseURL: url))
     case "help", "--help", "-h":
         print(usage)

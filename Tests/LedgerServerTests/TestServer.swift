@@ -5,12 +5,55 @@ import FoundationNetworking
 import LedgerModel
 @testable import LedgerServer
 import XCTest
+#if Postgres
+import PostgresKit
+#endif
 
 /// A real server on an ephemeral loopback port with a temporary data directory.
+///
+/// In a build with the `Postgres` trait and KIDLEDGER_TEST_DATABASE_URL set (as
+/// scripts/test-postgres.sh does), every server stores its data in a fresh schema of that
+/// database instead of SQLite, so the same HTTP tests run against both backends; tests of
+/// something only SQLite has call `TestServer.requireSQLite(_:)` first.
 final class TestServer: @unchecked Sendable {
     let app: LedgerApp
     let dataDirectory: String
+    /// The PostgreSQL schema this server's data lives in (nil: SQLite).
+    let schema: String?
     var base: String { "http://127.0.0.1:\(app.port)" }
+
+    /// The database the tests' servers use, nil for SQLite.
+    static var postgresURL: String? {
+        #if Postgres
+        let url = ProcessInfo.processInfo.environment["KIDLEDGER_TEST_DATABASE_URL"]
+        return url?.isEmpty == false ? url : nil
+        #else
+        return nil
+        #endif
+    }
+
+    /// Skips the calling test when the servers run over PostgreSQL.
+    static func requireSQLite(_ reason: String) throws {
+        if postgresURL != nil { throw XCTSkip("SQLite only: \(reason)") }
+    }
+
+    /// A `postgres://` URL naming a new, empty schema of `url`'s database (through the
+    /// session's search_path), and the schema's name.
+    static func freshSchema(_ url: String, prefix: String = "ts") throws -> (url: String, schema: String) {
+        #if Postgres
+        let schema = prefix + "_" + String(UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(20))
+        try PGConnection(url: url).execute("CREATE SCHEMA \(schema)")
+        return (url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)", schema)
+        #else
+        throw XCTSkip("this build has no PostgreSQL support")
+        #endif
+    }
+
+    static func dropSchema(_ schema: String) {
+        #if Postgres
+        if let url = postgresURL, let admin = try? PGConnection(url: url) { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
+        #endif
+    }
 
     init(configure: (inout LedgerAppConfiguration) -> Void = { _ in }) throws {
         dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-test-\(UUID().uuidString)").path
@@ -22,14 +65,28 @@ final class TestServer: @unchecked Sendable {
         c.publicDirectory = repo.appendingPathComponent("Public").path
         // Tests sign many accounts up from one address; the registration limit has its own tests.
         c.registrationsPerHour = 0
+        var schema: String?
+        if let url = TestServer.postgresURL {
+            let fresh = try TestServer.freshSchema(url)
+            c.databaseURL = fresh.url
+            c.databaseConnections = 4
+            schema = fresh.schema
+        }
+        self.schema = schema
         configure(&c)
-        app = try LedgerApp(configuration: c)
-        try app.start()
+        do {
+            app = try LedgerApp(configuration: c)
+            try app.start()
+        } catch {
+            if let schema { TestServer.dropSchema(schema) }
+            throw error
+        }
     }
 
     func stop() {
         app.stop()
         try? FileManager.default.removeItem(atPath: dataDirectory)
+        if let schema { TestServer.dropSchema(schema) }
     }
 
     struct Reply {

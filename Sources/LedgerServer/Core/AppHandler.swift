@@ -10,8 +10,8 @@ final class LateBound<T: Sendable>: Sendable {
     func get(_ fallback: T) -> T { (value.withLock { $0 })?() ?? fallback }
 }
 
-/// The HTTP entry point: routes each request and runs its handler — light handlers with
-/// small bodies on the event loop, everything else on the read pool's queue.
+/// The HTTP entry point: routes each request and runs its handler — with SQLite, light
+/// handlers with small bodies on the event loop; everything else on the workers.
 final class AppHandler: HTTPHandler {
     let services: Services
     let router: Router
@@ -28,13 +28,17 @@ final class AppHandler: HTTPHandler {
         case .found(let route, let params):
             let ctx = RequestContext(request: request, params: params, responder: responder,
                                      services: services, routeLabel: route.template)
-            // Short reads and small writes run on the event loop (no thread hop; a write only
-            // parses its body there); long-polls, feed pages, batch pushes and large bodies
-            // go to the worker queue.
-            if route.inline || (route.lightweight && request.body.count <= AppHandler.inlineBodyLimit) {
+            // Over SQLite, short reads and small writes run on the event loop (no thread hop;
+            // a write only parses its body there); long-polls, feed pages, batch pushes and
+            // large bodies go to the workers. Over PostgreSQL every route that may touch
+            // storage goes to the workers: the loops only parse, route and write bytes.
+            if route.inline || (!services.backend.offLoop && route.lightweight
+                                && request.body.count <= AppHandler.inlineBodyLimit) {
                 run(route, ctx)
-            } else {
-                services.reads.queue.async { self.run(route, ctx) }
+            } else if !services.offLoop({ self.run(route, ctx) }) {
+                var e = APIError(503, "service_unavailable", "The server is busy; retry shortly.")
+                e.headers.set("Retry-After", "1")
+                ctx.respond(e.response)
             }
         case .methodNotAllowed(let allowed):
             var e = APIError(405, "method_not_allowed", "\(request.method) is not allowed here; use \(allowed.joined(separator: ", ")).")

@@ -3,15 +3,41 @@ import HTTPServer
 import LedgerModel
 import SQLiteKit
 
+/// The SQLite-only machinery: the read connections and the one writer thread (with group
+/// commit and the checkpointer). Absent with PostgreSQL.
+struct SQLiteBackend: Sendable {
+    let reads: ReadPool
+    let writer: WriteQueue
+}
+
+/// The storage a server runs over, with what depends on which one it is.
+struct StorageBackend: Sendable {
+    let storage: any LedgerStorage
+    /// nil with PostgreSQL.
+    let sqlite: SQLiteBackend?
+    /// Where handlers run off the event loops.
+    let workers: any RequestWorkers
+    /// Whether every handler that touches storage must run off the event loops (PostgreSQL:
+    /// each answer waits for a network round trip). With SQLite short reads and small
+    /// writes run on the loop.
+    let offLoop: Bool
+    /// nil while the storage can serve; otherwise the 503 to answer `/readyz` with.
+    let readiness: @Sendable () -> APIError?
+    /// Waits (up to the given seconds) until what runs beside the storage is up: with
+    /// PostgreSQL, the change bus's listening connection.
+    var waitUntilReady: @Sendable (Double) -> Void = { _ in }
+    /// Stops what the backend runs (after the HTTP server has drained).
+    let stop: @Sendable () -> Void
+}
+
 /// The shared machinery every handler uses.
 final class Services: Sendable {
     let configuration: LedgerAppConfiguration
     /// Everything handlers read and write goes through this seam.
     let storage: any LedgerStorage
-    let reads: ReadPool
-    /// Token and GET answers valid until the next commit.
+    let backend: StorageBackend
+    /// Token lookups (and, with SQLite, GET answers) valid until the next commit.
     let readCache: ReadCache
-    let writer: WriteQueue
     let notifier: ChangeNotifier
     let metrics: Metrics
     let logger: Logger
@@ -32,18 +58,30 @@ final class Services: Sendable {
 
     func connectionCount() -> Int { connections.get(0) }
 
-    /// Where work that may wait for storage runs, off the event loops (handlers that read
-    /// or write a lot, woken long-polls).
-    var workers: DispatchQueue { reads.queue }
+    /// SQLite's read connections, for code that has not moved onto `storage` yet (only
+    /// reachable over SQLite).
+    var reads: ReadPool { sqliteOnly.reads }
+    /// SQLite's writer, for code that has not moved onto `storage` yet.
+    var writer: WriteQueue { sqliteOnly.writer }
+    private var sqliteOnly: SQLiteBackend {
+        guard let sqlite = backend.sqlite else { preconditionFailure("a SQLite-only path was reached over PostgreSQL") }
+        return sqlite
+    }
 
-    init(configuration: LedgerAppConfiguration, reads: ReadPool, readCache: ReadCache, writer: WriteQueue,
+    /// Where work that may wait for storage runs, off the event loops (handlers that read
+    /// or write a lot, woken long-polls; over PostgreSQL every handler that touches storage).
+    var workers: any RequestWorkers { backend.workers }
+
+    /// Runs `work` off the event loops; false when the workers' backlog is full.
+    func offLoop(_ work: @escaping @Sendable () -> Void) -> Bool { backend.workers.submit(work) }
+
+    init(configuration: LedgerAppConfiguration, backend: StorageBackend, readCache: ReadCache,
          notifier: ChangeNotifier, metrics: Metrics, logger: Logger, subscriptions: SubscriptionService?,
          entitlementKeys: EntitlementKeys) {
         self.configuration = configuration
-        self.reads = reads
-        self.storage = SQLiteLedgerStorage(reads: reads, writer: writer)
+        self.backend = backend
+        self.storage = backend.storage
         self.readCache = readCache
-        self.writer = writer
         self.notifier = notifier
         self.metrics = metrics
         self.logger = logger

@@ -9,17 +9,8 @@ enum OperationsRoutes {
             .response(HTTPResponse(status: 200, contentType: "application/json; charset=utf-8", body: #"{"status":"ok"}"#))
         }
         r.add("GET", "/readyz") { ctx in
-            if ctx.services.storage.isOutOfSpace {
-                var e = APIError(503, "not_ready", "The disk is full: writes fail until there is room again.")
-                e.headers.set("Retry-After", "10")
-                return .response(e.response)
-            }
-            do {
-                _ = try ctx.read { try $0.schemaVersion() }
-                return ctx.json(200, .object(["status": "ready"]))
-            } catch {
-                return .response(APIError(503, "not_ready", "The database does not answer.").response)
-            }
+            if let notReady = ctx.services.backend.readiness() { return .response(notReady.response) }
+            return ctx.json(200, .object(["status": "ready"]))
         }
         r.add("GET", "/metrics") { ctx in
             let text = ctx.services.metrics.render(openConnections: ctx.services.connectionCount(),

@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPServer
 import Synchronization
 
@@ -12,15 +13,28 @@ import Synchronization
 /// commits that revoke one). Only positive results are kept (a known token, a 200 answer):
 /// writes made by another process (`accounts create` while serving) only add rows, which a
 /// miss finds.
+///
+/// With several server processes (PostgreSQL) GET answers are never kept (the storage's
+/// `cachesReads` is false) and a token lookup is kept for `tokenLifetime` at most: a token
+/// revoked through another process is refused here once the change bus has said so
+/// (`invalidate(tokens: true)`, milliseconds) or at the latest when the entry expires
+/// (the bus is best effort: a process killed between its COMMIT and its NOTIFY announces
+/// nothing). While the bus is disconnected `bypassTokens` turns the token cache off.
 final class ReadCache: Sendable {
     /// Entries kept per kind before the table is emptied and refilled. Default 4096.
     let capacity: Int
+    /// Longest time a token lookup is served from memory, in nanoseconds; nil: until the
+    /// next commit that revokes a token (one process over SQLite).
+    let tokenLifetime: UInt64?
+    private let tokensBypassed = Atomic<Bool>(false)
 
     private let generation = Atomic<UInt64>(0)
     private let tokenGeneration = Atomic<UInt64>(0)
     private struct Entry<Value> {
         let generation: UInt64
         let value: Value
+        /// When it stops being served (uptime nanoseconds); 0: never by age.
+        var expires: UInt64 = 0
     }
     private struct State {
         var callers: [[UInt8]: Entry<Caller>] = [:]
@@ -28,8 +42,19 @@ final class ReadCache: Sendable {
     }
     private let state = Mutex(State())
 
-    init(capacity: Int = 4096) {
+    init(capacity: Int = 4096, tokenLifetime: Double? = nil) {
         self.capacity = capacity
+        self.tokenLifetime = tokenLifetime.map { UInt64($0 * 1e9) }
+    }
+
+    /// While true, token lookups are neither served nor kept (and turning it on forgets
+    /// every kept one).
+    var bypassTokens: Bool {
+        get { tokensBypassed.load(ordering: .acquiring) }
+        set {
+            tokensBypassed.store(newValue, ordering: .releasing)
+            if newValue { invalidate(tokens: true) }
+        }
     }
 
     /// The generation to stamp on a GET answer about to be read.
@@ -47,17 +72,27 @@ final class ReadCache: Sendable {
 
     /// The caller of a token hash, if it was looked up since the last token revocation.
     func caller(hash: [UInt8]) -> Caller? {
+        if tokenLifetime != nil && bypassTokens { return nil }
         let now = currentTokens
-        return state.withLock { s in
+        let e = state.withLock { s -> Entry<Caller>? in
             guard let e = s.callers[hash], e.generation == now else { return nil }
-            return e.value
+            return e
         }
+        guard let e else { return nil }
+        if e.expires != 0 && DispatchTime.now().uptimeNanoseconds >= e.expires { return nil }
+        return e.value
     }
 
+    /// `readAt` is `currentTokens` taken before the lookup ran.
     func store(_ caller: Caller, hash: [UInt8], readAt generation: UInt64) {
+        var expires: UInt64 = 0
+        if let tokenLifetime {
+            if bypassTokens { return }
+            expires = DispatchTime.now().uptimeNanoseconds + tokenLifetime
+        }
         state.withLock { s in
             if s.callers.count >= capacity { s.callers.removeAll(keepingCapacity: true) }
-            s.callers[hash] = Entry(generation: generation, value: caller)
+            s.callers[hash] = Entry(generation: generation, value: caller, expires: expires)
         }
     }
 

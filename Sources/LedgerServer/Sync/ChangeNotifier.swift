@@ -30,6 +30,15 @@ final class ChangeNotifier: Sendable {
             count -= 1
             return w
         }
+
+        /// Removes every waiter and returns them.
+        mutating func removeAll() -> [Waiter] {
+            let all = byHousehold.values.flatMap { $0.values }
+            byHousehold = [:]
+            byToken = [:]
+            count = 0
+            return all
+        }
     }
     private let state = Mutex(State())
     private let timerQueue = DispatchQueue(label: "kidledger.longpoll-timers")
@@ -98,15 +107,18 @@ final class ChangeNotifier: Sendable {
         }, timedOut: false)
     }
 
+    /// Wakes every parked request (not as timed out: each looks at its household again).
+    /// After changes may have gone unannounced, such as while the change bus of several
+    /// processes was reconnecting.
+    func notifyEveryone() {
+        wakeAll(state.withLock { $0.removeAll() }, timedOut: false)
+    }
+
     /// Wakes every parked request now (as timed out) and refuses new ones.
     func shutdown() {
         wakeAll(state.withLock { s in
             s.stopped = true
-            let all = s.byHousehold.values.flatMap { $0.values }
-            s.byHousehold = [:]
-            s.byToken = [:]
-            s.count = 0
-            return all
+            return s.removeAll()
         }, timedOut: true)
     }
 

@@ -16,13 +16,14 @@ import Synchronization
 ///
 /// When the listening connection drops, the bus reconnects with backoff, LISTENs again and
 /// calls `onResync`: notifications sent meanwhile are lost, so every local waiter must
-/// look again.
+/// look again. `onDisconnect` runs when a listening connection is lost.
 final class PostgresChangeBus: Sendable {
     let channel: String
     private let url: String
     private let publisher: PGPool
     private let onRemote: @Sendable (StorageCommit) -> Void
     private let onResync: @Sendable () -> Void
+    private let onDisconnect: @Sendable () -> Void
     private struct State {
         var stopped = false
         /// Backend pids of this process's publishing connections (their echoes are skipped).
@@ -36,16 +37,29 @@ final class PostgresChangeBus: Sendable {
     static let maxPayload = 7000
 
     init(url: String, channel: String = "kidledger_changes",
-         onRemote: @escaping @Sendable (StorageCommit) -> Void, onResync: @escaping @Sendable () -> Void) {
+         onRemote: @escaping @Sendable (StorageCommit) -> Void, onResync: @escaping @Sendable () -> Void,
+         onDisconnect: @escaping @Sendable () -> Void = {}) {
         self.url = url
         self.channel = channel
-        self.publisher = PGPool(url: url, size: 2)
+        self.publisher = PGPool(url: url, size: 2, connectTimeout: 2, answerTimeout: 3, acquireTimeout: 2)
         self.onRemote = onRemote
         self.onResync = onResync
+        self.onDisconnect = onDisconnect
     }
 
     /// Whether the listening connection is up (for readiness).
     var isListening: Bool { state.withLock { $0.listening } }
+
+    /// Waits up to `seconds` for the listening connection; whether it is up.
+    @discardableResult
+    func waitUntilListening(seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !isListening {
+            if Date() >= deadline { return false }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        return true
+    }
 
     /// Starts the listening thread.
     func start() {
@@ -61,6 +75,7 @@ final class PostgresChangeBus: Sendable {
             return !s.stopped
         }
         if wasRunning { finished.wait() }
+        publisher.closeIdle()
     }
 
     /// Tells the other processes about a durable commit. Best effort: a lost notification
@@ -109,7 +124,7 @@ final class PostgresChangeBus: Sendable {
         while !stopped {
             do {
                 if db == nil {
-                    let c = try PGConnection(url: url)
+                    let c = try PGConnection(url: url, connectTimeout: 2)
                     try c.listen(channel)
                     db = c
                     state.withLock { $0.listening = true }
@@ -129,7 +144,11 @@ final class PostgresChangeBus: Sendable {
                 if !commit.isEmpty { onRemote(commit) }
             } catch {
                 db = nil
-                state.withLock { $0.listening = false }
+                let was = state.withLock { s -> Bool in
+                    defer { s.listening = false }
+                    return s.listening
+                }
+                if was { onDisconnect() }
                 Thread.sleep(forTimeInterval: backoff)
                 backoff = min(backoff * 2, 2)
             }

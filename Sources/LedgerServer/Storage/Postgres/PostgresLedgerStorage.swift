@@ -15,10 +15,13 @@ import PostgresKit
 /// the idempotent path. A database that cannot be reached is `unavailable`.
 final class PostgresLedgerStorage: LedgerStorage {
     let pool: PGPool
-    private let writes = DispatchQueue(label: "kidledger.pg.write", qos: .userInitiated, attributes: .concurrent)
-    /// Called after every durable commit that touched a household or revoked a token (after
-    /// the write was answered).
+    /// Where writes run (they are answered from there).
+    private let workers: any RequestWorkers
+    /// Called after every durable commit that touched a household or revoked a token,
+    /// before the write is answered (this process's own waiters and caches).
     private let onCommit: @Sendable (StorageCommit) -> Void
+    /// Called after such a commit once the write was answered (telling other processes).
+    private let announce: @Sendable (StorageCommit) -> Void
     /// How many times a write lost to a concurrent one runs again before it fails.
     static let maxAttempts = 8
     /// Other processes commit too: nothing read may be kept past its request.
@@ -26,10 +29,23 @@ final class PostgresLedgerStorage: LedgerStorage {
     /// Space on the database server is not tracked by this process.
     var isOutOfSpace: Bool { false }
 
-    init(url: String, connections: Int = 16, setup: [String] = [],
-         onCommit: @escaping @Sendable (StorageCommit) -> Void = { _ in }) {
-        pool = PGPool(url: url, size: connections, setup: setup)
+    /// - Parameters:
+    ///   - setup: statements every new session runs first (`SET search_path`, timeouts).
+    ///   - answerTimeout: longest wait for one statement's answer, in seconds, before the
+    ///     session is given up (a database that stopped answering); nil: no limit.
+    ///   - acquireTimeout: longest wait for a free connection, in seconds, before the
+    ///     request is answered `unavailable`; nil: no limit.
+    ///   - workers: where writes run; nil: a Dispatch queue of their own.
+    init(url: String, connections: Int = 16, setup: [String] = [], acquireTimeout: Double? = nil,
+         connectTimeout: Int = 5, answerTimeout: Double? = nil, workers: (any RequestWorkers)? = nil,
+         onCommit: @escaping @Sendable (StorageCommit) -> Void = { _ in },
+         announce: @escaping @Sendable (StorageCommit) -> Void = { _ in }) {
+        pool = PGPool(url: url, size: connections, setup: setup, connectTimeout: connectTimeout,
+                      answerTimeout: answerTimeout, acquireTimeout: acquireTimeout)
+        self.workers = workers ?? DispatchWorkers(queue: DispatchQueue(label: "kidledger.pg.write", qos: .userInitiated,
+                                                                        attributes: .concurrent))
         self.onCommit = onCommit
+        self.announce = announce
     }
 
     /// Applies the schema's migrations (once, whichever process gets there first).
@@ -47,22 +63,32 @@ final class PostgresLedgerStorage: LedgerStorage {
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writes.async { [self] in
+        let accepted = workers.submit { [self] in
             switch Result(catching: { try run(body) }) {
             case .success(let (value, commit)):
-                completion(.success(value))
                 if !commit.isEmpty { onCommit(commit) }
+                completion(.success(value))
+                if !commit.isEmpty { announce(commit) }
             case .failure(let e):
                 completion(.failure(e))
             }
         }
+        if !accepted { completion(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false))) }
     }
 
     /// Runs `body` in a write transaction on the calling thread, again after a lost race.
     func writeNow<T>(_ body: (any LedgerWriting) throws -> T) throws -> T {
         let (value, commit) = try run(body)
-        if !commit.isEmpty { onCommit(commit) }
+        if !commit.isEmpty {
+            onCommit(commit)
+            announce(commit)
+        }
         return value
+    }
+
+    /// Whether the database answers a trivial query now.
+    func ping() -> Bool {
+        (try? pool.with { try $0.queryOne("SELECT 1") }) != nil
     }
 
     private func run<T>(_ body: (any LedgerWriting) throws -> T) throws -> (T, StorageCommit) {
@@ -83,11 +109,12 @@ final class PostgresLedgerStorage: LedgerStorage {
         }
     }
 
-    /// Database unavailability becomes the domain's `unavailable`; everything else passes.
+    /// Database unavailability (unreachable, restarting, no free connection in time, a
+    /// statement past its timeout) becomes the domain's `unavailable`; everything else passes.
     private static func mapped<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let e as PGError where e.isUnavailable {
+        } catch let e as PGError where e.isUnavailable || e.kind == .queryCanceled || e.kind == .lockNotAvailable {
             throw LedgerStorageError.unavailable(commitOutcomeUnknown: e.commitOutcomeUnknown)
         }
     }

@@ -1,0 +1,102 @@
+import Foundation
+import Synchronization
+
+/// Where request work that may wait on the database runs, off the event loops.
+protocol RequestWorkers: Sendable {
+    /// Runs `work` soon on another thread; false (and `work` never runs) when there is no
+    /// room for it.
+    func submit(_ work: @escaping @Sendable () -> Void) -> Bool
+}
+
+extension RequestWorkers {
+    /// Runs `work` soon on another thread: on a worker, or when the backlog is full on a
+    /// thread of Dispatch's (for work that must happen, such as answering a woken long-poll).
+    func async(_ work: @escaping @Sendable () -> Void) {
+        if !submit(work) { DispatchQueue.global().async(execute: work) }
+    }
+}
+
+/// Dispatch's concurrent queue, for SQLite: its reads are local and short, so the threads
+/// Dispatch adds while some block stay few.
+struct DispatchWorkers: RequestWorkers {
+    let queue: DispatchQueue
+    func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
+        queue.async(execute: work)
+        return true
+    }
+}
+
+/// A fixed number of threads taking work in arrival order, with a bounded backlog. A slow
+/// or unreachable database makes requests wait here (and, past the backlog, refused with
+/// 503) instead of making Dispatch start a thread for every blocked request.
+final class WorkerPool: RequestWorkers {
+    private struct State {
+        var jobs: [(@Sendable () -> Void)?] = []
+        var head = 0
+        var stopped = false
+        var count: Int { jobs.count - head }
+    }
+    private let state = Mutex(State())
+    private let available = DispatchSemaphore(value: 0)
+    private let ended = DispatchSemaphore(value: 0)
+    let threads: Int
+    /// Most jobs waiting for a thread.
+    let maxQueued: Int
+
+    init(name: String, threads: Int, maxQueued: Int) {
+        precondition(threads >= 1 && maxQueued >= 1)
+        self.threads = threads
+        self.maxQueued = maxQueued
+        for i in 0..<threads {
+            let t = Thread { [self] in loop() }
+            t.name = "\(name)-\(i)"
+            t.start()
+        }
+    }
+
+    /// Jobs waiting for a thread right now.
+    var queued: Int { state.withLock { $0.count } }
+
+    func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let accepted = state.withLock { s -> Bool in
+            guard !s.stopped, s.count < maxQueued else { return false }
+            s.jobs.append(work)
+            return true
+        }
+        if accepted { available.signal() }
+        return accepted
+    }
+
+    /// Runs what is queued, then ends the threads (returns once they have ended).
+    func stop() {
+        let first = state.withLock { s -> Bool in
+            defer { s.stopped = true }
+            return !s.stopped
+        }
+        guard first else { return }
+        for _ in 0..<threads { available.signal() }
+        for _ in 0..<threads { ended.wait() }
+    }
+
+    private func loop() {
+        while true {
+            available.wait()
+            let job = state.withLock { s -> (@Sendable () -> Void)?? in
+                guard s.head < s.jobs.count else { return s.stopped ? .some(nil) : nil }
+                let j = s.jobs[s.head]
+                s.jobs[s.head] = nil
+                s.head += 1
+                if s.head >= 1024 && s.head * 2 >= s.jobs.count {
+                    s.jobs.removeFirst(s.head)
+                    s.head = 0
+                }
+                return .some(j)
+            }
+            switch job {
+            case .some(.some(let work)): work()
+            case .some(.none): ended.signal(); return
+            case .none: continue
+            }
+        }
+    }
+}
