@@ -23,6 +23,12 @@ final class Connection {
         var response: HTTPResponse?
         /// Close after this response regardless of keep-alive (errors).
         var forceClose: Bool
+
+        /// Whether the response is in (checked without copying it).
+        var isAnswered: Bool {
+            if case .some = response { return true }
+            return false
+        }
     }
 
     struct PendingLog {

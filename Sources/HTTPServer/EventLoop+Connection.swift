@@ -192,7 +192,7 @@ extension EventLoop {
         guard let c = connection(handle.fd), c.handle === handle, c.phase == .open,
               let first = c.slots.first else { return }
         let i = Int(sequence &- first.sequence)
-        guard i >= 0, i < c.slots.count, c.slots[i].sequence == sequence, c.slots[i].response == nil else { return }
+        guard i >= 0, i < c.slots.count, c.slots[i].sequence == sequence, !c.slots[i].isAnswered else { return }
         c.slots[i].response = response
         if !c.dispatching { pump(c) }
     }
@@ -230,10 +230,10 @@ extension EventLoop {
 
     private func encodeReady(_ c: Connection) {
         guard !c.closeAfterWrite else { return }
-        while !c.slots.isEmpty && c.slots[0].response != nil {
+        while !c.slots.isEmpty && c.slots[0].isAnswered {
             // Moved out, not copied: the last slot (the usual case) without shifting.
-            let first = c.slots.count == 1 ? c.slots.removeLast() : c.slots.removeFirst()
-            let response = first.response!
+            var first = c.slots.count == 1 ? c.slots.removeLast() : c.slots.removeFirst()
+            let response = first.response.take()!
             let close = first.forceClose || !first.keepAlive
                 || (core.isShuttingDown && c.slots.isEmpty && c.currentHead == nil)
                 || (c.peerClosed && c.slots.isEmpty)
@@ -281,16 +281,19 @@ extension EventLoop {
         if progressed {
             c.writeDeadline = nil
             if !c.logs.isEmpty, let log = core.configuration.accessLog, c.logs[0].endOffset <= c.bytesWritten {
-                // One fresh reading for every response this write completed.
+                // One fresh reading for every response this write completed. The list is
+                // taken from the connection while it is walked (one access, no copies).
                 now = Self.monotonicNow()
+                var logs: [Connection.PendingLog] = []
+                swap(&logs, &c.logs)
                 var done = 0
-                for item in c.logs where item.endOffset <= c.bytesWritten {
-                    var entry = item.entry
-                    entry.duration = max(0, now - entry.duration)
-                    log(entry)
+                while done < logs.count && logs[done].endOffset <= c.bytesWritten {
+                    logs[done].entry.duration = max(0, now - logs[done].entry.duration)
+                    log(logs[done].entry)
                     done += 1
                 }
-                if done > 0 { c.logs.removeFirst(done) }
+                if done == logs.count { logs.removeAll(keepingCapacity: true) } else { logs.removeFirst(done) }
+                swap(&logs, &c.logs)
             }
         }
         if c.outboundOffset >= c.outbound.count && !c.outbound.isEmpty {

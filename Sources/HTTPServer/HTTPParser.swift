@@ -1,3 +1,5 @@
+import Glibc
+
 /// An incremental, allocation-light HTTP/1.x request parser.
 ///
 /// The parser is a pure value: it owns no socket and no buffer. The caller keeps the
@@ -174,7 +176,7 @@ public struct HTTPParser: Sendable {
         var i = 0
         while i < count, isTokenByte(buf[i]) { i += 1 }
         if i == 0 || i >= count || buf[i] != 32 { return .failure(.badRequest("Malformed request line.")) }
-        let method = makeString(buf, 0, i)
+        let method = interned(buf, 0, i, Self.commonMethods) ?? makeString(buf, 0, i)
         i += 1
         let targetStart = i
         while i < count, buf[i] > 32, buf[i] < 127 { i += 1 }
@@ -231,7 +233,7 @@ public struct HTTPParser: Sendable {
             i += 2
 
             let nameLength = nameEnd - nameStart
-            let name = makeString(buf, nameStart, nameEnd)
+            let name = interned(buf, nameStart, nameEnd, Self.commonFieldNames) ?? makeString(buf, nameStart, nameEnd)
             let value = makeString(buf, valueStart, valueEnd)
             headers.add(name, value)
 
@@ -417,6 +419,33 @@ public struct HTTPParser: Sendable {
     @inline(__always)
     static func makeString(_ buf: UnsafeBufferPointer<UInt8>, _ a: Int, _ b: Int) -> String {
         String(decoding: UnsafeBufferPointer(rebasing: buf[a..<b]), as: UTF8.self)
+    }
+
+    /// Methods and field names most requests carry, spelled as clients send them: a match
+    /// is handed out as the string literal (nothing to validate, allocate or release).
+    static let commonMethods = internable(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"])
+    static let commonFieldNames = internable([
+        "Host", "Authorization", "Content-Type", "Content-Length", "Accept", "Accept-Encoding", "User-Agent",
+        "Connection", "Idempotency-Key", "Content-Encoding", "If-Match", "If-None-Match", "X-Forwarded-For",
+        "Expect", "Transfer-Encoding", "host", "authorization", "content-type", "content-length", "accept",
+        "accept-encoding", "user-agent", "connection", "idempotency-key", "content-encoding", "if-match",
+        "if-none-match", "x-forwarded-for",
+    ])
+
+    static func internable(_ strings: [String]) -> [(bytes: [UInt8], string: String)] {
+        strings.map { (Array($0.utf8), $0) }
+    }
+
+    /// The string among `candidates` with exactly the bytes `buf[a..<b]`.
+    static func interned(_ buf: UnsafeBufferPointer<UInt8>, _ a: Int, _ b: Int,
+                         _ candidates: [(bytes: [UInt8], string: String)]) -> String? {
+        let n = b - a
+        for candidate in candidates where candidate.bytes.count == n {
+            if candidate.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, buf.baseAddress! + a, n) }) == 0 {
+                return candidate.string
+            }
+        }
+        return nil
     }
 
     /// ASCII case-insensitive comparison of `buf[a..<b]` with a lowercase literal.

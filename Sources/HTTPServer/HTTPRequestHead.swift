@@ -1,5 +1,7 @@
-/// The framing-relevant facts of a parsed request head.
-public struct HTTPRequestHead: Sendable {
+/// The framing-relevant facts of a parsed request head. A class of constants: the event
+/// loop hands a head on between parsing steps, and a copy of a struct of this many fields
+/// (retaining each) costs more than the reference.
+public final class HTTPRequestHead: Sendable {
     /// How the body is delimited.
     public enum BodyFraming: Sendable, Equatable {
         case none
@@ -9,20 +11,20 @@ public struct HTTPRequestHead: Sendable {
         case chunked
     }
 
-    public var method: String
-    public var target: String
+    public let method: String
+    public let target: String
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
-    public var minorVersion: Int
-    public var headers: HTTPHeaders
-    public var framing: BodyFraming
+    public let minorVersion: Int
+    public let headers: HTTPHeaders
+    public let framing: BodyFraming
     /// Whether the connection may stay open after this request (HTTP/1.1 default, or
     /// HTTP/1.0 with `Connection: keep-alive`; false with `Connection: close`).
-    public var keepAlive: Bool
+    public let keepAlive: Bool
     /// `Expect: 100-continue` was sent by an HTTP/1.1 client with a body (HTTP/1.0 clients'
     /// expectations are ignored, RFC 9110 §10.1.1).
-    public var expectContinue: Bool
+    public let expectContinue: Bool
     /// Total bytes of the head including the final empty line.
-    public var headLength: Int
+    public let headLength: Int
 
     public init(method: String, target: String, minorVersion: Int, headers: HTTPHeaders,
                 framing: BodyFraming, keepAlive: Bool, expectContinue: Bool, headLength: Int) {

@@ -241,4 +241,20 @@ final class HeaderNameTests: XCTestCase {
         XCTAssertEqual(h.fields.map(\.name), ["x-two", "X-ONE"])
         XCTAssertEqual(h["x-one"], "3")
     }
+
+    func testMethodsAndNamesAreKeptAsSent() {
+        let text = "GETX / HTTP/1.1\r\nhOsT: a\r\nHost2: b\r\nauthorization: c\r\nContent-Typ: d\r\nIf-Match: e\r\n\r\n"
+        var parser = HTTPParser()
+        let (_, result) = Array(text.utf8).withUnsafeBufferPointer { parser.parse($0) }
+        guard case .head(let head) = result else { return XCTFail("\(result)") }
+        XCTAssertEqual(head.method, "GETX")
+        XCTAssertEqual(head.headers.fields.map(\.name), ["hOsT", "Host2", "authorization", "Content-Typ", "If-Match"])
+        XCTAssertEqual(head.headers.fields.map(\.value), ["a", "b", "c", "d", "e"])
+        for method in ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "get", "PROPFIND"] {
+            var p = HTTPParser()
+            let (_, r) = Array("\(method) / HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBufferPointer { p.parse($0) }
+            guard case .head(let h) = r else { return XCTFail(method) }
+            XCTAssertEqual(h.method, method)
+        }
+    }
 }

@@ -118,15 +118,12 @@ struct Router: Sendable {
 
     private func match(method: String, _ bytes: UnsafeBufferPointer<UInt8>,
                        _ parts: UnsafeMutableBufferPointer<Range<Int>>, candidates: [Int]) -> Match {
-        var allowed: [String] = []
         var found: Int?
         for index in candidates {
-            guard routes[index].fits(bytes, parts) else { continue }
             let routeMethod = routes[index].method
-            if routeMethod == method || (method == "HEAD" && routeMethod == "GET") {
-                if found == nil || routeMethod == method { found = index }
-            }
-            if !allowed.contains(routeMethod) { allowed.append(routeMethod) }
+            guard routeMethod == method || (method == "HEAD" && routeMethod == "GET") else { continue }
+            guard routes[index].fits(bytes, parts) else { continue }
+            if found == nil || routeMethod == method { found = index }
         }
         if let found {
             let route = routes[found]
@@ -138,6 +135,11 @@ struct Router: Sendable {
                 params[name] = segment.contains(UInt8(ascii: "%")) ? (PercentDecoding.decode(raw) ?? raw) : raw
             }
             return .found(route, params)
+        }
+        // No route of this method: the methods of the routes the path fits, for the 405.
+        var allowed: [String] = []
+        for index in candidates where routes[index].fits(bytes, parts) {
+            if !allowed.contains(routes[index].method) { allowed.append(routes[index].method) }
         }
         if !allowed.isEmpty {
             if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
