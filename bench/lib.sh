@@ -20,30 +20,17 @@ bench_server_bin() {
     fi
 }
 
+source "$repo/scripts/nginx-private.sh"
 bench_start_nginx() {
     local port=$1
-    mkdir -p "$tmp/nginx/logs"
-    cat > "$tmp/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon off;
-pid $tmp/nginx/nginx.pid;
-error_log $tmp/nginx/logs/error.log warn;
-events { worker_connections 4096; }
-http {
+    nginx_private_conf "$tmp/nginx" "
     access_log off;
     keepalive_requests 100000000;
     keepalive_timeout 60s;
-    client_body_temp_path $tmp/nginx/body;
-    proxy_temp_path $tmp/nginx/proxy;
-    fastcgi_temp_path $tmp/nginx/fastcgi;
-    uwsgi_temp_path $tmp/nginx/uwsgi;
-    scgi_temp_path $tmp/nginx/scgi;
     server {
         listen 127.0.0.1:$port;
-        location / { default_type text/plain; return 200 "ok"; }
-    }
-}
-CONF
+        location / { default_type text/plain; return 200 \"ok\"; }
+    }"
     /usr/sbin/nginx -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" &
     pids+=($!)
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: the portability check, unit and real-socket tests (swift test), the
-# PostgreSQL backend's tests, the OpenAPI contract tests (schemathesis) against a freshly
+# PostgreSQL backend's tests, the scaled topology's smoke test (deploy/local-topology.sh:
+# PostgreSQL, three servers, nginx), the OpenAPI contract tests (schemathesis) against a freshly
 # built server, the client-generator check (scripts/client-check.sh) and the App Store peer
 # check (scripts/app-store-peer.sh). Installs what is
 # missing first: Debian's C libraries, curl and jq, python3-venv, and the pinned Python tools
@@ -87,6 +88,16 @@ fi
 # The PostgreSQL backend's tests, against a throwaway cluster (a build of their own).
 bash scripts/test-postgres.sh 2>&1 | tee "$results/postgres.log"
 record_swift postgres "$results/postgres.log" "${PIPESTATUS[0]}"
+
+# The scaled topology (deploy/local-topology.sh): PostgreSQL, three servers of that build,
+# nginx in front from the compose file's template, a smoke test through it.
+pg_server_bin="$(swift build --traits Postgres --scratch-path .build-postgres --show-bin-path)/kidledger-server"
+if [ -x "$pg_server_bin" ]; then
+  SERVER_BIN=$pg_server_bin bash deploy/local-topology.sh 2>&1 | tee "$results/topology.log"
+  record_line topology "$results/topology.log" "${PIPESTATUS[0]}"
+else
+  record topology 0 1
+fi
 
 if [ "$built" -eq 0 ]; then
   export KIDLEDGER_SERVER_BIN="$(swift build --show-bin-path)/kidledger-server"
