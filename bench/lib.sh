@@ -38,23 +38,30 @@ bench_start_nginx() {
 # Every request is a new transaction: its Idempotency-Key is unique per wrk invocation (the
 # script argument), thread and request. The request bytes are prebuilt but for the key, so
 # the load generator, which shares the cores with the server, spends little per request.
+# HOUSEHOLD and CHILD may be comma-separated lists of the same length: the requests then
+# take the (household, child) pairs in turn.
 bench_post_lua() {
+    local households children
+    households=$(echo "$2" | sed 's/[^,]*/"&"/g'); children=$(echo "$3" | sed 's/[^,]*/"&"/g')
     cat > "$1" <<LUA
 local counter = 0
 local thread_id = 0
-local head, tail
+local heads, tail = {}, nil
 setup = function(thread) thread:set("tid", thread_id); thread_id = thread_id + 1 end
 init = function(args)
   local body = '{"amountCents":1,"note":"bench"}'
-  head = "POST /v1/households/$2/children/$3/transactions HTTP/1.1\r\n" ..
-         "Host: " .. wrk.host .. ":" .. wrk.port .. "\r\n" ..
-         "Authorization: Bearer $4\r\nContent-Type: application/json\r\n" ..
-         "Content-Length: " .. #body .. "\r\nIdempotency-Key: bench-" .. (args[1] or "run") .. "-" .. (tid or 0) .. "-"
+  local households, children = { $households }, { $children }
+  for i = 1, #households do
+    heads[i] = "POST /v1/households/" .. households[i] .. "/children/" .. children[i] .. "/transactions HTTP/1.1\r\n" ..
+               "Host: " .. wrk.host .. ":" .. wrk.port .. "\r\n" ..
+               "Authorization: Bearer $4\r\nContent-Type: application/json\r\n" ..
+               "Content-Length: " .. #body .. "\r\nIdempotency-Key: bench-" .. (args[1] or "run") .. "-" .. (tid or 0) .. "-"
+  end
   tail = "\r\n\r\n" .. body
 end
 request = function()
   counter = counter + 1
-  return head .. counter .. tail
+  return heads[counter % #heads + 1] .. counter .. tail
 end
 LUA
 }

@@ -3,13 +3,16 @@
 # single transaction, in the same run on the same throwaway cluster.
 #
 #   kidledger  durable POST …/transactions, each request a new transaction (its own
-#              Idempotency-Key), into one child of one household, from wrk with
+#              Idempotency-Key), into one child of each of HOUSEHOLDS households (default
+#              1: every write waits for the one household's row lock), from wrk with
 #              `connections` connections split evenly over `servers` server processes
 #              (each its own wrk) that share the database
 #   pgbench    the same write as one transaction per client request, `connections`
-#              clients, prepared statements, into another household of the same database:
+#              clients, prepared statements, into as many other households of the same
+#              database (client n writes household n mod HOUSEHOLDS):
 #                BEGIN;
 #                UPDATE households SET seq = seq + 1 WHERE id = … RETURNING seq;  -- locks the row
+#                                                (… FROM a table of the households, by primary key)
 #                INSERT INTO transactions (…, seq) VALUES (…);                      -- a new row
 #                UPDATE children SET balance_cents = balance_cents + 1 WHERE …;     -- the balance
 #                COMMIT;
@@ -18,7 +21,7 @@
 # processes' CPU per request (utime + stime from /proc/<pid>/stat across the wrk run ÷
 # requests completed, as bench/cpu-per-request.sh); PostgreSQL's CPU per write for each
 # (the postmaster's children, live and exited, across the run). Every kidledger run checks
-# that the child's balance grew by the requests wrk completed; every pgbench run, by the
+# that the balances grew by the requests wrk completed; every pgbench run, by the
 # transactions pgbench counted.
 # With two or more servers, then: a write through the first server to a long-poll parked on
 # the second (a wake across processes, LISTEN/NOTIFY): p50/p90 over `wakes` writes (0: none), timed
@@ -27,7 +30,8 @@
 # Usage: bench/pg-post.sh [duration=10s] [connections=64] [rounds=3] [servers=2] [warm-up=5s] [wakes=200]
 # Environment: SERVER_BIN (a kidledger-server built with the Postgres trait; default: the
 # release build `swift build -c release --traits Postgres --scratch-path .build-postgres`),
-# WRK_THREADS (per wrk, default 1), PGBENCH_THREADS (2), APT_LOCK (lock held while installing).
+# HOUSEHOLDS (1), WRK_THREADS (per wrk, default 1), PGBENCH_THREADS (2), APT_LOCK (lock held
+# while installing).
 # The cluster is scripts/pg-cluster.sh's: fsync on, synchronous_commit on (durable).
 set -euo pipefail
 duration="${1:-10s}"
@@ -36,6 +40,7 @@ rounds="${3:-3}"
 nservers="${4:-2}"
 warmup="${5:-5s}"
 wakes="${6:-200}"
+households="${HOUSEHOLDS:-1}"
 threads="${WRK_THREADS:-1}"
 pgthreads="${PGBENCH_THREADS:-2}"
 secs() { local d=$1; d=${d%s}; echo "$d"; }
@@ -79,7 +84,7 @@ postmaster=$(head -n 1 "$cluster/data/postmaster.pid")
 server_pids=(); ports=()
 for n in $(seq 1 "$nservers"); do
     mkdir -p "$tmp/keys"
-    KIDLEDGER_DATABASE_URL=$url "$SERVER_BIN" serve --port 0 --data-dir "$tmp/keys" > "$tmp/server-$n.log" 2>&1 &
+    KIDLEDGER_DATABASE_URL=$url "$SERVER_BIN" serve --port 0 --data-dir "$tmp/keys" --max-households-per-account 0 > "$tmp/server-$n.log" 2>&1 &
     server_pids+=($!); pids+=($!)
     for _ in $(seq 1 300); do grep -q '"event":"listening"' "$tmp/server-$n.log" && break; sleep 0.05; done
     ports+=("$(grep -m 1 '"event":"listening"' "$tmp/server-$n.log" | jq -er .port)") \
@@ -87,28 +92,42 @@ for n in $(seq 1 "$nservers"); do
 done
 echo "== PostgreSQL $url, $nservers server(s) on ${ports[*]}" >&2
 
-# Two households of one child each: one written through the servers, one by pgbench.
+# HOUSEHOLDS households of one child each written through the servers (the requests take
+# them in turn), as many written by pgbench (client n writes household n mod HOUSEHOLDS).
 post() { # PATH JSON [TOKEN]: the answer's body, which must be 201
     curl -fsS -X POST "http://127.0.0.1:${ports[0]}$1" -H 'content-type: application/json' \
         ${3:+-H "authorization: Bearer $3"} -d "$2"
 }
 account=$(post /v1/accounts '{"handle":"bench","displayName":"Bench"}')
 token=$(jq -r .token.secret <<<"$account"); author=$(jq -r .account.id <<<"$account")
-hh=$(post /v1/households '{"name":"Bench"}' "$token" | jq -r .id)
-child=$(post "/v1/households/$hh/children" '{"name":"Child"}' "$token" | jq -r .id)
-pg_hh=$(post /v1/households '{"name":"pgbench"}' "$token" | jq -r .id)
-pg_child=$(post "/v1/households/$pg_hh/children" '{"name":"Child"}' "$token" | jq -r .id)
+hhs=(); children=(); targets=()
+for i in $(seq 0 $((households - 1))); do
+    for kind in kidledger pgbench; do
+        h=$(post /v1/households "{\"name\":\"$kind\"}" "$token" | jq -r .id)
+        c=$(post "/v1/households/$h/children" '{"name":"Child"}' "$token" | jq -r .id)
+        if [ "$kind" = kidledger ]; then hhs+=("$h"); children+=("$c"); else targets+=("($i, '$h', '$c')"); fi
+    done
+done
+hh=${hhs[0]}; child=${children[0]}
+psql_at() { "$pgbin/psql" "$url" -qAtX -c "$1"; }
+psql_at "CREATE TABLE bench_targets (slot int PRIMARY KEY, hh uuid NOT NULL, child uuid NOT NULL);
+         INSERT INTO bench_targets VALUES $(IFS=,; echo "${targets[*]}")"
 
-cat > "$tmp/pgbench.sql" <<'SQL'
+# The household row is locked first (as the server does), its seq advanced, then the row
+# inserted and the balance updated. The (household, child) pair is looked up by primary
+# key in the same statement.
+cat > "$tmp/pgbench.sql" <<SQL
+\set slot :client_id % $households
 BEGIN;
-UPDATE households SET seq = seq + 1 WHERE id = :hh RETURNING seq \gset
+UPDATE households h SET seq = h.seq + 1 FROM bench_targets b
+    WHERE b.slot = :slot AND h.id = b.hh RETURNING b.hh AS hh, b.child AS child, h.seq AS seq \gset
 INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
                           author_account_id, reversal_id, seq)
     VALUES (:hh, gen_random_uuid(), :child, 1, 'bench', 'manual', now(), now(), :author, gen_random_uuid(), :seq);
 UPDATE children SET balance_cents = balance_cents + 1 WHERE household_id = :hh AND id = :child;
 COMMIT;
 SQL
-bench_post_lua "$tmp/post.lua" "$hh" "$child" "$token"
+bench_post_lua "$tmp/post.lua" "$(IFS=,; echo "${hhs[*]}")" "$(IFS=,; echo "${children[*]}")" "$token"
 
 ticks_of() {  # utime+stime (+ reaped children's, for the postmaster) of the given pids
     local p total=0
@@ -125,15 +144,16 @@ pg_ticks() {
     # shellcheck disable=SC2046
     ticks_of "$postmaster" $(ps -o pid= --ppid "$postmaster")
 }
-psql_at() { "$pgbin/psql" "$url" -qAtX -c "$1"; }
-balance_of() { psql_at "SELECT balance_cents FROM children WHERE id = '$1'"; }
+balance_of() { # KIND: the sum of its households' balances
+    psql_at "SELECT coalesce(sum(c.balance_cents), 0) FROM children c JOIN households h ON h.id = c.household_id WHERE h.name = '$1'"
+}
 
 invocation=0
 # kidledger ROUND DURATION: one wrk per server, at the same time.
 kidledger() {
     local round=$1 d=$2 b0 b1 s0 s1 g0 g1 n reqs=0 rps=0 bad=0 i
     invocation=$((invocation + 1))
-    b0=$(balance_of "$child"); s0=$(server_ticks); g0=$(pg_ticks)
+    b0=$(balance_of kidledger); s0=$(server_ticks); g0=$(pg_ticks)
     for i in "${!ports[@]}"; do
         wrk -t"$threads" -c$((conns / nservers)) -d"$d" -s "$tmp/post.lua" "http://127.0.0.1:${ports[$i]}/" \
             -- "$invocation-$i" > "$tmp/wrk-$i.txt" 2>&1 &
@@ -142,7 +162,7 @@ kidledger() {
     for i in "${!ports[@]}"; do wait "${wrk_pids[$i]}"; done
     s1=$(server_ticks); g1=$(pg_ticks)
     sleep 0.5   # requests still in flight finish
-    b1=$(balance_of "$child")
+    b1=$(balance_of kidledger)
     for i in "${!ports[@]}"; do
         n=$(awk '/ requests in / {print $1}' "$tmp/wrk-$i.txt")
         [ -n "$n" ] && [ "$n" -gt 0 ] || { echo "wrk completed no request:" >&2; cat "$tmp/wrk-$i.txt" >&2; exit 1; }
@@ -160,12 +180,12 @@ kidledger() {
 # pgbench ROUND DURATION
 pgbench_run() {
     local round=$1 d=$2 b0 b1 g0 g1 tps n
-    b0=$(balance_of "$pg_child"); g0=$(pg_ticks)
+    b0=$(balance_of pgbench); g0=$(pg_ticks)
     "$pgbin/pgbench" -n -M prepared -c "$conns" -j "$pgthreads" -T "$(secs "$d")" -f "$tmp/pgbench.sql" \
-        -D hh="$pg_hh" -D child="$pg_child" -D author="$author" "$url" > "$tmp/pgbench.txt" 2>&1 \
+        -D author="$author" "$url" > "$tmp/pgbench.txt" 2>&1 \
         || { cat "$tmp/pgbench.txt" >&2; exit 1; }
     g1=$(pg_ticks)
-    b1=$(balance_of "$pg_child")
+    b1=$(balance_of pgbench)
     tps=$(awk '/^tps = / {print $3; exit}' "$tmp/pgbench.txt")
     n=$(awk -F': ' '/number of transactions actually processed/ {split($2, a, "/"); print a[1]}' "$tmp/pgbench.txt")
     [ $((b1 - b0)) = "$n" ] || echo "WARNING: pgbench counted $n transactions, the balance grew by $((b1 - b0))" >&2
@@ -225,17 +245,17 @@ PY
 )
 fi
 
-python3 - "$tmp/results.txt" "$clk" "$nservers" "$conns" "$wake" <<'PY'
+python3 - "$tmp/results.txt" "$clk" "$nservers" "$conns" "$wake" "$households" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-clk, nservers, conns, wake = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+clk, nservers, conns, wake, households = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 by = {}
 for r, kind, rate, n, sticks, gticks, bad in rows:
     by.setdefault(r, {})[kind] = dict(rate=float(rate), n=int(n), server=int(sticks) * 1e6 / clk / int(n),
                                       pg=int(gticks) * 1e6 / clk / int(n), bad=int(bad))
 rounds = sorted(by, key=int)
 med = lambda xs: statistics.median(xs)
-print(f"durable writes on PostgreSQL, {conns} connections/clients, {nservers} server process(es); per round, then median")
+print(f"durable writes on PostgreSQL, {conns} connections/clients, {nservers} server process(es), {households} household(s); per round, then median")
 print(f"{'round':>5} {'kidledger req/s':>16} {'pgbench tps':>12} {'ratio':>6} {'server µs/req':>14} {'PG µs/write kl':>15} {'PG µs/write pgb':>16} {'errors':>7}")
 for r in rounds:
     k, p = by[r]["kidledger"], by[r]["pgbench"]
