@@ -262,7 +262,7 @@ for _ in $(seq 1 60); do curl -fs -o /dev/null "$B/v1/households/$HID/children" 
 open=$(ss -Htn state established "( dport = :$p1 or dport = :$p2 or dport = :$p3 )" | wc -l)
 closed=$(( $(ss -Htn state time-wait "$upstream" | wc -l) - closed0 ))
 [ "$open" -ge 1 ] && [ "$closed" -lt 10 ] || die "nginx to the servers: $open connections open, $closed closed during 60 requests (no keep-alive?)"
-spread=$(awk '/upstream=/ {sub(/.*upstream=/, ""); print}' "$tmp/nginx/logs/access.log" | sort | uniq -c | awk '{printf "%s%s", sep, $1; sep="/"}')
+spread=$(awk '/upstream=[0-9]/ {sub(/.*upstream=/, ""); print}' "$tmp/nginx/logs/access.log" | sort | uniq -c | awk '{printf "%s%s", sep, $1; sep="/"}')
 step "keep-alive upstream: 60 requests, $open connections open to the servers, $closed closed; requests per server: $spread"
 
 elapsed=$(python3 -c "print(f'{$(date +%s.%N) - $started:.1f}')")
