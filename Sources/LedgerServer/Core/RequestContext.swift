@@ -1,6 +1,5 @@
 import HTTPServer
 import LedgerModel
-import SQLiteKit
 
 /// The authenticated caller.
 struct Caller: Sendable {
@@ -121,32 +120,6 @@ final class RequestContext: @unchecked Sendable {
         }
         limiter.fail(clientAddress)
         return APIError.unauthenticated(detail)
-    }
-
-    /// Runs `work` on the writer inside the next group commit and answers with its
-    /// response once the commit is durable. `touched` households wake their long-polls;
-    /// `revokesTokens` marks work that can make a known token invalid.
-    func write(touching: Set<String> = [], revokesTokens: Bool = false,
-               _ work: @escaping (SQLiteConnection) throws -> HTTPResponse) -> Reply {
-        write(touching: touching, revokesTokens: revokesTokens, deferredAnswer: { db in
-            let response = try work(db)
-            return { response }
-        })
-    }
-
-    /// Like `write`, but `work` returns how to build the answer, which runs after the
-    /// commit off the writer thread (for answers whose JSON costs more than their SQL).
-    func write(touching: Set<String> = [], revokesTokens: Bool = false,
-               deferredAnswer work: @escaping (SQLiteConnection) throws -> @Sendable () -> HTTPResponse) -> Reply {
-        services.writer.submit(WriteQueue.Job.returning({ db in
-            (try work(db), WriteQueue.WriteEffects(touched: touching, revokesTokens: revokesTokens))
-        }, completion: { [self] result in
-            switch result {
-            case .success(let answer): respond(answer())
-            case .failure(let e): respond(e)
-            }
-        }))
-        return .pending
     }
 
     /// A JSON response.

@@ -45,19 +45,19 @@ extension LedgerStorageError {
                             current: current.json)
         case .preconditionFailed(let tag, let current): return Preconditions.failed(currentTag: tag, current: current)
         case .tooManyHouseholds(let limit):
-            return Quotas.refusal("too_many_households", "An account may own at most \(limit) households; delete one first.",
+            return APIError.quota("too_many_households", "An account may own at most \(limit) households; delete one first.",
                                   limit: limit)
         case .tooManyChildren(let limit):
-            return Quotas.refusal("too_many_children", "A household may hold at most \(limit) children, archived ones included.",
+            return APIError.quota("too_many_children", "A household may hold at most \(limit) children, archived ones included.",
                                   limit: limit)
         case .notShared: return APIError(404, "not_shared", "This household is not shared.")
         case .shareRequired: return APIError(409, "not_shared", "Share the household (POST …/share) before inviting parents.")
         case .cannotInviteSelf: return APIError(422, "cannot_invite_self", "You own this household; invite another parent.")
         case .tooManyInvitations(.inviter, let limit, let pending):
-            return Quotas.refusal("too_many_invitations", "You have \(pending) pending invitations, the most allowed; wait for answers or withdraw some.",
+            return APIError.quota("too_many_invitations", "You have \(pending) pending invitations, the most allowed; wait for answers or withdraw some.",
                                   limit: limit, scope: InvitationQuota.inviter.rawValue)
         case .tooManyInvitations(.invitee, let limit, _):
-            return Quotas.refusal("too_many_invitations", "That parent has the most pending invitations allowed (\(limit)) and must answer some first.",
+            return APIError.quota("too_many_invitations", "That parent has the most pending invitations allowed (\(limit)) and must answer some first.",
                                   limit: limit, scope: InvitationQuota.invitee.rawValue)
         case .syncTokenExpired: return SyncToken.expired
         case .noSubscription: return APIError(404, "no_subscription", "No subscription is stored for this household.")
@@ -105,5 +105,14 @@ private extension APIError {
     init(_ status: Int, _ code: String, _ detail: String, current: JSONValue) {
         self.init(status, code, detail)
         extra["current"] = current
+    }
+
+    /// A quota's refusal: 409 with its own `code`, the cap in `limit` (and which side's
+    /// cap in `scope`, when there are two).
+    static func quota(_ code: String, _ detail: String, limit: Int, scope: String? = nil) -> APIError {
+        var e = APIError(409, code, detail)
+        e.extra["limit"] = .int(Int64(limit))
+        if let scope { e.extra["scope"] = .string(scope) }
+        return e
     }
 }
