@@ -47,15 +47,22 @@ final class ServerProcess: @unchecked Sendable {
 
     var isRunning: Bool { process.isRunning }
 
+    /// Kills the process with SIGKILL and reaps it. Reaped here rather than with
+    /// `waitUntilExit`, which sometimes never sees a child's exit.
     func kill9() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        guard !reaped, process.isRunning else { return }
+        reaped = true
+        let pid = process.processIdentifier
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
+    private var reaped = false
 
     /// The last lines the server wrote.
     var logTail: String { ServerProcess.tail(logPath) }
 
-    private static func tail(_ path: String, lines: Int = 30) -> String {
+    private static func tail(_ path: String, lines: Int = 80) -> String {
         let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
     }
