@@ -68,9 +68,10 @@ final class PostgresChangeBusTests: XCTestCase {
         var c = StorageCommit()
         for _ in 0..<400 { c.touched.insert(UUID().lowercased) }
         c.revokedTokens = [UUID().lowercased]
-        let payloads = PostgresChangeBus.payloads(c)
+        let payloads = PostgresChangeBus.payloads(c, origin: "0123456789abcdef")
         XCTAssertGreaterThan(payloads.count, 1)
         XCTAssertTrue(payloads.allSatisfy { $0.utf8.count <= PostgresChangeBus.maxPayload })
+        XCTAssertTrue(payloads.allSatisfy { PostgresChangeBus.origin(ofPayload: $0) == "0123456789abcdef" })
         var back = StorageCommit()
         for p in payloads {
             let part = PostgresChangeBus.commit(fromPayload: p)
@@ -78,7 +79,8 @@ final class PostgresChangeBusTests: XCTestCase {
             back.revokedTokens.formUnion(part.revokedTokens)
         }
         XCTAssertEqual(back, c)
-        XCTAssertEqual(PostgresChangeBus.payloads(StorageCommit()), [])
+        XCTAssertEqual(PostgresChangeBus.payloads(StorageCommit(), origin: "o"), [])
+        XCTAssertNil(PostgresChangeBus.origin(ofPayload: "h:1"))
         XCTAssertEqual(PostgresChangeBus.commit(fromPayload: "x:1,,h:"), StorageCommit(touched: [""]))
     }
 
@@ -114,6 +116,31 @@ final class PostgresChangeBusTests: XCTestCase {
         _ = try a.writeNow { try $0.revokeToken(id: token.record.id, account: owner.id, at: now) }
         XCTAssertNotNil(heardByB.wait { $0.revokedTokens.contains(token.record.id) })
         XCTAssertTrue(heardByA.commits.withLock { $0.isEmpty }, "own notifications are skipped")
+    }
+
+    /// Two processes whose notifications leave on the same database session (a backend pid
+    /// recycled for another process's session, or a pooler in front of PostgreSQL): each
+    /// hears the other's and skips only its own.
+    func testAProcessSkipsOnlyItsOwnNotificationsEvenOnASharedSession() throws {
+        let shared = PGPool(url: url, size: 1)
+        let heardByA = Received(), heardByB = Received()
+        let a = PostgresChangeBus(url: url, channel: channel, publisher: shared,
+                                  onRemote: { c in heardByA.commits.withLock { $0.append((Date(), c)) } }, onResync: {})
+        let b = PostgresChangeBus(url: url, channel: channel, publisher: shared,
+                                  onRemote: { c in heardByB.commits.withLock { $0.append((Date(), c)) } }, onResync: {})
+        for bus in [a, b] {
+            bus.start()
+            buses.append(bus)
+            waitUntilListening(bus)
+        }
+        XCTAssertNotEqual(a.origin, b.origin)
+        let fromA = UUID().lowercased, fromB = UUID().lowercased
+        a.publish(StorageCommit(touched: [fromA]))
+        XCTAssertNotNil(heardByB.wait { $0.touched.contains(fromA) })
+        b.publish(StorageCommit(touched: [fromB]))
+        XCTAssertNotNil(heardByA.wait { $0.touched.contains(fromB) }, "a notification from another process on a session this one used")
+        XCTAssertNil(heardByA.wait(for: { $0.touched.contains(fromA) }, timeout: 0.3), "own notifications are skipped")
+        XCTAssertNil(heardByB.wait(for: { $0.touched.contains(fromB) }, timeout: 0.3))
     }
 
     func testListenerReconnectsListensAgainAndAsksForAResync() throws {

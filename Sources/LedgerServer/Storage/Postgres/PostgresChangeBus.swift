@@ -11,8 +11,11 @@ import Synchronization
 /// its own that waits on the connection's socket. `publish` NOTIFYs after a commit, outside
 /// the write transaction (inside it, NOTIFY would serialise every commit on the
 /// notification queue's lock). Payloads list what changed: `h:<household>` and
-/// `t:<revoked token>`, comma-separated, at most 7,000 bytes each (bigger commits are split).
-/// Notifications a process sent itself are skipped: it already woke its own waiters.
+/// `t:<revoked token>`, comma-separated, at most 7,000 bytes each (bigger commits are split),
+/// after `o:<origin>`, the sending bus's random id. Notifications a process sent itself are
+/// skipped by that id (it already woke its own waiters) — not by the sending session's
+/// backend pid, which another process's session gets once the pid is recycled, or shares
+/// behind a connection pooler, and whose notifications would then be dropped for good.
 ///
 /// When the listening connection drops, the bus reconnects with backoff, LISTENs again and
 /// calls `onResync`: notifications sent meanwhile are lost, so every local waiter must
@@ -20,14 +23,14 @@ import Synchronization
 final class PostgresChangeBus: Sendable {
     let channel: String
     private let url: String
+    /// This bus's id in the payloads it sends.
+    let origin: String
     private let publisher: PGPool
     private let onRemote: @Sendable (StorageCommit) -> Void
     private let onResync: @Sendable () -> Void
     private let onDisconnect: @Sendable () -> Void
     private struct State {
         var stopped = false
-        /// Backend pids of this process's publishing connections (their echoes are skipped).
-        var ownPIDs: Set<Int32> = []
         var listening = false
     }
     private let state = Mutex(State())
@@ -36,12 +39,14 @@ final class PostgresChangeBus: Sendable {
     /// Most bytes of one payload (PostgreSQL allows up to 8,000).
     static let maxPayload = 7000
 
-    init(url: String, channel: String = "kidledger_changes",
+    /// - Parameter publisher: the sessions notifications are sent on (nil: two of its own).
+    init(url: String, channel: String = "kidledger_changes", publisher: PGPool? = nil,
          onRemote: @escaping @Sendable (StorageCommit) -> Void, onResync: @escaping @Sendable () -> Void,
          onDisconnect: @escaping @Sendable () -> Void = {}) {
         self.url = url
         self.channel = channel
-        self.publisher = PGPool(url: url, size: 2, connectTimeout: 2, answerTimeout: 3, acquireTimeout: 2)
+        self.origin = String(UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(16))
+        self.publisher = publisher ?? PGPool(url: url, size: 2, connectTimeout: 2, answerTimeout: 3, acquireTimeout: 2)
         self.onRemote = onRemote
         self.onResync = onResync
         self.onDisconnect = onDisconnect
@@ -82,27 +87,32 @@ final class PostgresChangeBus: Sendable {
     /// delays a wake-up until the waiter's own timeout or the next change.
     func publish(_ commit: StorageCommit) {
         guard !commit.isEmpty else { return }
-        for payload in Self.payloads(commit) {
-            try? publisher.with { db in
-                state.withLock { _ = $0.ownPIDs.insert(db.backendPID) }
-                try db.notify(channel, payload: payload)
-            }
+        for payload in Self.payloads(commit, origin: origin) {
+            try? publisher.with { try $0.notify(channel, payload: payload) }
         }
     }
 
-    /// The payloads announcing `commit`, each within `maxPayload` bytes.
-    static func payloads(_ commit: StorageCommit) -> [String] {
+    /// The payloads announcing `commit`, each within `maxPayload` bytes and starting with
+    /// `o:<origin>`.
+    static func payloads(_ commit: StorageCommit, origin: String) -> [String] {
         let items = commit.touched.sorted().map { "h:" + $0 } + commit.revokedTokens.sorted().map { "t:" + $0 }
-        var out: [String] = [], current = ""
+        let head = "o:" + origin
+        var out: [String] = [], current = head
         for item in items {
-            if !current.isEmpty && current.utf8.count + 1 + item.utf8.count > maxPayload {
+            if current != head && current.utf8.count + 1 + item.utf8.count > maxPayload {
                 out.append(current)
-                current = ""
+                current = head
             }
-            current += current.isEmpty ? item : "," + item
+            current += "," + item
         }
-        if !current.isEmpty { out.append(current) }
+        if current != head { out.append(current) }
         return out
+    }
+
+    /// The origin a payload names (nil: none).
+    static func origin(ofPayload payload: String) -> Substring? {
+        guard payload.hasPrefix("o:") else { return nil }
+        return payload.dropFirst(2).prefix { $0 != "," }
     }
 
     /// What a payload announces (unknown items are ignored).
@@ -134,9 +144,8 @@ final class PostgresChangeBus: Sendable {
                 }
                 let notes = try db!.waitForNotifications(timeout: 0.25)
                 if notes.isEmpty { continue }
-                let own = state.withLock { $0.ownPIDs }
                 var commit = StorageCommit()
-                for n in notes where n.channel == channel && !own.contains(n.pid) {
+                for n in notes where n.channel == channel && Self.origin(ofPayload: n.payload) != origin[...] {
                     let c = Self.commit(fromPayload: n.payload)
                     commit.touched.formUnion(c.touched)
                     commit.revokedTokens.formUnion(c.revokedTokens)
