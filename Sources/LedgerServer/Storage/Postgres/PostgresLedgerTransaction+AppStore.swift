@@ -44,10 +44,11 @@ extension PostgresLedgerTransaction {
         }
     }
 
+    private static let purchaseSQL = "SELECT \(AppStoreTables.purchaseColumns) FROM app_store_purchases WHERE original_transaction_id = $1"
+    private static let purchaseForUpdateSQL = purchaseSQL + " FOR UPDATE"
+
     func purchase(originalTransactionId: String) throws -> StoredPurchase? {
-        try db.queryOne("""
-            SELECT \(AppStoreTables.purchaseColumns) FROM app_store_purchases WHERE original_transaction_id = $1\(writing ? " FOR UPDATE" : "")
-            """, [.text(originalTransactionId)]).map { Self.purchase($0) }
+        try db.queryOne(writing ? Self.purchaseForUpdateSQL : Self.purchaseSQL, [.text(originalTransactionId)]).map { Self.purchase($0) }
     }
 
     func households(subscribedTo originalTransactionId: String) throws -> [String] {
@@ -80,11 +81,13 @@ extension PostgresLedgerTransaction {
         return try db.query("DELETE FROM subscriptions WHERE household_id = $1", [.uuid(household)]).affectedRows > 0
     }
 
+    private static let insertPurchaseSQL = """
+        INSERT INTO app_store_purchases (\(AppStoreTables.purchaseColumns))
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+        """
+
     func insertPurchase(_ e: PurchaseEvent, at: Int64) throws {
-        try db.query("""
-            INSERT INTO app_store_purchases (\(AppStoreTables.purchaseColumns))
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
-            """, Self.values(e, at: at))
+        try db.query(Self.insertPurchaseSQL, Self.values(e, at: at))
     }
 
     func updatePurchase(_ e: PurchaseEvent, at: Int64) throws {

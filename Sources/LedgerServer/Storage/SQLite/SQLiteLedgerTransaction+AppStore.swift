@@ -38,9 +38,10 @@ extension SQLiteLedgerTransaction {
         }
     }
 
+    private static let purchaseSQL = "SELECT \(AppStoreTables.purchaseColumns) FROM app_store_purchases WHERE original_transaction_id = ?"
+
     func purchase(originalTransactionId: String) throws -> StoredPurchase? {
-        try db.queryOne("SELECT \(AppStoreTables.purchaseColumns) FROM app_store_purchases WHERE original_transaction_id = ?",
-                        [.text(originalTransactionId)]).map { Self.purchase($0) }
+        try db.queryOne(Self.purchaseSQL, [.text(originalTransactionId)]).map { Self.purchase($0) }
     }
 
     func households(subscribedTo originalTransactionId: String) throws -> [String] {
@@ -71,9 +72,11 @@ extension SQLiteLedgerTransaction {
         return db.changes > 0
     }
 
+    private static let insertPurchaseSQL =
+        "INSERT INTO app_store_purchases (\(AppStoreTables.purchaseColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
     func insertPurchase(_ e: PurchaseEvent, at: Int64) throws {
-        try db.run("INSERT INTO app_store_purchases (\(AppStoreTables.purchaseColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                   Self.values(e, at: at))
+        try db.run(Self.insertPurchaseSQL, Self.values(e, at: at))
     }
 
     func updatePurchase(_ e: PurchaseEvent, at: Int64) throws {

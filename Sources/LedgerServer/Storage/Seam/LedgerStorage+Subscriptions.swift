@@ -6,8 +6,8 @@ import LedgerModel
 /// arrival order (`applyPurchaseEvent`); a notification's UUID is remembered so a replay
 /// changes nothing; a purchase no household registered is kept for 90 days
 /// (`NotificationRecord.retentionMs`) and applies when an owner registers it (the upload is
-/// then just one more event, stale when the kept one is newer). The state a purchase grants is derived at request time
-/// (`PurchaseState.derive`).
+/// then just one more event, stale when the kept one is newer). The state a purchase grants
+/// is derived at request time (`PurchaseState.derive`).
 extension LedgerWriting {
     /// Stores `e` as its purchase's newest event unless the stored one is not older.
     func applyPurchaseEvent(_ e: PurchaseEvent, now: Int64) throws -> PurchaseEventResult {
