@@ -155,7 +155,7 @@ kidledger() {
     invocation=$((invocation + 1))
     b0=$(balance_of kidledger); s0=$(server_ticks); g0=$(pg_ticks)
     for i in "${!ports[@]}"; do
-        wrk -t"$threads" -c$((conns / nservers)) -d"$d" -s "$tmp/post.lua" "http://127.0.0.1:${ports[$i]}/" \
+        wrk -t"$threads" -c$((conns / nservers)) -d"$d" --timeout 10s -s "$tmp/post.lua" "http://127.0.0.1:${ports[$i]}/" \
             -- "$invocation-$i" > "$tmp/wrk-$i.txt" 2>&1 &
         wrk_pids[$i]=$!
     done
@@ -171,6 +171,11 @@ kidledger() {
         bad=$((bad + $(awk '/Non-2xx/ {print $5}' "$tmp/wrk-$i.txt" | grep . || echo 0)))
         bad=$((bad + $(awk '/Socket errors/ { gsub(",", ""); print $4 + $6 + $8 + $10 }' "$tmp/wrk-$i.txt" | grep . || echo 0)))
     done
+    if [ "$bad" -gt 0 ]; then
+        echo "round $round: $bad failed requests:" >&2
+        grep -hE "Non-2xx|Socket errors" "$tmp"/wrk-*.txt >&2
+        grep -h '"status":5' "$tmp"/server-*.log | tail -n 3 >&2 || true
+    fi
     if [ $((b1 - b0)) -lt "$reqs" ] || [ $((b1 - b0)) -gt $((reqs + conns)) ]; then
         echo "WARNING: kidledger: $reqs requests but the balance grew by $((b1 - b0))" >&2
     fi
