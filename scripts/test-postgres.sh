@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # The PostgreSQL side of the suite: installs PostgreSQL and libpq from Debian when missing,
 # builds with the `Postgres` trait (in a build folder of its own, so the default build's
-# stays as it is), starts a throwaway cluster, runs the tests that need PostgreSQL with
-# KIDLEDGER_TEST_DATABASE_URL set, and stops the cluster whatever happens.
+# stays as it is), starts a throwaway cluster, runs the server's XCTest suite with
+# KIDLEDGER_TEST_DATABASE_URL set — every test server then keeps its data in a fresh schema
+# of that database, so the same HTTP tests run as against SQLite; tests of what only SQLite
+# has skip with the reason — and stops the cluster whatever happens.
+#
+# POSTGRES_TEST_FILTER   swift test --filter (default: the server's and PostgresKit's tests)
+# POSTGRES_CONTRACT_REPORT  when set, also runs the schemathesis contract tests
+#                        (scripts/contract-test.sh) against a server over the cluster, with
+#                        their JUnit report and their exit status (file exit-status) in that
+#                        folder; the script's own status is the XCTest run's
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +33,18 @@ export KIDLEDGER_TEST_DATABASE_URL
 # The cluster's folder: the multi-process tests restart PostgreSQL under load.
 export KIDLEDGER_TEST_PG_CLUSTER="$cluster"
 echo "PostgreSQL tests against $KIDLEDGER_TEST_DATABASE_URL"
-# Besides the PostgreSQL-only tests, the App Store suites run their HTTP tests over PostgreSQL
-# (TestServer puts each server in a schema of its own).
+# Every server test: TestServer puts each server in a schema of its own.
+status=0
 swift test --skip-build --traits Postgres --scratch-path "$scratch" \
-  --filter "${POSTGRES_TEST_FILTER:-Postgres|MigrateCommand|NotificationTests|SubscriptionTests|EntitlementTokenTests}"
+  --filter "${POSTGRES_TEST_FILTER:-LedgerServerTests|PostgresKitTests}" || status=$?
+
+if [ -n "${POSTGRES_CONTRACT_REPORT:-}" ]; then
+  # The contract tests against a server over PostgreSQL (the variable selects it).
+  echo "contract tests against a server over PostgreSQL"
+  contract=0
+  KIDLEDGER_DATABASE_URL=$KIDLEDGER_TEST_DATABASE_URL KIDLEDGER_CONTRACT_REPORT=$POSTGRES_CONTRACT_REPORT \
+    KIDLEDGER_SERVER_BIN="$scratch/debug/kidledger-server" bash scripts/contract-test.sh || contract=$?
+  mkdir -p "$POSTGRES_CONTRACT_REPORT"
+  echo "$contract" >"$POSTGRES_CONTRACT_REPORT/exit-status"
+fi
+exit "$status"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: the portability check, unit and real-socket tests (swift test), the
-# PostgreSQL backend's tests, the scaled topology's smoke test (deploy/local-topology.sh:
-# PostgreSQL, three servers, nginx), the OpenAPI contract tests (schemathesis) against a freshly
-# built server, the client-generator check (scripts/client-check.sh) and the App Store peer
-# check (scripts/app-store-peer.sh). Installs what is
+# server's tests again over PostgreSQL (scripts/test-postgres.sh), the scaled topology's smoke
+# test (deploy/local-topology.sh: PostgreSQL, three servers, nginx), the OpenAPI contract tests
+# (schemathesis) against a freshly built server over SQLite and one over PostgreSQL, the
+# client-generator check (scripts/client-check.sh) and the App Store peer check
+# (scripts/app-store-peer.sh). Installs what is
 # missing first: Debian's C libraries, curl and jq, python3-venv, and the pinned Python tools
 # into .venv/ (never the machine's Python).
 #
@@ -85,9 +86,34 @@ else
   record_swift "swift test" "$results/swift-test.log" "${PIPESTATUS[0]}"
 fi
 
-# The PostgreSQL backend's tests, against a throwaway cluster (a build of their own).
-bash scripts/test-postgres.sh 2>&1 | tee "$results/postgres.log"
+# Contract test counts: one per operation from schemathesis's JUnit report; a run that
+# failed otherwise (a setup step, a warning that fails the run, the server dying) counts as
+# one more failure. No rerun: what failed once fails the suite.
+record_contract() { # part report-folder status
+  local passed failed
+  read -r passed failed < <(python - "$2" <<'PY'
+import glob, sys, xml.etree.ElementTree as ET
+passed = failed = 0
+for path in glob.glob(sys.argv[1] + "/junit-*.xml"):
+    for case in ET.parse(path).iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed += 1
+        else:
+            passed += 1
+print(passed, failed)
+PY
+  )
+  if [ "$3" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+  record "$1" "$passed" "$failed"
+}
+
+# The server's tests again with every test server over PostgreSQL (a throwaway cluster, a
+# build with the trait), and the contract tests against a server over it.
+pg_report=$PWD/$results/contract-postgres
+rm -rf "$pg_report"
+POSTGRES_CONTRACT_REPORT=$pg_report bash scripts/test-postgres.sh 2>&1 | tee "$results/postgres.log"
 record_swift postgres "$results/postgres.log" "${PIPESTATUS[0]}"
+record_contract contract-pg "$pg_report" "$(cat "$pg_report/exit-status" 2>/dev/null || echo 1)"
 
 # The scaled topology (deploy/local-topology.sh): PostgreSQL, three servers of that build,
 # nginx in front from the compose file's template, a smoke test through it.
@@ -102,26 +128,9 @@ fi
 if [ "$built" -eq 0 ]; then
   export KIDLEDGER_SERVER_BIN="$(swift build --show-bin-path)/kidledger-server"
 
-  # Contract tests: one count per operation from schemathesis's JUnit report; a run that
-  # failed otherwise (a setup step, a warning that fails the run, the server dying) counts
-  # as one more failure. No rerun: what failed once fails the suite.
   report=$PWD/$results/contract
   KIDLEDGER_CONTRACT_REPORT=$report bash scripts/contract-test.sh 2>&1 | tee "$results/contract.log"
-  status=${PIPESTATUS[0]}
-  read -r passed failed < <(python - "$report" <<'PY'
-import glob, sys, xml.etree.ElementTree as ET
-passed = failed = 0
-for path in glob.glob(sys.argv[1] + "/junit-*.xml"):
-    for case in ET.parse(path).iter("testcase"):
-        if case.find("failure") is not None or case.find("error") is not None:
-            failed += 1
-        else:
-            passed += 1
-print(passed, failed)
-PY
-  )
-  if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
-  record contract "$passed" "$failed"
+  record_contract contract "$report" "${PIPESTATUS[0]}"
 
   bash scripts/client-check.sh 2>&1 | tee "$results/client.log"
   record_line client "$results/client.log" "${PIPESTATUS[0]}"

@@ -27,6 +27,7 @@ public enum AdminCommands {
 
     /// Writes a consistent copy of the database to `path` while the server may keep running.
     public static func backup(_ configuration: LedgerAppConfiguration, to path: String) throws {
+        if configuration.databaseURL != nil { throw Failure(description: postgresBackupAdvice(configuration)) }
         if let missing = missingDatabase(configuration) { throw Failure(description: missing) }
         if FileManager.default.fileExists(atPath: path) {
             throw Failure(description: "\(path) exists; refusing to overwrite it")
@@ -72,15 +73,26 @@ public enum AdminCommands {
             self.transactions = transactions
         }
 
+        /// The report of a database whose schema is not this program's (nil when it is).
+        static func schemaMismatch(_ version: Int, known: Int, migrate: String) -> CheckReport? {
+            if version == known { return nil }
+            let problem = version < known
+                ? "schema: the database is at version \(version), this program's is \(known); \(migrate)"
+                : "schema: the database is at version \(version), newer than this program's \(known)"
+            return CheckReport(problems: [problem], children: 0, transactions: 0)
+        }
+
         public var json: String {
             JSONValue.object(["ok": .bool(ok), "children": .int(Int64(children)), "transactions": .int(Int64(transactions)),
                               "problems": .array(problems.map { .string($0) })]).serializedString
         }
     }
 
-    /// SQLite's integrity and foreign-key checks, and every cached balance against its ledger sum.
+    /// SQLite's integrity and foreign-key checks, and every cached balance against its ledger sum
+    /// (over PostgreSQL: `checkPostgres`).
     /// A missing or unreadable database is a report with that problem, like any other outcome.
     public static func check(_ configuration: LedgerAppConfiguration) throws -> CheckReport {
+        if let url = configuration.databaseURL { return checkPostgres(url: url) }
         if let missing = missingDatabase(configuration) {
             return CheckReport(problems: ["database: " + missing], children: 0, transactions: 0)
         }
@@ -92,12 +104,9 @@ public enum AdminCommands {
             return CheckReport(problems: ["database: \(configuration.databasePath) cannot be read: \(e.message)"], children: 0, transactions: 0)
         }
         let version = Int(try db.queryOne("SELECT COALESCE(MAX(version), 0) FROM schema_version")?.int(0) ?? 0)
-        let known = Schema.migrations.map(\.version).max() ?? 0
-        if version != known {
-            let problem = version < known
-                ? "schema: the database is at version \(version), this program's is \(known); start the server once to migrate it"
-                : "schema: the database is at version \(version), newer than this program's \(known)"
-            return CheckReport(problems: [problem], children: 0, transactions: 0)
+        if let mismatch = CheckReport.schemaMismatch(version, known: Schema.migrations.map(\.version).max() ?? 0,
+                                                     migrate: "start the server once to migrate it") {
+            return mismatch
         }
         try Schema.defineFunctions(db)
         var problems: [String] = []

@@ -18,8 +18,8 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--max-children-per-household N] [--max-pending-invitations-per-invitee N]
                               [--max-pending-invitations-per-inviter N]
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
-       kidledger-server backup --to FILE [--data-dir DIR]
-       kidledger-server check [--data-dir DIR]
+       kidledger-server backup --to FILE [--data-dir DIR]   (SQLite; for PostgreSQL it prints how to use pg_dump)
+       kidledger-server check [--data-dir DIR | --database-url postgres://…]
        kidledger-server migrate --database-url postgres://…   (builds with the Postgres trait)
 Every flag can also be set as an environment variable: KIDLEDGER_HOST, KIDLEDGER_PORT,
 KIDLEDGER_DATA_DIR, KIDLEDGER_DATABASE_URL (PostgreSQL instead of SQLite; builds with the Postgres trait),
@@ -203,12 +203,15 @@ do {
         guard let handle = o.single["handle"], let name = o.single["name"] else { fail("accounts create needs --handle and --name") }
         print(try AdminCommands.createAccount(configuration(o), handle: handle, name: name, deviceName: o.single["device-name"] ?? "admin"))
     case "backup":
-        let o = Options(args.dropFirst(), allowed: ["to", "data-dir"])
+        let o = Options(args.dropFirst(), allowed: ["to", "data-dir", "database-url"])
+        let c = configuration(o)
+        // Over PostgreSQL it answers how to back up with pg_dump instead.
+        if c.databaseURL != nil { try AdminCommands.backup(c, to: o.single["to"] ?? "") }
         guard let to = o.single["to"] else { fail("backup needs --to FILE") }
-        try AdminCommands.backup(configuration(o), to: to)
+        try AdminCommands.backup(c, to: to)
         print(#"{"event":"backup","to":"\#(to)"}"#)
     case "check":
-        let o = Options(args.dropFirst(), allowed: ["data-dir"])
+        let o = Options(args.dropFirst(), allowed: ["data-dir", "database-url"])
         // Every outcome is one JSON report, failures to read the database included.
         let report: AdminCommands.CheckReport
         do { report = try AdminCommands.check(configuration(o)) } catch {

@@ -51,9 +51,8 @@ final class AttributionAndClockTests: XCTestCase {
 
         // A child stored with the last instant (as an older server accepted it), then edited.
         XCTAssertEqual(s.pushResults(t, h, children: [SyncRecords.child(kid, name: "Ada", modifiedBy: acct)]).first?["status"]?.stringValue, "saved")
-        _ = try? s.app.services.writer.sync { db in
-            try db.run("UPDATE children SET modified_at = ? WHERE id = ?", [.integer(Timestamp.maxMs), .text(kid)])
-        }
+        try? s.execute("UPDATE children SET modified_at = ? WHERE id = ?", [.integer(Timestamp.maxMs), .text(kid)],
+                       postgres: "UPDATE children SET modified_at = to_timestamp($1 / 1000.0) WHERE id = $2::uuid")
         let edited = s.call("PATCH", "/v1/households/\(h)/children/\(kid)", token: t, json: .obj(["name": "Ada L."]))
         XCTAssertEqual(edited.status, 200)
         XCTAssertEqual(edited.json["modifiedAt"]?.stringValue, "9999-12-31T23:59:59.999Z")

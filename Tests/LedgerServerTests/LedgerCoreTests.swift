@@ -169,9 +169,8 @@ final class LedgerCoreTests: XCTestCase {
         let c = s.child(t, household: h)
         let path = "/v1/households/\(h)/children/\(c)/transactions"
         // Int64.max / 1e11 ≈ 92,233,720 transactions would be needed; seed the cached balance directly.
-        _ = try? s.app.services.writer.sync { db in
-            try db.run("UPDATE children SET balance_cents = ? WHERE id = ?", [.integer(Int64.max - 10), .text(c)])
-        }
+        try? s.execute("UPDATE children SET balance_cents = ? WHERE id = ?", [.integer(Int64.max - 10), .text(c)],
+                       postgres: "UPDATE children SET balance_cents = $1 WHERE id = $2::uuid")
         let r = s.call("POST", path, token: t, json: .obj(["amountCents": 11]))
         XCTAssertEqual(r.status, 422); XCTAssertEqual(r.code, "balance_overflow")
     }
@@ -217,7 +216,7 @@ final class LedgerCoreTests: XCTestCase {
         for i in 1...20 {
             s.call("POST", "/v1/households/\(h)/children/\(c)/transactions", token: t, json: .obj(["amountCents": .int(Int64(i))]))
         }
-        let report = try AdminCommands.check(s.app.configuration)
+        let report = try s.check()
         XCTAssertTrue(report.ok, report.problems.joined(separator: "\n"))
         XCTAssertEqual(report.transactions, 20)
         XCTAssertEqual(s.call("DELETE", "/v1/households/\(h)", token: t).status, 204)
@@ -229,8 +228,8 @@ final class LedgerCoreTests: XCTestCase {
         let h = s.household(t)
         let c = s.child(t, household: h)
         s.call("POST", "/v1/households/\(h)/children/\(c)/transactions", token: t, json: .obj(["amountCents": 5]))
-        _ = try s.app.services.writer.sync { db in try db.run("UPDATE children SET balance_cents = 6") }
-        let report = try AdminCommands.check(s.app.configuration)
+        try s.execute("UPDATE children SET balance_cents = 6")
+        let report = try s.check()
         XCTAssertFalse(report.ok)
         XCTAssertTrue(report.problems.first?.contains("balance") == true)
     }
@@ -256,6 +255,7 @@ final class LedgerCoreTests: XCTestCase {
     }
 
     func testBackupWhileServing() throws {
+        try TestServer.requireSQLite("an online copy of the SQLite file (PostgreSQL: pg_dump, see testBackupOverPostgreSQLSaysToUsePgDump)")
         let (_, t) = s.signup("mum")
         _ = s.household(t)
         let to = s.dataDirectory + "/backup.sqlite"

@@ -53,6 +53,12 @@ final class LongPollRevocationTests: XCTestCase {
 
     /// A write made outside the server process (no wake-up reaches the parked pull).
     private func writeOutside(_ sql: String, _ params: [SQLiteValue]) throws {
+        if s.app.configuration.databaseURL != nil {
+            // Another process's write: the same statement in PostgreSQL's types.
+            return try s.execute(sql, params, postgres: sql.replacingOccurrences(of: "revoked_at = 1", with: "revoked_at = now()")
+                .split(separator: "?", omittingEmptySubsequences: false).enumerated()
+                .map { $0.offset == 0 ? String($0.element) : "$\($0.offset)" + $0.element }.joined())
+        }
         let db = try SQLiteConnection(path: s.app.configuration.databasePath)
         try db.run(sql, params)
     }

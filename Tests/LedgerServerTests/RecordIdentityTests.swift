@@ -67,7 +67,7 @@ final class RecordIdentityTests: XCTestCase {
         XCTAssertEqual(post(mum, other, bo, .obj(["amountCents": 3]), key: "weekly-1").status, 201)
         XCTAssertEqual(post(mum, other, bo, .obj(["amountCents": 3]), key: "weekly-1").status, 200)
 
-        let check = try? AdminCommands.check(s.app.configuration)
+        let check = try? s.check()
         XCTAssertEqual(check?.problems, [])
     }
 

@@ -52,7 +52,7 @@ final class SharingTests: XCTestCase {
     func households(_ token: String) -> [JSONValue] { s.call("GET", "/v1/households", token: token).json["items"]?.arrayValue ?? [] }
 
     func seq(_ h: String) throws -> Int64 {
-        try s.app.services.reads.with { try $0.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])!.int(0) }
+        try s.int("SELECT seq FROM households WHERE id = ?", [.text(h)], postgres: "SELECT seq FROM households WHERE id = $1::uuid")
     }
 
     // MARK: tests

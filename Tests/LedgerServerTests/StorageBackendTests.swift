@@ -199,5 +199,36 @@ final class StorageBackendTests: XCTestCase {
             XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
         }
     }
+
+    func testBackupOverPostgreSQLSaysToUsePgDumpAndCheckReadsTheDatabase() throws {
+        guard TestServer.postgresURL != nil else { throw XCTSkip("KIDLEDGER_TEST_DATABASE_URL is not set") }
+        let s = try TestServer()
+        defer { s.stop() }
+        XCTAssertThrowsError(try AdminCommands.backup(s.app.configuration, to: NSTemporaryDirectory() + "kl.dump")) { e in
+            XCTAssertTrue(String(describing: e).contains("pg_dump"), "\(e)")
+            XCTAssertTrue(String(describing: e).contains("cursor.key"), "\(e)")
+        }
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let c = s.child(t, household: h)
+        let path = "/v1/households/\(h)/children/\(c)/transactions"
+        XCTAssertEqual(s.call("POST", path, token: t, json: .obj(["amountCents": 500])).status, 201)
+        XCTAssertEqual(s.call("POST", path, token: t, json: .obj(["amountCents": -125])).status, 201)
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/children/\(c)/undo-last", token: t).status, 201)
+        var report = try s.check()
+        XCTAssertEqual(report.problems, [])
+        XCTAssertEqual(report.children, 1)
+        XCTAssertEqual(report.transactions, 3)
+
+        // A reversal that no longer mirrors its target, a wrong reserved id, a stale balance.
+        try s.execute("UPDATE transactions SET amount_cents = 100 WHERE reverses_id IS NOT NULL")
+        try s.execute("UPDATE transactions SET reversal_id = gen_random_uuid() WHERE amount_cents = 500")
+        try s.execute("UPDATE children SET balance_cents = 7")
+        report = try s.check()
+        XCTAssertEqual(report.problems.count, 3, report.problems.joined(separator: "\n"))
+        XCTAssertTrue(report.problems.contains { $0.hasPrefix("reversal: ") })
+        XCTAssertTrue(report.problems.contains { $0.hasPrefix("key: ") })
+        XCTAssertTrue(report.problems.contains { $0.hasPrefix("balance: child \(c) caches 7") })
+    }
     #endif
 }

@@ -108,9 +108,8 @@ final class SyncPushTests: XCTestCase {
         XCTAssertEqual(r[1]["serverRecord"]?["id"]?.stringValue, tx)
 
         // A balance at the edge of Int64 (set directly: reaching it takes 92 million pushes).
-        try s.app.services.writer.sync { db in
-            try db.run("UPDATE children SET balance_cents = ? WHERE id = ?", [.integer(Int64.max - 10), .text(kid)])
-        }
+        try s.execute("UPDATE children SET balance_cents = ? WHERE id = ?", [.integer(Int64.max - 10), .text(kid)],
+                      postgres: "UPDATE children SET balance_cents = $1 WHERE id = $2::uuid")
         let over = s.pushResults(t, h, transactions: [SyncRecords.transaction(SyncRecords.newId(), child: kid, amount: 11),
                                                       SyncRecords.transaction(SyncRecords.newId(), child: kid, amount: 10)])
         XCTAssertEqual(over.map { $0["status"]?.stringValue }, ["rejected", "saved"])
@@ -146,10 +145,9 @@ final class SyncPushTests: XCTestCase {
 
         // A read-only participant may pull but not push.
         let (reader, rt) = s.signup("gran")
-        try s.app.services.writer.sync { db in
-            try db.run("INSERT INTO participants (household_id, account_id, permission, status, invitation_id, invited_at, updated_at) VALUES (?, ?, 'readOnly', 'accepted', ?, 0, 0)",
-                       [.text(h), .text(reader), .text(SyncRecords.newId())])
-        }
+        try s.execute("INSERT INTO participants (household_id, account_id, permission, status, invitation_id, invited_at, updated_at) VALUES (?, ?, 'readOnly', 'accepted', ?, 0, 0)",
+                      [.text(h), .text(reader), .text(SyncRecords.newId())],
+                      postgres: "INSERT INTO participants (household_id, account_id, permission, status, invitation_id, invited_at, updated_at) VALUES ($1::uuid, $2::uuid, 'readOnly', 'accepted', $3::uuid, now(), now())")
         let denied = s.push(rt, h, transactions: [SyncRecords.transaction(SyncRecords.newId(), child: kid, amount: 1)])
         XCTAssertEqual(denied.status, 403); XCTAssertEqual(denied.code, "read_only")
         let pulled = s.pull(rt, h)

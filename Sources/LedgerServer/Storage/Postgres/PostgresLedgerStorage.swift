@@ -17,8 +17,8 @@ final class PostgresLedgerStorage: LedgerStorage {
     let pool: PGPool
     /// Where writes run (they are answered from there).
     private let workers: any RequestWorkers
-    /// Called after every durable commit that touched a household or revoked a token,
-    /// before the write is answered (this process's own waiters and caches).
+    /// Called after every durable commit, before the write is answered (this process's own
+    /// waiters, caches and counters).
     private let onCommit: @Sendable (StorageCommit) -> Void
     /// Called after such a commit once the write was answered (telling other processes).
     private let announce: @Sendable (StorageCommit) -> Void
@@ -66,7 +66,7 @@ final class PostgresLedgerStorage: LedgerStorage {
         let accepted = workers.submit { [self] in
             switch Result(catching: { try run(body) }) {
             case .success(let (value, commit)):
-                if !commit.isEmpty { onCommit(commit) }
+                onCommit(commit)
                 completion(.success(value))
                 if !commit.isEmpty { announce(commit) }
             case .failure(let e):
@@ -79,10 +79,8 @@ final class PostgresLedgerStorage: LedgerStorage {
     /// Runs `body` in a write transaction on the calling thread, again after a lost race.
     func writeNow<T>(_ body: (any LedgerWriting) throws -> T) throws -> T {
         let (value, commit) = try run(body)
-        if !commit.isEmpty {
-            onCommit(commit)
-            announce(commit)
-        }
+        onCommit(commit)
+        if !commit.isEmpty { announce(commit) }
         return value
     }
 
