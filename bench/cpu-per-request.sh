@@ -18,7 +18,9 @@
 #   post          durable POST …/transactions, each request a new transaction
 #   post-nofsync  the same against a second server started under eatmydata (fsync a no-op)
 # post and post-nofsync alternate (which goes first alternates by round); their throughput
-# ratio is how close durable writes are to the no-fsync limit.
+# ratio is how close durable writes are to the no-fsync limit. After them a bare SQLite loop
+# commits one row per transaction on the same disk for as long (WAL, synchronous=FULL): the
+# durable POST throughput divided by its commits per second is what group commit gains.
 # Every write run checks that the ledger grew by the requests wrk completed.
 #
 # Usage: bench/cpu-per-request.sh [duration=5s] [connections=64] [rounds=3] [warm-up=5s]
@@ -176,6 +178,26 @@ run() {
     [ "$round" = warm ] || echo "$round $kind $((t1 - t0)) $reqs $rps $non2xx $errors" >> "$tmp/results.txt"
 }
 
+# The reference for durable writes: a bare SQLite loop on the same disk committing one row
+# per transaction (WAL, synchronous=FULL, as the server's writer), for the bench's duration.
+raw_loop() {  # ROUND: appends "ROUND raw-sqlite - commits commits/s 0 0" to the results
+    python3 - "$tmp/raw.sqlite" "${duration%s}" "$1" >> "$tmp/results.txt" <<'PY'
+import os, sqlite3, sys, time
+path, seconds, round_ = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+for suffix in ("", "-wal", "-shm"):
+    if os.path.exists(path + suffix): os.remove(path + suffix)
+db = sqlite3.connect(path, isolation_level=None)
+db.execute("PRAGMA journal_mode=WAL")
+db.execute("PRAGMA synchronous=FULL")
+db.execute("CREATE TABLE t (n INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, amount INTEGER NOT NULL)")
+n, start = 0, time.monotonic()
+while time.monotonic() - start < seconds:
+    db.execute("INSERT INTO t (id, amount) VALUES (?, 1)", (f"row-{n}",))
+    n += 1
+print(round_, "raw-sqlite", 0, n, n / (time.monotonic() - start), 0, 0)
+PY
+}
+
 echo "== warm-up (write paths $warmup each, the others 1s)" >&2
 kinds=" ${KINDS:-healthz children feed feed-gzip push post} "
 reads=(nginx)
@@ -188,8 +210,8 @@ for r in $(seq 1 "$rounds"); do
     echo "== round $r of $rounds: wrk -t$threads -c$conns -d$duration (push: -c$push_conns)" >&2
     for k in "${reads[@]}"; do run "$r" "$k" "$duration"; done
     if ! $writes; then :
-    elif [ $((r % 2)) = 1 ]; then run "$r" post "$duration"; run "$r" post-nofsync "$duration"
-    else run "$r" post-nofsync "$duration"; run "$r" post "$duration"; fi
+    elif [ $((r % 2)) = 1 ]; then run "$r" post "$duration"; run "$r" post-nofsync "$duration"; raw_loop "$r"
+    else run "$r" post-nofsync "$duration"; run "$r" post "$duration"; raw_loop "$r"; fi
 done
 
 "$SERVER_BIN" check --data-dir "$tmp/data" > "$tmp/check.json" || { echo "check failed:" >&2; cat "$tmp/check.json" >&2; exit 1; }
@@ -231,6 +253,10 @@ if "post" in rps:
     dur = [rps["post"][r] / rps["post-nofsync"][r] for r in rounds]
     print("durable ÷ no-fsync POST throughput, per round: " + " ".join("%.2f" % x for x in dur)
           + f" (median {statistics.median(dur):.2f})")
+    raw = [rps["post"][r] / rps["raw-sqlite"][r] for r in rounds]
+    print("durable POST throughput ÷ a bare SQLite loop committing one row per transaction ("
+          + "/".join("%.0f" % rps["raw-sqlite"][r] for r in rounds) + " commits/s), per round: "
+          + " ".join("%.1f" % x for x in raw) + f" (median {statistics.median(raw):.1f})")
 print(f"per round µs: " + "; ".join(f"{k} " + "/".join("%.1f" % us[k][r] for r in rounds) for k in labels if k in us))
 print(f"server log: {loglines} lines (default access logging, to a file)")
 PY

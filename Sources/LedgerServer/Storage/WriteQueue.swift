@@ -209,7 +209,8 @@ final class WriteQueue: Sendable {
         var out = BatchRun()
         out.results.reserveCapacity(batch.count)
         do {
-            try db.execute("BEGIN IMMEDIATE")
+            // Prepared once and kept (execute would parse the text on every batch).
+            try db.run("BEGIN IMMEDIATE")
             for job in batch {
                 let before = db.totalChanges
                 do {
@@ -233,7 +234,7 @@ final class WriteQueue: Sendable {
                     out.results.append(.failure(error))
                 }
             }
-            try db.execute("COMMIT")
+            try db.run("COMMIT")
         } catch {
             if db.isInTransaction { try? db.execute("ROLLBACK") }
             throw error
