@@ -108,19 +108,20 @@ public enum JSONValue: Sendable, Equatable {
 
     /// Appends `s` as a JSON string literal.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
-        out.append(34)
         // Most strings (ids, names, timestamps) need no escape: scan the contiguous bytes
-        // and copy them whole.
+        // and append them with their quotes as one copy.
         var s = s
         let plain = s.withUTF8 { bytes -> Bool in
             for c in bytes where c < 0x20 || c == 34 || c == 92 { return false }
-            out.append(contentsOf: bytes)
+            out.appendWriting(maxCount: bytes.count + 2) { w in
+                w.put(34)
+                w.put(bytes)
+                w.put(34)
+            }
             return true
         }
-        if plain {
-            out.append(34)
-            return
-        }
+        if plain { return }
+        out.append(34)
         for c in s.utf8 {
             switch c {
             case 34: out.append(92); out.append(34)

@@ -4,13 +4,21 @@ import Foundation
 public enum UUIDv5 {
     /// The UUIDv5 of `name` (UTF-8) in `namespace`.
     public static func make(namespace: UUID, name: String) -> UUID {
-        var bytes: [UInt8] = withUnsafeBytes(of: namespace.uuid) { Array($0) }
-        bytes.append(contentsOf: Array(name.utf8))
-        var d = Array(SHA1.digest(bytes).prefix(16))
-        d[6] = (d[6] & 0x0F) | 0x50
-        d[8] = (d[8] & 0x3F) | 0x80
-        return UUID(uuid: (d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7],
-                           d[8], d[9], d[10], d[11], d[12], d[13], d[14], d[15]))
+        // The namespace and the name hashed from one buffer on the stack.
+        var name = name
+        let h = name.withUTF8 { n in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16 + n.count) { m in
+                withUnsafeBytes(of: namespace.uuid) { ns in
+                    for i in 0..<16 { m[i] = ns[i] }
+                }
+                if let from = n.baseAddress, n.count > 0 { (m.baseAddress! + 16).update(from: from, count: n.count) }
+                return SHA1.words(UnsafeRawBufferPointer(m))
+            }
+        }
+        func b(_ v: UInt32, _ shift: UInt32) -> UInt8 { UInt8(truncatingIfNeeded: v >> shift) }
+        return UUID(uuid: (b(h.0, 24), b(h.0, 16), b(h.0, 8), b(h.0, 0), b(h.1, 24), b(h.1, 16),
+                           (b(h.1, 8) & 0x0F) | 0x50, b(h.1, 0), (b(h.2, 24) & 0x3F) | 0x80, b(h.2, 16), b(h.2, 8), b(h.2, 0),
+                           b(h.3, 24), b(h.3, 16), b(h.3, 8), b(h.3, 0)))
     }
 }
 
