@@ -298,6 +298,49 @@ final class PostgresMultiProcessTests: XCTestCase {
         XCTAssertTrue(log.allSatisfy { $0.hasPrefix("200 with ") || $0 == "503" }, "\(log)")
     }
 
+    /// The database session dies while a write is committing (here: ended from outside
+    /// while a deferred trigger holds up its COMMIT): the request is answered 503 with
+    /// Retry-After, not 2xx and not never, and its retry with the same id through the other
+    /// process stores the transaction exactly once.
+    func testASessionLostDuringCommitIsA503AndTheRetryWithTheSameIdIsIdempotent() throws {
+        let f = try family(children: 1)
+        let admin = try PGConnection(url: databaseURL)
+        try admin.execute("""
+            CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.amount_cents = 4242 THEN PERFORM pg_sleep(3); END IF; RETURN NULL; END $$;
+            CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON transactions DEFERRABLE INITIALLY DEFERRED
+                FOR EACH ROW EXECUTE FUNCTION slow_commit();
+            """)
+        let id = UUID().lowercased
+        let path = "/v1/households/\(f.household)/children/\(f.children[0])/transactions"
+        let write = Background { [a = a!] in
+            a.call("POST", path, token: f.token, json: .obj(["id": .string(id), "amountCents": 4242]), timeout: 10)
+        }
+        var terminated = false
+        let end = Date().addingTimeInterval(5)
+        while !terminated && Date() < end {
+            let pids = try admin.query("""
+                SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
+                AND state = 'active' AND query = 'COMMIT'
+                """).rows.map { $0.int(0) }
+            for pid in pids { terminated = try admin.queryOne("SELECT pg_terminate_backend($1::integer)", [.int(pid)])?.bool(0) ?? false }
+            if !terminated { usleep(10_000) }
+        }
+        XCTAssertTrue(terminated, "the write's COMMIT was seen and its session ended")
+        let (r, _) = write.wait()
+        XCTAssertEqual(r.status, 503, r.failure ?? r.json.serializedString)
+        XCTAssertNotNil(r.header("Retry-After"))
+        try admin.execute("DROP TRIGGER slow_commit ON transactions")
+
+        let retry = b.call("POST", path, token: f.token, json: .obj(["id": .string(id), "amountCents": 4242]))
+        XCTAssertTrue([200, 201].contains(retry.status), retry.failure ?? retry.json.serializedString)
+        print("a session lost during COMMIT: \(r.status) \(r.json["detail"]?.stringValue ?? ""); the retry through the other process: \(retry.status)")
+        let again = a.call("POST", path, token: f.token, json: .obj(["id": .string(id), "amountCents": 4242]))
+        XCTAssertEqual(again.status, 200)
+        XCTAssertEqual(Array(try history(via: a, f).keys), [id])
+        XCTAssertEqual(balances(via: b, f)[f.children[0]], 4242)
+    }
+
     // MARK: f) the same request twice at once, through both processes
 
     /// Concurrent identical POSTs (same id, or same Idempotency-Key) through A and B answer
