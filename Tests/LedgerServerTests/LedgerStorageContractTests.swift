@@ -271,6 +271,9 @@ class LedgerStorageContractTests: XCTestCase {
         XCTAssertEqual(results.map(\.kind), [.child, .child, .child, .child, .transaction, .transaction, .transaction])
         XCTAssertEqual(try storage.read { try $0.childCount(household: h) }, 2)
         XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 300)
+        XCTAssertEqual(try storage.read { try $0.balance(household: h, child: c) }, 300)
+        XCTAssertNil(try storage.read { try $0.balance(household: h, child: UUID().lowercased) })
+        XCTAssertNil(try storage.read { try $0.balance(household: UUID().lowercased, child: c) })
 
         // A replay is unchanged; another record under a taken id is a conflict with the server's.
         var changed = first

@@ -43,6 +43,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     // Statements built once, not per call.
     private static let householdSQL = "SELECT \(householdColumns) FROM households WHERE id = $1"
     private static let childSQL = "SELECT \(childColumns) FROM children WHERE household_id = $1 AND id = $2"
+    private static let balanceSQL = "SELECT balance_cents FROM children WHERE household_id = $1 AND id = $2"
     private static let childrenSQL = """
         SELECT \(childColumns) FROM children WHERE household_id = $1 AND (NOT archived OR $2) ORDER BY sort_order, created_at, id
         """
@@ -226,6 +227,11 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func child(household: String, id: String) throws -> Child? {
         try lock(household)
         return try db.queryOne(Self.childSQL, [.uuid(household), .uuid(id)]).map(Self.child)
+    }
+
+    func balance(household: String, child: String) throws -> Int64? {
+        try lock(household)
+        return try db.queryOne(Self.balanceSQL, [.uuid(household), .uuid(child)])?.int(0)
     }
 
     func children(household: String, includeArchived: Bool) throws -> [Child] {

@@ -24,6 +24,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         "SELECT \(tokenColumns) FROM tokens WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id"
     private static let householdSQL = "SELECT \(householdColumns) FROM households WHERE id = ?"
     private static let childSQL = "SELECT \(childColumns) FROM children WHERE id = ? AND household_id = ?"
+    private static let balanceSQL = "SELECT balance_cents FROM children WHERE id = ? AND household_id = ?"
     private static let childrenSQL = """
         SELECT \(childColumns) FROM children WHERE household_id = ? AND (archived = 0 OR ?) ORDER BY sort_order, created_at, id
         """
@@ -229,6 +230,10 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func child(household: String, id: String) throws -> Child? {
         try db.queryOne(Self.childSQL, [.text(id), .text(household)]).map(Self.child)
+    }
+
+    func balance(household: String, child: String) throws -> Int64? {
+        try db.queryOne(Self.balanceSQL, [.text(child), .text(household)])?.int(0)
     }
 
     func children(household: String, includeArchived: Bool) throws -> [Child] {

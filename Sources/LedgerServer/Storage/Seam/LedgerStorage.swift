@@ -69,6 +69,8 @@ protocol LedgerReading {
 
     // MARK: children and transactions
     func child(household: String, id: String) throws -> Child?
+    /// The child's cached balance (nil: no such child), without reading the whole child.
+    func balance(household: String, child: String) throws -> Int64?
     /// By sort order, then creation, then id.
     func children(household: String, includeArchived: Bool) throws -> [Child]
     /// How many children the household holds, archived ones included (for the quota).

@@ -152,14 +152,14 @@ extension LedgerWriting {
                     && (t.createdAt == nil || t.createdAt == existing.createdAt)
             }
             guard same else { throw LedgerStorageError.transactionIdTaken(existing) }
-            let balance = try child(household: household, id: existing.childId)?.balanceCents ?? 0
-            return TransactionWrite(transaction: existing, balanceCents: balance, saved: false)
+            let stored = try balance(household: household, child: existing.childId) ?? 0
+            return TransactionWrite(transaction: existing, balanceCents: stored, saved: false)
         }
         if t.mayBeReservedId, let owner = try transaction(household: household, reservingReversalId: t.id) {
             // That id belongs to the undo of `owner`: taking it would block the undo for ever.
             throw LedgerStorageError.reversalIdReserved(t.id, of: owner)
         }
-        guard let child = try child(household: household, id: t.childId) else { throw LedgerStorageError.childNotFound }
+        guard let current = try balance(household: household, child: t.childId) else { throw LedgerStorageError.childNotFound }
         if let rev = t.reversesId {
             guard let target = try transaction(household: household, id: rev) else { throw LedgerStorageError.transactionNotFound }
             if target.reversesId != nil { throw LedgerStorageError.notReversible }
@@ -172,7 +172,7 @@ extension LedgerWriting {
                 throw LedgerStorageError.reversalAmountMismatch(expected: target.amountCents)
             }
         }
-        guard let balance = Cents.add(child.balanceCents, t.amountCents) else { throw LedgerStorageError.balanceOverflow }
+        guard let balance = Cents.add(current, t.amountCents) else { throw LedgerStorageError.balanceOverflow }
         var seq = try nextSeq(household: household)
         if let rev = t.reversesId {
             try markReversed(household: household, id: rev, by: t.id, seq: seq)
