@@ -102,6 +102,46 @@ final class PostgresMultiProcessTests: XCTestCase {
         XCTAssertLessThan(p50, 0.1, "p50 wake latency \(p50 * 1000) ms (target 10 ms)")
     }
 
+    /// Parked long-polls hold no worker thread or database connection: with more of them
+    /// parked on B than B has connections (16), B still answers other requests at once, and
+    /// one write through A wakes them all with it.
+    func testMoreParkedLongPollsThanConnectionsLeaveTheProcessServing() throws {
+        let f = try family(children: 1)
+        let token = try headToken(b, f)
+        let polls = (0..<40).map { _ in
+            Background { [b = b!] in
+                b.call("GET", "/v1/households/\(f.household)/changes?since=\(token)&wait=20", token: f.token, timeout: 30)
+            }
+        }
+        usleep(300_000)
+        let started = Date()
+        let listed = b.call("GET", "/v1/households/\(f.household)/children", token: f.token, timeout: 10)
+        XCTAssertEqual(listed.status, 200, listed.failure ?? listed.json.serializedString)
+        let child = b.call("POST", "/v1/households/\(f.household)/children", token: f.token, json: .obj(["name": "Cy"]), timeout: 10)
+        XCTAssertEqual(child.status, 201, child.failure ?? child.json.serializedString)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2, "B answered while 40 long-polls were parked")
+        // B's own write woke them; park them again and wake them from A.
+        var next: [Background<TestServer.Reply>] = []
+        for p in polls {
+            let (r, _) = p.wait()
+            XCTAssertEqual(r.status, 200, r.failure ?? r.json.serializedString)
+            let since = r.json["nextToken"]?.stringValue ?? ""
+            next.append(Background { [b = b!] in
+                b.call("GET", "/v1/households/\(f.household)/changes?since=\(since)&wait=20", token: f.token, timeout: 30)
+            })
+        }
+        usleep(300_000)
+        let written = a.call("POST", "/v1/households/\(f.household)/children/\(f.children[0])/transactions", token: f.token,
+                             json: .obj(["amountCents": 5]), timeout: 10)
+        XCTAssertEqual(written.status, 201, written.failure ?? written.json.serializedString)
+        let id = written.json["transaction"]?["id"]?.stringValue
+        for p in next {
+            let (r, _) = p.wait()
+            XCTAssertEqual(r.status, 200, r.failure ?? r.json.serializedString)
+            XCTAssertEqual(r.json["transactions"]?.arrayValue?.compactMap { $0["id"]?.stringValue }, id.map { [$0] })
+        }
+    }
+
     // MARK: b) revocation crosses processes
 
     /// A token revoked through one process is refused by the other within a second, and a
