@@ -58,7 +58,9 @@ extension LedgerApp {
         }, announce: { bus.publish($0) })
         let applied: [Int]
         do {
-            applied = try storage.pool.with { try PostgresSchema.migrate($0) }
+            // On a session of its own, without the request path's statement timeout (a
+            // migration may rewrite a large table).
+            applied = try PostgresSchema.migrate(PGConnection(url: url, connectTimeout: connectTimeout))
         } catch let e as PGError {
             workers.stop()
             throw AdminCommands.Failure(description: "PostgreSQL at \(redacted(url)): \(e.message)")
