@@ -105,11 +105,14 @@ final class ReadCacheTests: XCTestCase {
 final class RequestContextTests: XCTestCase {
     func testJSONMediaTypes() {
         for ok in ["application/json", "application/json; charset=utf-8", "Application/JSON;charset=UTF-8",
-                   " application/json ", "application/problem+json", "application/merge-patch+json; x=y"] {
+                   " application/json ", "application/problem+json", "application/merge-patch+json; x=y",
+                   "\tAPPLICATION/VND.API+JSON\t;q=1", "application/x+json", "application/json;"] {
             XCTAssertTrue(RequestContext.isJSONMediaType(ok), ok)
         }
         for bad in ["text/plain", "application/jsonx", "application/+json", "text/json", "", ";application/json",
-                    "application/x-www-form-urlencoded", "json"] {
+                    "application/x-www-form-urlencoded", "json", "application/json+", "+json", "application/jsonp",
+                    "application /json", "application/json x", "applicatioN/+JSON", "Zpplication/json", "application/jsoN\u{0}",
+                    "application/jsön"] {
             XCTAssertFalse(RequestContext.isJSONMediaType(bad), bad)
         }
     }

@@ -60,13 +60,26 @@ final class RequestContext: @unchecked Sendable {
     /// Whether a Content-Type names JSON: `application/json` or `application/…+json`,
     /// any case, parameters such as `charset` ignored.
     static func isJSONMediaType(_ contentType: String) -> Bool {
-        var media = Array(contentType.utf8.prefix { $0 != UInt8(ascii: ";") })
-        while let f = media.first, f == 0x20 || f == 0x09 { media.removeFirst() }
-        while let l = media.last, l == 0x20 || l == 0x09 { media.removeLast() }
-        media = media.map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
-        let json = Array("application/json".utf8), prefix = Array("application/".utf8), suffix = Array("+json".utf8)
-        return media == json || (media.count > prefix.count + suffix.count
-                                 && media.starts(with: prefix) && media.suffix(suffix.count).elementsEqual(suffix))
+        // Read in place (this runs on every write request): no arrays.
+        var contentType = contentType
+        return contentType.withUTF8 { b -> Bool in
+            var end = 0
+            while end < b.count && b[end] != UInt8(ascii: ";") { end += 1 }
+            var start = 0
+            while start < end && (b[start] == 0x20 || b[start] == 0x09) { start += 1 }
+            while end > start && (b[end - 1] == 0x20 || b[end - 1] == 0x09) { end -= 1 }
+            func matches(_ literal: StaticString, at offset: Int) -> Bool {
+                let p = literal.utf8Start
+                for k in 0..<literal.utf8CodeUnitCount {
+                    let c = b[offset + k]
+                    if (c >= 65 && c <= 90 ? c + 32 : c) != p[k] { return false }
+                }
+                return true
+            }
+            let n = end - start
+            if n == 16 && matches("application/json", at: start) { return true }
+            return n > 12 + 5 && matches("application/", at: start) && matches("+json", at: end - 5)
+        }
     }
 
     /// The body if there is one, else an empty object.
