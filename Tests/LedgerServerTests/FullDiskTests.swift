@@ -19,7 +19,7 @@ final class FullDiskTests: XCTestCase {
         // Room another connection can give back later: a table of filler pages.
         let other = try SQLiteConnection(path: path)
         try other.execute("CREATE TABLE filler (b BLOB); INSERT INTO filler VALUES (zeroblob(400000))")
-        _ = try s.app.services.writer.sync { db in
+        _ = try s.app.sqliteWriter.sync { db in
             let pages = try db.queryOne("PRAGMA page_count")!.int(0)
             try db.execute("PRAGMA max_page_count = \(pages)")
         }
@@ -39,7 +39,7 @@ final class FullDiskTests: XCTestCase {
         XCTAssertEqual(full.code, "insufficient_storage")
         XCTAssertNotNil(full.header("Retry-After"))
         XCTAssertEqual(s.call("GET", "/readyz").status, 503)
-        XCTAssertTrue(s.app.services.writer.isOutOfSpace)
+        XCTAssertTrue(s.app.sqliteWriter.isOutOfSpace)
 
         // A batch that cannot be stored is refused whole.
         let batch = (0..<20).map { _ in SyncRecords.transaction(SyncRecords.newId(), child: c, amount: 1, note: note) }

@@ -316,7 +316,7 @@ final class NotificationTests: XCTestCase {
         let s = try AppStoreFixture.server()
         defer { s.stop() }
         let (owner, _) = s.signup("mum")
-        _ = try s.app.services.writer.sync { db in
+        _ = try s.app.sqliteWriter.sync { db in
             let pages = try db.queryOne("PRAGMA page_count")!.int(0)
             try db.execute("PRAGMA max_page_count = \(pages)")
         }
@@ -337,7 +337,7 @@ final class NotificationTests: XCTestCase {
         XCTAssertEqual(refused.reply.code, "service_unavailable")
         XCTAssertEqual(refused.reply.header("Retry-After"), "60")
 
-        _ = try s.app.services.writer.sync { db in try db.execute("PRAGMA max_page_count = 1073741823") }
+        _ = try s.app.sqliteWriter.sync { db in try db.execute("PRAGMA max_page_count = 1073741823") }
         XCTAssertEqual(s.notify(refused.jws).json["outcome"], "unmatched")
         XCTAssertEqual(s.notify(refused.jws).json["outcome"], "duplicate")
     }

@@ -119,7 +119,7 @@ final class TestServer: @unchecked Sendable {
             return rows.first.map { $0.isNull(0) ? 0 : $0.int(0) } ?? 0
         }
         #endif
-        return try app.services.writer.sync { db in try db.query(sql, params).first.map { $0.int(0) } ?? 0 }
+        return try app.sqliteWriter.sync { db in try db.query(sql, params).first.map { $0.int(0) } ?? 0 }
     }
 
     /// `kidledger-server check` on this server's database.
@@ -191,5 +191,14 @@ extension JSONValue {
         var o = JSONObject()
         for (k, v) in pairs { o[k] = v }
         return .object(o)
+    }
+}
+
+extension LedgerApp {
+    /// The SQLite writer, for tests that reach under the storage seam (SQLite only; a test
+    /// that calls it over PostgreSQL skips before).
+    var sqliteWriter: WriteQueue {
+        guard let sqlite = services.backend.sqlite else { fatalError("this test needs the SQLite backend") }
+        return sqlite.writer
     }
 }

@@ -58,16 +58,6 @@ final class Services: Sendable {
 
     func connectionCount() -> Int { connections.get(0) }
 
-    /// SQLite's read connections, for code that has not moved onto `storage` yet (only
-    /// reachable over SQLite).
-    var reads: ReadPool { sqliteOnly.reads }
-    /// SQLite's writer, for code that has not moved onto `storage` yet.
-    var writer: WriteQueue { sqliteOnly.writer }
-    private var sqliteOnly: SQLiteBackend {
-        guard let sqlite = backend.sqlite else { preconditionFailure("a SQLite-only path was reached over PostgreSQL") }
-        return sqlite
-    }
-
     /// Where work that may wait for storage runs, off the event loops (handlers that read
     /// or write a lot, woken long-polls; over PostgreSQL every handler that touches storage).
     var workers: any RequestWorkers { backend.workers }
