@@ -292,8 +292,7 @@ final class AppStoreStorageErrorTests: XCTestCase {
     /// sends it again; never a 5xx it would take as final, never a 507.
     func testANotificationThatWasNotStoredIs503WithRetryAfter() {
         struct Broken: Error {}
-        for error: any Error in [Broken(), SQLiteError(code: 13, message: "database or disk is full"),
-                                 SQLiteError(code: 5, message: "database is locked"), APIError.internal()] {
+        for error: any Error in [Broken(), LedgerStorageError.outOfSpace, LedgerStorageError.busy, APIError.internal()] {
             let (answer, unexpected) = LedgerStorageError.notificationFailure(error)
             XCTAssertEqual(answer.status, 503, "\(error)")
             XCTAssertEqual(answer.code, "service_unavailable", "\(error)")

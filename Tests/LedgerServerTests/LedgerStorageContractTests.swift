@@ -440,6 +440,33 @@ final class SQLiteLedgerStorageTests: LedgerStorageContractTests {
     func testInvitationPagesCountsAndQuotas() throws { try checkInvitationPagesCountsAndQuotas() }
     func testPushCountsTokensAndPolls() throws { try checkPushCountsTokensAndPolls() }
 
+    /// SQLite's busy and full results leave the conformer as the domain's `busy` and
+    /// `outOfSpace` (the HTTP edge knows no SQLite), from reads and from writes alike; other
+    /// SQLite errors pass as they are.
+    func testBusyAndFullLeaveAsDomainErrors() throws {
+        let cases: [(SQLiteError, LedgerStorageError?)] = [
+            (SQLiteError(code: 5, message: "database is locked"), .busy),
+            (SQLiteError(code: 5 | 2 << 8, message: "database is locked (snapshot)"), .busy),
+            (SQLiteError(code: 6, message: "database table is locked"), .busy),
+            (SQLiteError(code: 13, message: "database or disk is full"), .outOfSpace),
+            (SQLiteError(code: 19, message: "constraint failed"), nil),
+        ]
+        for (raw, expected) in cases {
+            let check = { (e: any Error) in
+                if let expected {
+                    XCTAssertEqual(e as? LedgerStorageError, expected, "\(raw)")
+                } else {
+                    XCTAssertEqual((e as? SQLiteError)?.code, raw.code, "\(raw)")
+                }
+            }
+            XCTAssertThrowsError(try storage.read { _ in throw raw }, "\(raw)", check)
+            XCTAssertThrowsError(try write { _ in throw raw }, "\(raw)", check)
+        }
+        // The writer is not left refusing: a full disk it was told of is probed and gone.
+        let now = self.now
+        XCTAssertNoThrow(try write { try $0.createAccount(handle: "after", displayName: "A", deviceName: "d", now: now) })
+    }
+
     override func tearDown() {
         writer?.stop()
         if let directory { try? FileManager.default.removeItem(at: directory) }

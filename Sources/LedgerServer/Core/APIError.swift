@@ -37,12 +37,6 @@ public struct APIError: Error, Sendable {
     static let accessRevoked = APIError(403, "access_revoked", "Your access to this household was revoked or you left it.")
     static let ownerOnly = APIError(403, "owner_only", "Only the household's owner may do this.")
     static func `internal`(_ d: String = "Something went wrong on the server.") -> APIError { APIError(500, "internal", d) }
-    /// A write while the server's disk is full: nothing of it was stored; retry later.
-    static var insufficientStorage: APIError {
-        var e = APIError(507, "insufficient_storage", "The server's disk is full; nothing was stored. Retry later.")
-        e.headers.set("Retry-After", "10")
-        return e
-    }
 
     /// The problem+json response.
     public var response: HTTPResponse {

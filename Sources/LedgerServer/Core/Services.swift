@@ -1,7 +1,6 @@
 import Dispatch
 import HTTPServer
 import LedgerModel
-import SQLiteKit
 
 /// The SQLite-only machinery: the read connections and the one writer thread (with group
 /// commit and the checkpointer). Absent with PostgreSQL.
@@ -84,16 +83,11 @@ final class Services: Sendable {
         self.registrationLimiter = RegistrationLimiter(perHour: configuration.registrationsPerHour)
     }
 
-    /// Maps any error to its problem+json answer; unexpected errors are logged and become 500.
+    /// Maps any error to its problem+json answer (storage's refusals as
+    /// `LedgerStorageError+HTTP.swift` says); unexpected errors are logged and become 500.
     static func problem(for error: Error, logger: Logger) -> HTTPResponse {
         if let e = error as? APIError { return e.response }
         if let e = error as? LedgerStorageError { return e.apiError.response }
-        if let e = error as? SQLiteError, e.isBusy {
-            var p = APIError(503, "service_unavailable", "The database is busy; retry shortly.")
-            p.headers.set("Retry-After", "1")
-            return p.response
-        }
-        if let e = error as? SQLiteError, e.isFull { return APIError.insufficientStorage.response }
         logger.log(["event": .string("error"), "error": .string(String(describing: error))])
         return APIError.internal().response
     }

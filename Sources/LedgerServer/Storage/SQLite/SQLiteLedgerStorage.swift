@@ -18,10 +18,14 @@ final class SQLiteLedgerStorage: LedgerStorage {
     }
 
     func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T {
-        try reads.with { db in
-            try db.execute("BEGIN")
-            defer { try? db.execute("COMMIT") }
-            return try body(SQLiteLedgerTransaction(db))
+        do {
+            return try reads.with { db in
+                try db.execute("BEGIN")
+                defer { try? db.execute("COMMIT") }
+                return try body(SQLiteLedgerTransaction(db))
+            }
+        } catch {
+            throw Self.domainError(error)
         }
     }
 
@@ -31,6 +35,16 @@ final class SQLiteLedgerStorage: LedgerStorage {
             let tx = SQLiteLedgerTransaction(db)
             let value = try body(tx)
             return (value, WriteQueue.WriteEffects(touched: tx.commit.touched, revokesTokens: !tx.commit.revokedTokens.isEmpty))
-        }, completion: completion))
+        }, completion: { result in completion(result.mapError(Self.domainError)) }))
+    }
+
+    /// How a failure leaves this storage: SQLite's busy and full results as the domain's
+    /// `busy` and `outOfSpace`, anything else as it is. Applied once the writer is done with
+    /// the error (it tells a full disk and a failed job apart by SQLite's own error).
+    static func domainError(_ error: any Error) -> any Error {
+        guard let e = error as? SQLiteError else { return error }
+        if e.isBusy { return LedgerStorageError.busy }
+        if e.isFull { return LedgerStorageError.outOfSpace }
+        return error
     }
 }

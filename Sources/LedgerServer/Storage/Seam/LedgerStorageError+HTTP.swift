@@ -62,26 +62,28 @@ extension LedgerStorageError {
         case .syncTokenExpired: return SyncToken.expired
         case .noSubscription: return APIError(404, "no_subscription", "No subscription is stored for this household.")
         case .notificationNotStored:
-            var e = APIError(503, "service_unavailable", "The notification could not be stored; send it again later.")
-            e.headers.set("Retry-After", "60")
-            return e
+            return .serviceUnavailable("The notification could not be stored; send it again later.", retryAfter: 60)
         case .tokenRevoked: return .unauthenticated("The token was revoked.")
         case .unavailable(let unknown):
-            var e = APIError(503, "service_unavailable", unknown
-                             ? "The database connection was lost while committing; retry with the same id."
-                             : "The database is unavailable; retry shortly.")
-            e.headers.set("Retry-After", "1")
+            return .serviceUnavailable(unknown ? "The database connection was lost while committing; retry with the same id."
+                                               : "The database is unavailable; retry shortly.", retryAfter: 1)
+        case .busy: return .serviceUnavailable("The database is busy; retry shortly.", retryAfter: 1)
+        case .outOfSpace:
+            var e = APIError(507, "insufficient_storage", "The server's disk is full; nothing was stored. Retry later.")
+            e.headers.set("Retry-After", "10")
             return e
         }
     }
 
     /// The notification endpoint's answer when storing a verified notification failed: a
     /// refusal, or a 503 that already says when to retry (the database unreachable, the
-    /// server shutting down), as it is; any other failure (a full disk, a database error)
-    /// is `notificationNotStored`, so the App Store sends the notification again instead of
+    /// server shutting down), as it is; any other failure (a full disk, whose 507 the App
+    /// Store would take as final; a busy database; a database error) is
+    /// `notificationNotStored`, so the App Store sends the notification again instead of
     /// taking it as delivered. `unexpected`: worth logging.
     static func notificationFailure(_ error: any Error) -> (answer: APIError, unexpected: Bool) {
-        if let known = (error as? LedgerStorageError)?.apiError ?? (error as? APIError),
+        let refusal = error as? LedgerStorageError
+        if refusal != .busy, refusal != .outOfSpace, let known = refusal?.apiError ?? (error as? APIError),
            known.status < 500 || known.status == 503 {
             return (known, false)
         }
@@ -105,6 +107,13 @@ private extension APIError {
     init(_ status: Int, _ code: String, _ detail: String, current: JSONValue) {
         self.init(status, code, detail)
         extra["current"] = current
+    }
+
+    /// 503 `service_unavailable` with `Retry-After` (seconds).
+    static func serviceUnavailable(_ detail: String, retryAfter: Int) -> APIError {
+        var e = APIError(503, "service_unavailable", detail)
+        e.headers.set("Retry-After", String(retryAfter))
+        return e
     }
 
     /// A quota's refusal: 409 with its own `code`, the cap in `limit` (and which side's

@@ -78,6 +78,12 @@ enum LedgerStorageError: Error, Sendable, Equatable {
     /// The database cannot be reached (or is shutting down); nothing was changed, unless
     /// `commitOutcomeUnknown` (the connection died during COMMIT).
     case unavailable(commitOutcomeUnknown: Bool)
+    /// The database is locked by another connection past the wait allowed; nothing was
+    /// changed and the same request may be sent again shortly.
+    case busy
+    /// The disk holding the database is full: nothing of the write was stored. Writes fail
+    /// alike until there is room again (`LedgerStorage.isOutOfSpace`).
+    case outOfSpace
 }
 
 /// Whose pending invitations a quota counts.
