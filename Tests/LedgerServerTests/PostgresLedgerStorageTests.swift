@@ -225,6 +225,49 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertEqual(refused.withLock { $0 }, 7)
     }
 
+    /// An owner's subscription upload and an App Store notification of the same purchase,
+    /// at once, round after round: each takes the purchase's row before the household's, so
+    /// they never wait for each other in a circle (a deadlock PostgreSQL finds only after
+    /// deadlock_timeout, a second lost before one of them runs again). Every write's body
+    /// runs once: no attempt was lost to a deadlock.
+    func testUploadAndNotificationOfOnePurchaseNeverDeadlock() throws {
+        let now = self.now, day = Self.day
+        let (owner, h, _) = try household()
+        let original = "3000000000000001"
+        let first = Self.event(original, signedDate: now, key: "", expires: now + day)
+        _ = try write { try $0.registerSubscription(household: h, owner: owner, upload: first, now: now) }
+        let storage = self.pg!
+        let rounds = 40
+        let attempts = Mutex(0), outcomes = Mutex<[NotificationOutcome]>([]), failures = Mutex<[String]>([])
+        for i in 1...rounds {
+            // The notification is always newer than the upload: applied, it locks the household.
+            let upload = Self.event(original, signedDate: now + Int64(2 * i) * 1000, key: "", expires: now + day)
+            let renewed = Self.event(original, signedDate: now + Int64(2 * i + 1) * 1000, key: "renew-\(i)", expires: now + 2 * day,
+                                     type: "DID_RENEW", status: 1)
+            let notification = Self.notification(renewed)
+            DispatchQueue.concurrentPerform(iterations: 2) { side in
+                do {
+                    if side == 0 {
+                        _ = try storage.writeNow { w in
+                            attempts.withLock { $0 += 1 }
+                            return try w.registerSubscription(household: h, owner: owner, upload: upload, now: now)
+                        }
+                    } else {
+                        let outcome = try storage.writeNow { w in
+                            attempts.withLock { $0 += 1 }
+                            return try w.recordNotification(notification, event: renewed, now: now)
+                        }
+                        outcomes.withLock { $0.append(outcome) }
+                    }
+                } catch { failures.withLock { $0.append("\(error)") } }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertEqual(outcomes.withLock { $0 }, Array(repeating: .applied, count: rounds))
+        XCTAssertEqual(attempts.withLock { $0 }, 2 * rounds, "a write ran again after losing a deadlock")
+        XCTAssertEqual(try storage.read { try $0.subscription(household: h) }?.purchase.event.key, "renew-\(rounds)")
+    }
+
     // MARK: faults
 
     func testUnreachableDatabaseIsUnavailable() throws {

@@ -6,6 +6,8 @@ import PostgresKit
 ///
 /// In a write, a purchase is read `FOR UPDATE`: events of one purchase from several
 /// processes are compared and stored one after another, each against the committed newest.
+/// Every write that locks a purchase and households locks the purchase first (the lock
+/// order in `LedgerStorage+Subscriptions.swift`), so uploads and notifications never deadlock.
 /// Two first events of one purchase, or two deliveries of one notification, race on the
 /// primary key; the loser runs again (`PostgresLedgerStorage`) and finds the winner's row.
 extension PostgresLedgerTransaction {

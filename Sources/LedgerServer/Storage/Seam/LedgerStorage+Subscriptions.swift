@@ -8,10 +8,23 @@ import LedgerModel
 /// (`NotificationRecord.retentionMs`) and applies when an owner registers it (the upload is
 /// then just one more event, stale when the kept one is newer). The state a purchase grants
 /// is derived at request time (`PurchaseState.derive`).
+///
+/// Lock order (where writes lock rows, PostgreSQL): a write that takes both a purchase's row
+/// and households' rows takes the purchase's first. A notification reads the purchase
+/// (`FOR UPDATE`) and then advances the feed of every household subscribed to it; an upload
+/// reads the purchase before anything of its household. Were the upload to lock its
+/// household first, it could wait for the purchase while a notification held the purchase
+/// and waited for that household: a deadlock the database finds only after its
+/// `deadlock_timeout`, and a write run again.
 extension LedgerWriting {
     /// Stores `e` as its purchase's newest event unless the stored one is not older.
     func applyPurchaseEvent(_ e: PurchaseEvent, now: Int64) throws -> PurchaseEventResult {
-        if let stored = try purchase(originalTransactionId: e.originalTransactionId) {
+        try applyPurchaseEvent(e, over: purchase(originalTransactionId: e.originalTransactionId), now: now)
+    }
+
+    /// `applyPurchaseEvent` over `stored`, the purchase as this write read it (and locked).
+    private func applyPurchaseEvent(_ e: PurchaseEvent, over stored: StoredPurchase?, now: Int64) throws -> PurchaseEventResult {
+        if let stored {
             guard e.isNewer(than: stored.event) else { return .stale }
             try updatePurchase(e, at: now)
         } else {
@@ -24,9 +37,11 @@ extension LedgerWriting {
     /// and applies the upload as an event. The household gets the purchase's newest state,
     /// which is a kept notification's when that is newer (an old upload cannot undo a refund).
     func registerSubscription(household: String, owner: String, upload: PurchaseEvent, now: Int64) throws -> SubscriptionRecord {
+        // The purchase first, then the household (the lock order above).
+        let stored = try purchase(originalTransactionId: upload.originalTransactionId)
         let m = try membership(household: household, account: owner, need: .owner)
         try setSubscription(household: household, upload: upload, grantedBy: m.ownerAccountId, at: now)
-        _ = try applyPurchaseEvent(upload, now: now)
+        _ = try applyPurchaseEvent(upload, over: stored, now: now)
         _ = try nextSeq(household: household)
         guard let r = try subscription(household: household) else { throw LedgerStorageError.noSubscription }
         return r
