@@ -1,6 +1,6 @@
 import CSQLite
 
-private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+private let SQLITE_STATIC = unsafeBitCast(0, to: sqlite3_destructor_type.self)
 
 /// A prepared statement. Parameters are only ever bound, never spliced into SQL.
 /// Owned by one connection and used by one thread at a time.
@@ -20,7 +20,17 @@ public final class SQLiteStatement {
         self.connection = connection
     }
 
-    deinit { sqlite3_finalize(handle) }
+    /// The bytes of the bound text and blob parameters, bound without a copy
+    /// (SQLITE_STATIC): SQLite reads them until the statement is bound again or finalized,
+    /// and every `bind` resets the statement before it rewrites them. A copy per parameter
+    /// (SQLITE_TRANSIENT) costs SQLite a malloc and a free each; this buffer is reused.
+    private var arena: UnsafeMutableRawPointer?
+    private var arenaCapacity = 0
+
+    deinit {
+        sqlite3_finalize(handle)
+        arena?.deallocate()
+    }
 
     /// Binds `params` to ?1…?n after resetting the statement.
     public func bind(_ params: [SQLiteValue]) throws {
@@ -30,6 +40,22 @@ public final class SQLiteStatement {
         guard expected == params.count else {
             throw SQLiteError(code: SQLITE_RANGE, message: "statement takes \(expected) parameters, got \(params.count)", sql: sql)
         }
+        var bytes = 0, copies = false
+        for value in params {
+            switch value {
+            case .text(let s): bytes += s.utf8.count; copies = true
+            case .blob(let b): bytes += b.count; copies = true
+            default: break
+            }
+        }
+        if copies && (bytes > arenaCapacity || arena == nil) {
+            // The old bytes may still be bound: unbind them before they are freed.
+            sqlite3_clear_bindings(handle)
+            arena?.deallocate()
+            arenaCapacity = max(bytes, 2 * arenaCapacity, 256)
+            arena = UnsafeMutableRawPointer.allocate(byteCount: arenaCapacity, alignment: 16)
+        }
+        var offset = 0
         for (i, value) in params.enumerated() {
             let idx = Int32(i + 1)
             let rc: Int32
@@ -38,11 +64,30 @@ public final class SQLiteStatement {
             case .integer(let v): rc = sqlite3_bind_int64(handle, idx, v)
             case .real(let d): rc = sqlite3_bind_double(handle, idx, d)
             case .text(let s):
-                rc = s.withCString { sqlite3_bind_text(handle, idx, $0, Int32(s.utf8.count), SQLITE_TRANSIENT) }
+                // Never a null pointer (that would bind NULL), even for "".
+                let start = arena! + offset
+                let n = copyUTF8(s, to: start)
+                rc = sqlite3_bind_text(handle, idx, start.assumingMemoryBound(to: CChar.self), Int32(n), SQLITE_STATIC)
+                offset += n
             case .blob(let b):
-                rc = b.withUnsafeBytes { sqlite3_bind_blob(handle, idx, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
+                let start = arena! + offset
+                b.withUnsafeBytes { if let base = $0.baseAddress, $0.count > 0 { start.copyMemory(from: base, byteCount: $0.count) } }
+                rc = sqlite3_bind_blob(handle, idx, start, Int32(b.count), SQLITE_STATIC)
+                offset += b.count
             }
-            guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+            guard rc == SQLITE_OK else {
+                sqlite3_clear_bindings(handle)
+                throw connection.error(rc, sql: sql)
+            }
+        }
+    }
+
+    /// Copies `s`'s UTF-8 bytes to `to` (which has room for them); returns their count.
+    private func copyUTF8(_ s: String, to: UnsafeMutableRawPointer) -> Int {
+        var s = s
+        return s.withUTF8 { u in
+            if let base = u.baseAddress, u.count > 0 { to.copyMemory(from: base, byteCount: u.count) }
+            return u.count
         }
     }
 

@@ -17,6 +17,32 @@ final class SQLiteConnectionTests: XCTestCase {
         XCTAssertNil(row.optionalString(3))
     }
 
+    /// Text and blob parameters are bound from the statement's own buffer, reused and grown
+    /// from one bind to the next: every bind must see its own values, whatever was bound
+    /// before, and "" and an empty blob stay values (not NULL).
+    func testRebindingOneStatementKeepsEachBindsValues() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        try db.execute("CREATE TABLE t (k INTEGER, s TEXT, b BLOB, u TEXT)")
+        let long = String(repeating: "é🙂x", count: 300)  // larger than any buffer before it
+        let rows: [(Int64, String, [UInt8], String?)] = [
+            (1, "short", [1, 2], "ü"), (2, long, Array(repeating: 7, count: 5000), long), (3, "", [], nil), (4, "after", [9], ""),
+        ]
+        for (k, s, b, u) in rows {
+            try db.run("INSERT INTO t VALUES (?, ?, ?, ?)", [.integer(k), .text(s), .blob(b), .optionalText(u)])
+        }
+        for (k, s, b, u) in rows {
+            let r = try XCTUnwrap(db.queryOne("SELECT s, b, u, s IS NULL, b IS NULL FROM t WHERE k = ? AND s = ?", [.integer(k), .text(s)]))
+            XCTAssertEqual(r.string(0), s)
+            XCTAssertEqual(r.blob(1), b)
+            XCTAssertEqual(r.optionalString(2), u)
+            XCTAssertEqual(r.int(3), 0)
+            XCTAssertEqual(r.int(4), 0)
+        }
+        // A failed bind (wrong count) leaves the statement usable with the next one.
+        XCTAssertThrowsError(try db.queryOne("SELECT s FROM t WHERE k = ? AND s = ?", [.integer(2)]))
+        XCTAssertEqual(try db.queryOne("SELECT s FROM t WHERE k = ? AND s = ?", [.integer(2), .text(long)])?.string(0), long)
+    }
+
     func testTransactionRollsBackOnError() throws {
         let db = try SQLiteConnection(path: tempPath())
         try db.execute("CREATE TABLE t (i INTEGER PRIMARY KEY)")
