@@ -65,4 +65,40 @@ public struct LedgerTransaction: Sendable, Equatable {
             "reversedById": reversedById.map { .string($0) } ?? .null,
         ])
     }
+
+    /// The most bytes `writeJSON` writes: the keys, the 24-byte timestamps and every
+    /// string escaped at worst.
+    public var jsonBound: Int {
+        let strings = id.utf8.count + householdId.utf8.count + childId.utf8.count + note.utf8.count + source.rawValue.utf8.count
+            + authorAccountId.utf8.count + (reversesId?.utf8.count ?? 0) + (reversedById?.utf8.count ?? 0)
+        return 256 + ByteWriter.jsonStringBound(strings)
+    }
+
+    /// `json.serialized()`, written straight into `w` without building the object (an
+    /// answer to every write of a transaction): the same bytes.
+    public func writeJSON(_ w: inout ByteWriter) {
+        w.put(literal: "{\"id\":")
+        w.putJSONString(id)
+        w.put(literal: ",\"householdId\":")
+        w.putJSONString(householdId)
+        w.put(literal: ",\"childId\":")
+        w.putJSONString(childId)
+        w.put(literal: ",\"amountCents\":")
+        w.putDecimal(amountCents)
+        w.put(literal: ",\"note\":")
+        w.putJSONString(note)
+        w.put(literal: ",\"source\":")
+        w.putJSONString(source.rawValue)
+        w.put(literal: ",\"createdAt\":\"")
+        w.putTimestamp(ms: createdAt)
+        w.put(literal: "\",\"recordedAt\":\"")
+        w.putTimestamp(ms: recordedAt)
+        w.put(literal: "\",\"authorAccountId\":")
+        w.putJSONString(authorAccountId)
+        w.put(literal: ",\"reversesId\":")
+        if let reversesId { w.putJSONString(reversesId) } else { w.put(literal: "null") }
+        w.put(literal: ",\"reversedById\":")
+        if let reversedById { w.putJSONString(reversedById) } else { w.put(literal: "null") }
+        w.put(125)
+    }
 }

@@ -2,6 +2,35 @@ import XCTest
 @testable import LedgerModel
 
 final class JSONValueTests: XCTestCase {
+    /// A transaction written straight to bytes (the answer to every transaction write) is
+    /// byte for byte its JSON value serialized: escapes, nulls, extreme amounts and dates.
+    func testTransactionWrittenDirectlyIsItsJSONSerialized() {
+        let base = LedgerTransaction(id: "0f9b6a4e-8c1d-4f7a-9b2e-3d5c7a1e9f20", householdId: "h", childId: "c", amountCents: 150,
+                                     note: "", source: .api, createdAt: 1_764_756_000_123, recordedAt: 1_764_756_000_456,
+                                     authorAccountId: "a", reversesId: nil, reversedById: nil)
+        var cases = [base]
+        var t = base
+        t.note = "quote \" backslash \\ newline \n tab \t cr \r bell \u{07} nul \u{0} é 🙂 </script>"
+        t.amountCents = Int64.min
+        t.reversesId = "r"
+        cases.append(t)
+        t.amountCents = Int64.max
+        t.reversesId = nil
+        t.reversedById = "0f9b6a4e-8c1d-5f7a-9b2e-3d5c7a1e9f20"
+        t.source = .manual
+        t.createdAt = 0
+        t.recordedAt = -62_135_596_800_000  // 0001-01-01
+        cases.append(t)
+        t.note = String(repeating: "\u{1}", count: 1000)
+        t.amountCents = -1
+        cases.append(t)
+        for tx in cases {
+            var direct: [UInt8] = []
+            direct.appendWriting(maxCount: tx.jsonBound) { tx.writeJSON(&$0) }
+            XCTAssertEqual(String(decoding: direct, as: UTF8.self), tx.json.serializedString)
+        }
+    }
+
     func testParsesAndKeepsOrder() throws {
         let v = try JSONValue.parse(#"{"b":1,"a":[true,null,"x\u00e9\ud83d\ude00"],"c":-0.5}"#)
         XCTAssertEqual(v.objectValue?.keys, ["b", "a", "c"])

@@ -141,11 +141,16 @@ final class RequestContext: @unchecked Sendable {
     }
 
     static func jsonResponse(_ status: Int, _ value: JSONValue, etag: String? = nil, headers extra: [(String, String)] = []) -> HTTPResponse {
+        jsonResponse(status, body: value.serialized(), etag: etag, headers: extra)
+    }
+
+    /// A JSON response whose body is already serialized.
+    static func jsonResponse(_ status: Int, body: [UInt8], etag: String? = nil, headers extra: [(String, String)] = []) -> HTTPResponse {
         var h = HTTPHeaders()
         h.set("Content-Type", "application/json; charset=utf-8")
         if let etag { h.set("ETag", "\"\(etag)\"") }
         for (k, v) in extra { h.set(k, v) }
-        return HTTPResponse(status: status, headers: h, body: value.serialized())
+        return HTTPResponse(status: status, headers: h, body: body)
     }
 
     static func noContent() -> HTTPResponse { HTTPResponse(status: 204) }

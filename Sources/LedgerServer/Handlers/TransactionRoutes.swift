@@ -14,9 +14,19 @@ enum TransactionRoutes {
     }
 
     /// The answer to a write: 201 when saved, 200 for a record already there.
+    /// The body is written in one pass (the bytes of
+    /// `{"transaction": tx.json, "balanceCents": …}` serialized).
     static func result(_ w: TransactionWrite) -> HTTPResponse {
         let tx = w.transaction
-        return RequestContext.jsonResponse(w.saved ? 201 : 200, .object(["transaction": tx.json, "balanceCents": .int(w.balanceCents)]),
+        var body: [UInt8] = []
+        body.appendWriting(maxCount: tx.jsonBound + 64) { out in
+            out.put(literal: "{\"transaction\":")
+            tx.writeJSON(&out)
+            out.put(literal: ",\"balanceCents\":")
+            out.putDecimal(w.balanceCents)
+            out.put(125)
+        }
+        return RequestContext.jsonResponse(w.saved ? 201 : 200, body: body,
                                            headers: [("Location", "/v1/households/\(tx.householdId)/children/\(tx.childId)/transactions")])
     }
 
