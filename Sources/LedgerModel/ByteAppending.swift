@@ -104,6 +104,13 @@ public struct ByteWriter {
             var o = count
             out[o] = 34
             o += 1
+            // Most strings (ids, paths, timestamps) need no escape: one scan, then one copy.
+            if !bytes.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
+                if let from = bytes.baseAddress, !bytes.isEmpty { (out + o).update(from: from, count: bytes.count) }
+                out[o + bytes.count] = 34
+                written = o + bytes.count + 1
+                return
+            }
             for c in bytes {
                 switch c {
                 case 34, 92: out[o] = 92; out[o + 1] = c; o += 2
