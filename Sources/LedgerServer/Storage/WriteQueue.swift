@@ -42,7 +42,8 @@ final class WriteQueue: Sendable {
     /// What a job changed besides rows: households whose feed moved and whether a token
     /// may have been revoked (the token cache must forget).
     struct WriteEffects: Sendable {
-        var touched: Set<String> = []
+        /// Each household once (gathered into the batch's set).
+        var touched: [String] = []
         var revokesTokens = false
     }
 
@@ -217,7 +218,7 @@ final class WriteQueue: Sendable {
                     if savepoints { try db.run("SAVEPOINT job") }
                     let outcome = try job.work(db)
                     if savepoints { try db.run("RELEASE job") }
-                    out.touched.formUnion(outcome.touched)
+                    for household in outcome.touched { out.touched.insert(household) }
                     out.revokedTokens = out.revokedTokens || outcome.revokesTokens
                     out.results.append(.success(()))
                 } catch {

@@ -34,7 +34,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
         writer.submit(WriteQueue.Job.returning({ db in
             let tx = SQLiteLedgerTransaction(db)
             let value = try body(tx)
-            return (value, WriteQueue.WriteEffects(touched: tx.commit.touched, revokesTokens: !tx.commit.revokedTokens.isEmpty))
+            return (value, WriteQueue.WriteEffects(touched: tx.touched, revokesTokens: tx.revokedTokens))
         }, completion: { result in completion(result.mapError(Self.domainError)) }))
     }
 

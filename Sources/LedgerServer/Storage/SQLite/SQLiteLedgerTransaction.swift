@@ -6,7 +6,12 @@ import Synchronization
 /// read pool or the writer opened.
 final class SQLiteLedgerTransaction: LedgerWriting {
     let db: SQLiteConnection
-    private(set) var commit = StorageCommit()
+    /// Households whose feed moved (or that were deleted), each once: a list, not a set,
+    /// since a write touches one household (or two), and a set costs an allocation and a
+    /// hash per write.
+    private(set) var touched: [String] = []
+    /// Whether a token was revoked (the token cache must forget).
+    private(set) var revokedTokens = false
 
     init(_ db: SQLiteConnection) { self.db = db }
 
@@ -125,7 +130,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         try db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL",
                    [.integer(at), .text(id), .text(account)])
         guard db.changes == 1 else { return false }
-        commit.revokedTokens.insert(id)
+        revokedTokens = true
         return true
     }
 
@@ -171,8 +176,12 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func nextSeq(household: String) throws -> Int64 {
         let seq = try Self.nextSeq(db, household)
-        commit.touched.insert(household)
+        touch(household)
         return seq
+    }
+
+    private func touch(_ household: String) {
+        if !touched.contains(household) { touched.append(household) }
     }
 
     /// The last sequence value handed out per household: a guess, never trusted. nextSeq
@@ -223,7 +232,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     func deleteHousehold(id: String) throws {
         try db.run("DELETE FROM device_sync WHERE household_id = ?", [.text(id)])
         try db.run("DELETE FROM households WHERE id = ?", [.text(id)])
-        commit.touched.insert(id)
+        touch(id)
     }
 
     // MARK: children and transactions
