@@ -227,14 +227,26 @@ struct JSONParser {
         guard depth <= Self.maxDepth else { throw fail("nesting too deep") }
         i += 1
         var obj = JSONObject()
-        var seen = Set<String>()
+        // Duplicate keys: a look through the keys so far while there are few (most objects;
+        // a set costs an allocation and a hash per key), a set from the 17th key on.
+        var seen: Set<String>?
         skipWS()
         if i < bytes.count && bytes[i] == 125 { i += 1; depth -= 1; return .object(obj) }
         while true {
             skipWS()
             guard i < bytes.count, bytes[i] == 34 else { throw fail("expected a string key") }
             let key = try parseString()
-            guard seen.insert(key).inserted else { throw fail("duplicate key \"\(key)\"") }
+            let duplicate: Bool
+            if seen != nil {
+                duplicate = !seen!.insert(key).inserted
+            } else if obj.count < 16 {
+                duplicate = obj.pairs.contains { $0.0 == key }
+            } else {
+                var keys = Set(obj.pairs.map(\.0))
+                duplicate = !keys.insert(key).inserted
+                seen = keys
+            }
+            guard !duplicate else { throw fail("duplicate key \"\(key)\"") }
             skipWS()
             guard i < bytes.count, bytes[i] == 58 else { throw fail("expected ':'") }
             i += 1
@@ -319,7 +331,15 @@ struct JSONParser {
 
     mutating func parseString() throws(JSONParseError) -> String {
         i += 1
-        var out: [UInt8] = []
+        // Most strings (keys, ids, notes) are printable ASCII without escapes: read in
+        // place, no byte-by-byte copy. Anything else goes on below from where this stopped.
+        let start = i
+        while i < bytes.count, bytes[i] >= 0x20, bytes[i] < 0x80, bytes[i] != 34, bytes[i] != 92 { i += 1 }
+        if i < bytes.count, bytes[i] == 34 {
+            i += 1
+            return String(decoding: bytes[start..<(i - 1)], as: UTF8.self)
+        }
+        var out = Array(bytes[start..<i])
         while true {
             guard i < bytes.count else { throw fail("unterminated string") }
             let c = bytes[i]

@@ -55,6 +55,33 @@ final class JSONValueTests: XCTestCase {
         for b in bad { XCTAssertThrowsError(try JSONValue.parse(b), String(decoding: b, as: UTF8.self)) }
     }
 
+    /// Keys are checked for duplicates by a look through the keys so far, then (from the
+    /// 17th key) by a set; strings are read in place until an escape, a non-ASCII byte or
+    /// a control byte, then byte by byte from there. Both ways give the same answers and
+    /// the same error offsets.
+    func testDuplicateKeysAndStringsInEveryWayTheyAreRead() throws {
+        for n in [2, 15, 16, 17, 40] {
+            let keys = (0..<n).map { "k\($0)" }
+            let ok = "{" + keys.map { "\"\($0)\":1" }.joined(separator: ",") + "}"
+            XCTAssertEqual(try JSONValue.parse(ok).objectValue?.keys, keys)
+            for dup in [0, n - 1] {
+                let text = String(ok.dropLast()) + ",\"k\(dup)\":2}"
+                XCTAssertThrowsError(try JSONValue.parse(text)) { error in
+                    XCTAssertEqual((error as? JSONParseError)?.message, "duplicate key \"k\(dup)\"", "\(n) keys")
+                    XCTAssertEqual((error as? JSONParseError)?.offset, text.utf8.count - 3, "\(n) keys")  // just after the key
+                }
+            }
+        }
+        let strings = ["", "plain ascii", "esc\\\"aped", "tail é", "é head", "mid\\u00e9dle", "\\ud83d\\ude00 x", "a/b\\/c"]
+        let expected = ["", "plain ascii", "esc\"aped", "tail é", "é head", "midédle", "😀 x", "a/b/c"]
+        for (text, value) in zip(strings, expected) {
+            XCTAssertEqual(try JSONValue.parse("\"" + text + "\""), .string(value), text)
+        }
+        for (bad, offset) in [(Array("\"abc".utf8), 4), (Array("\"ab\u{1}c\"".utf8), 3), ([34, 97, 0xC3, 0x28, 34], 2)] {
+            XCTAssertThrowsError(try JSONValue.parse(bad)) { XCTAssertEqual(($0 as? JSONParseError)?.offset, offset) }
+        }
+    }
+
     func testEscapesControlCharacters() {
         XCTAssertEqual(JSONValue.string("a\"\\\n\u{1}").serializedString, #""a\"\\\n\u0001""#)
     }
