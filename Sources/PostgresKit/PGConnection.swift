@@ -46,6 +46,7 @@ public final class PGConnection: @unchecked Sendable {
         if let handle { PQfinish(handle) }
         handle = nil
         prepared.removeAll()
+        queued.removeAll()
         // Defaults first: the URL's own settings (expanded from dbname) override them.
         let keys = ["connect_timeout", "application_name", "keepalives", "keepalives_idle", "keepalives_interval",
                     "keepalives_count", "options", "dbname"]
@@ -96,43 +97,196 @@ public final class PGConnection: @unchecked Sendable {
 
     /// Runs one or more statements without parameters (simple protocol).
     public func execute(_ sql: String) throws(PGError) {
+        // What was queued runs first (one round trip of its own: multi-statement text
+        // cannot join a pipeline).
+        if !queued.isEmpty { _ = try flush() }
         let h = try live()
         guard PQsendQuery(h, sql) == 1 else { throw sendFailed(h) }
         _ = try check(try answer(h), h)
     }
 
-    /// Runs one statement with parameters, prepared once per session and SQL text.
+    /// Runs one statement with parameters, prepared once per session and SQL text. Statements
+    /// queued with `later` go first, in the same round trip.
     @discardableResult
     public func query(_ sql: String, _ params: [PGValue] = []) throws(PGError) -> PGResult {
+        if !queued.isEmpty {
+            queued.append(Statement(sql: sql, params: params, prepare: true))
+            return try flush()
+        }
         let h = try live()
-        var encoded: [(bytes: [UInt8], format: Int32)?] = []
-        encoded.reserveCapacity(params.count)
-        for p in params { encoded.append(try p.encoded()) }
-        let types = params.map(\.oid)
-        let key = types.isEmpty ? sql : sql + "\u{0}" + types.map(String.init).joined(separator: ",")
+        let encoded = try Self.encode(params)
         let name: String
+        let key = Self.key(sql, params)
         if let known = prepared[key] {
             name = known
         } else {
-            if prepared.count >= PGConnection.maxPrepared {
-                try execute("DEALLOCATE ALL")
-                prepared.removeAll()
-            }
+            if prepared.count >= PGConnection.maxPrepared { try forgetPrepared() }
             let fresh = "k\(prepared.count)"
-            guard PQsendPrepare(h, fresh, sql, Int32(types.count), types.isEmpty ? nil : types) == 1 else { throw sendFailed(h) }
+            guard PQsendPrepare(h, fresh, sql, Int32(params.count), params.isEmpty ? nil : params.map(\.oid)) == 1 else {
+                throw sendFailed(h)
+            }
             _ = try check(try answer(h), h)
             prepared[key] = fresh
             name = fresh
         }
-        return try run(h, name, encoded)
+        guard Self.sendPrepared(h, name, encoded) == 1 else { throw sendFailed(h) }
+        return try check(try answer(h), h)
     }
 
-    private func run(_ h: OpaquePointer, _ name: String, _ encoded: [(bytes: [UInt8], format: Int32)?]) throws(PGError) -> PGResult {
+    /// A statement waiting in `queued`.
+    private struct Statement {
+        let sql: String
+        let params: [PGValue]
+        /// Prepared once per session (false: parsed each time, as BEGIN and COMMIT are).
+        let prepare: Bool
+    }
+    /// Statements whose answers nobody waits for, sent with the next statement that is waited for.
+    private var queued: [Statement] = []
+
+    /// Queues a statement whose result is not needed (an INSERT, an UPDATE): it is sent
+    /// with the next `query` (or the transaction's COMMIT) in one round trip, in order, and
+    /// its failure is thrown there. Statements run in the order they were asked for, so
+    /// what a later statement reads includes what the queued ones wrote.
+    public func later(_ sql: String, _ params: [PGValue] = []) {
+        queued.append(Statement(sql: sql, params: params, prepare: true))
+    }
+
+    /// Whether statements wait in the queue for the next round trip.
+    public var hasQueued: Bool { !queued.isEmpty }
+
+    /// Sends every queued statement in one pipeline, waits for all their answers and
+    /// returns the last one's; the first failure is thrown once every answer is read (the
+    /// statements after a failed one are skipped by the server).
+    private func flush() throws(PGError) -> PGResult {
+        let batch = queued
+        queued.removeAll(keepingCapacity: true)
+        let h = try live()
+        if prepared.count + batch.count >= PGConnection.maxPrepared { try forgetPrepared() }
+        guard PQenterPipelineMode(h) == 1 else { throw sendFailed(h) }
+        // What was sent, in order: a statement (its index in `batch`) or a preparation (its key and name).
+        enum Sent { case statement(Int), preparation(key: String, name: String) }
+        var sent: [Sent] = []
+        sent.reserveCapacity(batch.count * 2)
+        var naming: [String: String] = [:]
+        do throws(PGError) {
+            for (i, st) in batch.enumerated() {
+                let encoded = try Self.encode(st.params)
+                if !st.prepare {
+                    guard Self.sendUnnamed(h, st.sql, encoded, st.params) == 1 else { throw sendFailed(h) }
+                } else {
+                    let key = Self.key(st.sql, st.params)
+                    var name = prepared[key] ?? naming[key]
+                    if name == nil {
+                        let fresh = "k\(prepared.count + naming.count)"
+                        guard PQsendPrepare(h, fresh, st.sql, Int32(st.params.count),
+                                            st.params.isEmpty ? nil : st.params.map(\.oid)) == 1 else { throw sendFailed(h) }
+                        sent.append(.preparation(key: key, name: fresh))
+                        naming[key] = fresh
+                        name = fresh
+                    }
+                    guard Self.sendPrepared(h, name!, encoded) == 1 else { throw sendFailed(h) }
+                }
+                sent.append(.statement(i))
+            }
+            guard PQpipelineSync(h) == 1 else { throw sendFailed(h) }
+        } catch {
+            // Nothing was run that anyone will hear of: the session is in an unknown state.
+            abandon()
+            throw error
+        }
+        let deadline = answerDeadline()
+        var failure: PGError?
+        var last: PGResult?
+        for item in sent {
+            guard let r = try nextResult(h, deadline) else {
+                abandon()
+                throw PGError(kind: .connectionLost, message: "the database closed the session")
+            }
+            // Each statement's answer ends with a NULL result.
+            let end = try nextResult(h, deadline)
+            if let end { PQclear(end) }
+            let status = PQresultStatus(r)
+            if status == PGRES_PIPELINE_ABORTED { PQclear(r); continue }
+            if status == PGRES_FATAL_ERROR {
+                do { _ = try check(r, h) } catch { if failure == nil { failure = error } }
+                continue
+            }
+            switch item {
+            case .preparation(let key, let name):
+                PQclear(r)
+                prepared[key] = name
+            case .statement(let i):
+                if i == batch.count - 1 { last = PGResult(r) } else { PQclear(r) }
+            }
+        }
+        // The pipeline's end.
+        guard let sync = try nextResult(h, deadline) else {
+            abandon()
+            throw PGError(kind: .connectionLost, message: "the database closed the session")
+        }
+        PQclear(sync)
+        _ = PQexitPipelineMode(h)
+        if let failure { throw failure }
+        guard let last else { throw PGError(kind: .other, message: "no answer to the pipeline's last statement") }
+        return last
+    }
+
+    private func forgetPrepared() throws(PGError) {
+        let pending = queued
+        queued.removeAll()
+        try execute("DEALLOCATE ALL")
+        prepared.removeAll()
+        queued = pending
+    }
+
+    private static func key(_ sql: String, _ params: [PGValue]) -> String {
+        guard !params.isEmpty else { return sql }
+        var key = sql
+        key.append("\u{0}")
+        for p in params {
+            key.append(String(p.oid))
+            key.append(",")
+        }
+        return key
+    }
+
+    private static func encode(_ params: [PGValue]) throws(PGError) -> [(bytes: [UInt8], format: Int32)?] {
+        var encoded: [(bytes: [UInt8], format: Int32)?] = []
+        encoded.reserveCapacity(params.count)
+        for p in params { encoded.append(try p.encoded()) }
+        return encoded
+    }
+
+    /// Sends a prepared statement's execution (results in binary); libpq's return value.
+    private static func sendPrepared(_ h: OpaquePointer, _ name: String, _ encoded: [(bytes: [UInt8], format: Int32)?]) -> Int32 {
+        withParameters(encoded) { n, values, lengths, formats in
+            PQsendQueryPrepared(h, name, n, values, lengths, formats, 1)
+        }
+    }
+
+    /// Sends a statement parsed for this one use (results in binary); libpq's return value.
+    private static func sendUnnamed(_ h: OpaquePointer, _ sql: String, _ encoded: [(bytes: [UInt8], format: Int32)?],
+                                    _ params: [PGValue]) -> Int32 {
+        let types = params.map(\.oid)
+        return withParameters(encoded) { n, values, lengths, formats in
+            types.withUnsafeBufferPointer { t in
+                PQsendQueryParams(h, sql, n, n == 0 ? nil : t.baseAddress, values, lengths, formats, 1)
+            }
+        }
+    }
+
+    /// Calls `body` with libpq's parameter arrays for `encoded` (nil pointers when empty).
+    private static func withParameters(
+        _ encoded: [(bytes: [UInt8], format: Int32)?],
+        _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> Int32
+    ) -> Int32 {
         let n = encoded.count
+        if n == 0 { return body(0, nil, nil, nil) }
         let lengths = encoded.map { Int32($0?.bytes.count ?? 0) }
         let formats = encoded.map { $0?.format ?? 0 }
         // Copy every value into one buffer so the pointers stay valid for the call.
         var offsets: [Int] = []
+        offsets.reserveCapacity(n)
         var storage: [UInt8] = []
         for e in encoded {
             offsets.append(storage.count)
@@ -140,20 +294,15 @@ public final class PGConnection: @unchecked Sendable {
             if let e { storage += e.bytes; storage.append(0) }
         }
         storage.append(0)
-        let sent: Int32 = storage.withUnsafeBufferPointer { buf -> Int32 in
+        return storage.withUnsafeBufferPointer { buf -> Int32 in
             let base = UnsafeRawPointer(buf.baseAddress!).assumingMemoryBound(to: CChar.self)
             let values: [UnsafePointer<CChar>?] = (0..<n).map { encoded[$0] == nil ? nil : base + offsets[$0] }
             return values.withUnsafeBufferPointer { v in
                 lengths.withUnsafeBufferPointer { l in
-                    formats.withUnsafeBufferPointer { f in
-                        PQsendQueryPrepared(h, name, Int32(n), n == 0 ? nil : v.baseAddress, n == 0 ? nil : l.baseAddress,
-                                            n == 0 ? nil : f.baseAddress, 1)
-                    }
+                    formats.withUnsafeBufferPointer { f in body(Int32(n), v.baseAddress, l.baseAddress, f.baseAddress) }
                 }
             }
         }
-        guard sent == 1 else { throw sendFailed(h) }
-        return try check(try answer(h), h)
     }
 
     /// The statement could not be sent (the session is gone, or another one is in progress).
@@ -165,28 +314,12 @@ public final class PGConnection: @unchecked Sendable {
     /// result, else the last one (nil when libpq has none, e.g. the session died). Waits
     /// at most `answerTimeout`; past it the session is closed and the wait fails.
     private func answer(_ h: OpaquePointer) throws(PGError) -> OpaquePointer? {
-        let deadline = answerTimeout.map { DispatchTime.now().uptimeNanoseconds + UInt64(max(0, $0) * 1e9) }
+        let deadline = answerDeadline()
         var kept: OpaquePointer?
         while true {
-            while PQisBusy(h) == 1 {
-                let fd = PQsocket(h)
-                if fd < 0 { break }
-                var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
-                var ms: Int32 = -1
-                if let deadline {
-                    let now = DispatchTime.now().uptimeNanoseconds
-                    if now >= deadline {
-                        if let kept { PQclear(kept) }
-                        abandon()
-                        throw PGError(kind: .connectionLost, message: "no answer from the database within \(answerTimeout!) s")
-                    }
-                    ms = Int32(min((deadline - now + 999_999) / 1_000_000, 86_400_000))
-                }
-                if poll(&fds, 1, ms) < 0 && errno != EINTR { break }
-                // 0: the session failed; PQgetResult then reports it.
-                if fds[0].revents != 0 && PQconsumeInput(h) == 0 { break }
-            }
-            guard let r = PQgetResult(h) else { return kept }
+            let r: OpaquePointer?
+            do { r = try nextResult(h, deadline) } catch { if let kept { PQclear(kept) }; throw error }
+            guard let r else { return kept }
             if let k = kept {
                 let failed = PQresultStatus(k) == PGRES_FATAL_ERROR
                 if failed { PQclear(r); continue }
@@ -196,11 +329,40 @@ public final class PGConnection: @unchecked Sendable {
         }
     }
 
+    /// When an answer started now is overdue (uptime nanoseconds), nil: never.
+    private func answerDeadline() -> UInt64? {
+        answerTimeout.map { DispatchTime.now().uptimeNanoseconds + UInt64(max(0, $0) * 1e9) }
+    }
+
+    /// The next result libpq has, waiting for the socket until `deadline` (past it the
+    /// session is closed and the wait fails).
+    private func nextResult(_ h: OpaquePointer, _ deadline: UInt64?) throws(PGError) -> OpaquePointer? {
+        while PQisBusy(h) == 1 {
+            let fd = PQsocket(h)
+            if fd < 0 { break }
+            var fds = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var ms: Int32 = -1
+            if let deadline {
+                let now = DispatchTime.now().uptimeNanoseconds
+                if now >= deadline {
+                    abandon()
+                    throw PGError(kind: .connectionLost, message: "no answer from the database within \(answerTimeout!) s")
+                }
+                ms = Int32(min((deadline - now + 999_999) / 1_000_000, 86_400_000))
+            }
+            if poll(&fds, 1, ms) < 0 && errno != EINTR { break }
+            // 0: the session failed; PQgetResult then reports it.
+            if fds.revents != 0 && PQconsumeInput(h) == 0 { break }
+        }
+        return PQgetResult(h)
+    }
+
     /// Closes a session whose answer is overdue (its statement's outcome stays unknown).
     private func abandon() {
         if let handle { PQfinish(handle) }
         handle = nil
         prepared.removeAll()
+        queued.removeAll()
     }
 
     /// The first row, if any.
@@ -238,22 +400,29 @@ public final class PGConnection: @unchecked Sendable {
 
     /// Runs `body` between BEGIN and COMMIT; any error rolls back and is rethrown. When the
     /// connection dies during COMMIT the error has `commitOutcomeUnknown` set.
+    ///
+    /// BEGIN travels with the body's first statement, and COMMIT with the statements the
+    /// body queued (`later`): a body of one statement costs two round trips, not three.
     @discardableResult
     public func transaction<T>(_ isolation: Isolation = .readCommitted, readOnly: Bool = false,
                                _ body: () throws -> T) throws -> T {
-        try execute("BEGIN ISOLATION LEVEL " + isolation.rawValue + (readOnly ? " READ ONLY" : ""))
+        _ = try live()
+        queued.append(Statement(sql: "BEGIN ISOLATION LEVEL " + isolation.rawValue + (readOnly ? " READ ONLY" : ""),
+                                params: [], prepare: false))
         let value: T
         do {
             value = try body()
         } catch {
-            if isConnected { try? execute("ROLLBACK") }
+            queued.removeAll()
+            if isConnected && isInTransaction { try? execute("ROLLBACK") }
             throw error
         }
         do {
-            try execute("COMMIT")
+            queued.append(Statement(sql: "COMMIT", params: [], prepare: false))
+            _ = try flush()
         } catch {
             var e = error
-            if e.isUnavailable { e.commitOutcomeUnknown = true } else if isConnected { try? execute("ROLLBACK") }
+            if e.isUnavailable { e.commitOutcomeUnknown = true } else if isConnected && isInTransaction { try? execute("ROLLBACK") }
             throw e
         }
         return value

@@ -32,9 +32,15 @@ final class PostgresChangeBus: Sendable {
     private struct State {
         var stopped = false
         var listening = false
+        /// Commits waiting for the publishing thread (merged).
+        var unsent = StorageCommit()
+        var publishing = false
     }
     private let state = Mutex(State())
     private let finished = DispatchSemaphore(value: 0)
+    /// Signalled when `unsent` gained something (or the bus stops).
+    private let wake = DispatchSemaphore(value: 0)
+    private let publisherFinished = DispatchSemaphore(value: 0)
 
     /// Most bytes of one payload (PostgreSQL allows up to 8,000).
     static let maxPayload = 7000
@@ -66,29 +72,69 @@ final class PostgresChangeBus: Sendable {
         return true
     }
 
-    /// Starts the listening thread.
+    /// Starts the listening and the publishing threads.
     func start() {
         let thread = Thread { [self] in listen() }
         thread.name = "kidledger.pg.listen"
         thread.start()
+        state.withLock { $0.publishing = true }
+        let sender = Thread { [self] in sendPublished() }
+        sender.name = "kidledger.pg.notify"
+        sender.start()
     }
 
-    /// Stops listening (returns once the thread has ended).
+    /// Stops listening and publishing (returns once both threads have ended, after what
+    /// was published so far was sent).
     func stop() {
-        let wasRunning = state.withLock { s -> Bool in
+        let (wasRunning, wasPublishing) = state.withLock { s -> (Bool, Bool) in
             defer { s.stopped = true }
-            return !s.stopped
+            return (!s.stopped, s.publishing)
         }
         if wasRunning { finished.wait() }
+        if wasRunning && wasPublishing {
+            wake.signal()
+            publisherFinished.wait()
+        }
         publisher.closeIdle()
     }
 
-    /// Tells the other processes about a durable commit. Best effort: a lost notification
-    /// delays a wake-up until the waiter's own timeout or the next change.
+    /// Tells the other processes about a durable commit, without waiting. Best effort: a
+    /// lost notification delays a wake-up until the waiter's own timeout or the next change.
+    ///
+    /// One thread sends what was published: a commit published while the previous
+    /// notification is on its way joins the next one with every other commit published
+    /// meanwhile, so a busy process sends one NOTIFY per round trip, not one per commit
+    /// (each NOTIFY is a transaction of its own, serialised on the notification queue).
+    /// Before `start` (or after `stop`), it is sent on the calling thread.
     func publish(_ commit: StorageCommit) {
         guard !commit.isEmpty else { return }
+        let queued = state.withLock { s -> Bool in
+            guard s.publishing && !s.stopped else { return false }
+            s.unsent.touched.formUnion(commit.touched)
+            s.unsent.revokedTokens.formUnion(commit.revokedTokens)
+            return true
+        }
+        if queued { wake.signal() } else { send(commit) }
+    }
+
+    private func send(_ commit: StorageCommit) {
         for payload in Self.payloads(commit, origin: origin) {
             try? publisher.with { try $0.notify(channel, payload: payload) }
+        }
+    }
+
+    /// The publishing thread: sends what accumulated, until the bus stops (then once more).
+    private func sendPublished() {
+        defer { publisherFinished.signal() }
+        while true {
+            wake.wait()
+            let (commit, stopping) = state.withLock { s -> (StorageCommit, Bool) in
+                defer { s.unsent = StorageCommit() }
+                if s.stopped { s.publishing = false }
+                return (s.unsent, s.stopped)
+            }
+            if !commit.isEmpty { send(commit) }
+            if stopping { return }
         }
     }
 

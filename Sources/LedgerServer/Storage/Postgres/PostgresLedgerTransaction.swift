@@ -41,6 +41,17 @@ final class PostgresLedgerTransaction: LedgerWriting {
         "p.household_id, p.account_id, a.handle, a.display_name, p.permission, p.status, p.invitation_id, p.invited_at"
 
     // Statements built once, not per call.
+    private static let accessSQL = """
+        SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL, h.seq
+        FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $2
+        WHERE h.id = $1
+        """
+    private static let lockingAccessSQL = accessSQL + " FOR NO KEY UPDATE OF h"
+    private static let transactionAndBalanceSQL = """
+        SELECT (SELECT balance_cents FROM children WHERE household_id = $1 AND id = $3), t.household_id, t.id, t.child_id,
+               t.amount_cents, t.note, t.source, t.created_at, t.recorded_at, t.author_account_id, t.reverses_id, t.reversed_by_id
+        FROM (SELECT 1) one LEFT JOIN transactions t ON t.household_id = $1 AND t.id = $2
+        """
     private static let householdSQL = "SELECT \(householdColumns) FROM households WHERE id = $1"
     private static let childSQL = "SELECT \(childColumns) FROM children WHERE household_id = $1 AND id = $2"
     private static let balanceSQL = "SELECT balance_cents FROM children WHERE household_id = $1 AND id = $2"
@@ -65,12 +76,15 @@ final class PostgresLedgerTransaction: LedgerWriting {
               balanceCents: r.int(9))
     }
 
-    private static func transaction(_ r: PGRow) -> LedgerTransaction {
-        LedgerTransaction(id: r.uuid(1), householdId: r.uuid(0), childId: r.uuid(2), amountCents: r.int(3), note: r.string(4),
-                          source: TransactionSource(rawValue: r.string(5)) ?? .api, createdAt: r.timestampMs(6),
-                          recordedAt: r.timestampMs(7), authorAccountId: r.uuid(8), reversesId: r.optionalUUID(9),
-                          reversedById: r.optionalUUID(10))
+    /// A transaction from `txColumns`, starting at column `b`.
+    private static func transaction(_ r: PGRow, at b: Int) -> LedgerTransaction {
+        LedgerTransaction(id: r.uuid(b + 1), householdId: r.uuid(b), childId: r.uuid(b + 2), amountCents: r.int(b + 3),
+                          note: r.string(b + 4), source: TransactionSource(rawValue: r.string(b + 5)) ?? .api,
+                          createdAt: r.timestampMs(b + 6), recordedAt: r.timestampMs(b + 7), authorAccountId: r.uuid(b + 8),
+                          reversesId: r.optionalUUID(b + 9), reversedById: r.optionalUUID(b + 10))
     }
+
+    private static func transaction(_ r: PGRow) -> LedgerTransaction { transaction(r, at: 0) }
 
     private static func household(_ r: PGRow) -> HouseholdRecord {
         HouseholdRecord(id: r.uuid(0), name: r.string(1), currency: r.string(2), ownerAccountId: r.uuid(3),
@@ -149,12 +163,15 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     func accessRecord(household: String, account: String) throws -> AccessRecord? {
-        try lock(household)
-        guard let r = try db.queryOne("""
-            SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL
-            FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $2
-            WHERE h.id = $1
-            """, [.uuid(household), .uuid(account)]) else { return nil }
+        // Usually a write's first statement about the household: it takes the row lock too
+        // (one round trip instead of two).
+        let locking = writing && locked[household] == nil
+        guard let r = try db.queryOne(locking ? Self.lockingAccessSQL : Self.accessSQL,
+                                      [.uuid(household), .uuid(account)]) else {
+            if locking { locked[household] = .some(nil) }
+            return nil
+        }
+        if locking { locked[household] = .some(r.int(4)) }
         return AccessRecord(ownerAccountId: r.uuid(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
                             permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
                             everAccepted: r.optionalBool(3) ?? false)
@@ -190,7 +207,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         try lock(household)
         guard case .some(.some(let current)) = locked[household] else { throw LedgerStorageError.householdNotFound }
         let next = current + 1
-        try db.query("UPDATE households SET seq = $2 WHERE id = $1", [.uuid(household), .int(next)])
+        db.later("UPDATE households SET seq = $2 WHERE id = $1", [.uuid(household), .int(next)])
         locked[household] = .some(next)
         commit.touched.insert(household)
         return next
@@ -209,7 +226,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func updateHousehold(id: String, name: String, currency: String, shared: Bool, modifiedAt: Int64, seq: Int64) throws {
         try lock(id)
-        try db.query("""
+        db.later("""
             UPDATE households SET name = $2, currency = $3, shared = $4, modified_at = $5, change_tag = $6, household_seq = $7
             WHERE id = $1
             """, [.uuid(id), .text(name), .text(currency), .bool(shared), .timestamp(ms: modifiedAt),
@@ -244,6 +261,15 @@ final class PostgresLedgerTransaction: LedgerWriting {
         return try db.queryOne(Self.transactionSQL, [.uuid(household), .uuid(id)]).map(Self.transaction)
     }
 
+    func transactionAndBalance(household: String, id: String, reversalId: String?,
+                               child: String) throws -> (LedgerTransaction?, Int64?) {
+        try lock(household)
+        guard let r = try db.queryOne(Self.transactionAndBalanceSQL, [.uuid(household), .uuid(id), .uuid(child)]) else {
+            return (nil, nil)
+        }
+        return (r.isNull(1) ? nil : Self.transaction(r, at: 1), r.isNull(0) ? nil : r.int(0))
+    }
+
     func childCount(household: String) throws -> Int {
         try lock(household)
         return Int(try db.queryOne("SELECT count(*) FROM children WHERE household_id = $1", [.uuid(household)])?.int(0) ?? 0)
@@ -273,7 +299,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func insertChild(_ c: Child, seq: Int64) throws {
         try lock(c.householdId)
-        try db.query("""
+        db.later("""
             INSERT INTO children (household_id, id, name, sort_order, archived, created_at, modified_at, modified_by,
                                   change_tag, balance_cents, seq)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
@@ -284,7 +310,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func updateChild(_ c: Child, seq: Int64) throws {
         try lock(c.householdId)
-        try db.query("""
+        db.later("""
             UPDATE children SET name = $3, sort_order = $4, archived = $5, modified_at = $6, modified_by = $7,
                 change_tag = $8, seq = $9
             WHERE household_id = $1 AND id = $2
@@ -295,7 +321,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws {
         try lock(t.householdId)
         let reserved = t.reversesId == nil ? reversalId : nil
-        try db.query("""
+        db.later("""
             INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
                                       author_account_id, reverses_id, reversal_id, seq)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
@@ -306,13 +332,13 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
         try lock(household)
-        try db.query("UPDATE transactions SET reversed_by_id = $3, seq = $4 WHERE household_id = $1 AND id = $2",
+        db.later("UPDATE transactions SET reversed_by_id = $3, seq = $4 WHERE household_id = $1 AND id = $2",
                      [.uuid(household), .uuid(id), .uuid(reversal), .int(seq)])
     }
 
     func setBalance(household: String, child: String, cents: Int64) throws {
         try lock(household)
-        try db.query("UPDATE children SET balance_cents = $3 WHERE household_id = $1 AND id = $2",
+        db.later("UPDATE children SET balance_cents = $3 WHERE household_id = $1 AND id = $2",
                      [.uuid(household), .uuid(child), .int(cents)])
     }
 
@@ -454,7 +480,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func recordPull(token: String, household: String, seq: Int64, at: Int64) throws {
         // No household lock: a device's progress is not part of the change sequence.
-        try db.query("""
+        db.later("""
             INSERT INTO device_sync (token_id, household_id, last_pull_at, last_pull_seq)
             SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM households WHERE id = $2)
             ON CONFLICT (token_id, household_id) DO UPDATE SET last_pull_at = excluded.last_pull_at,
@@ -464,7 +490,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func recordPush(token: String, household: String, at: Int64) throws {
         try lock(household)
-        try db.query("""
+        db.later("""
             INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES ($1, $2, $3)
             ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
             """, [.uuid(token), .uuid(household), .timestamp(ms: at)])

@@ -78,6 +78,10 @@ protocol LedgerReading {
     /// The transaction `id`; `reversalId` is the reversal id of `id` when the caller has
     /// it already (computed once per record, off the writer), nil to have it computed.
     func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction?
+    /// `transaction(household:id:reversalId:)` and `balance(household:child:)` read
+    /// together (one round trip where a statement costs one).
+    func transactionAndBalance(household: String, id: String, reversalId: String?,
+                               child: String) throws -> (LedgerTransaction?, Int64?)
     /// The transaction whose reversal would take `id` (ids reserved for reversals).
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction?
     /// Newest first, before the position `before`; `child` nil: the whole household.
@@ -128,6 +132,11 @@ protocol LedgerReading {
 extension LedgerReading {
     func transaction(household: String, id: String) throws -> LedgerTransaction? {
         try transaction(household: household, id: id, reversalId: nil)
+    }
+
+    func transactionAndBalance(household: String, id: String, reversalId: String?,
+                               child: String) throws -> (LedgerTransaction?, Int64?) {
+        (try transaction(household: household, id: id, reversalId: reversalId), try balance(household: household, child: child))
     }
 }
 

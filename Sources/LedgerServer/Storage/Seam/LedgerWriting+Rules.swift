@@ -141,7 +141,9 @@ extension LedgerWriting {
     /// so the feed can page between them). The caller checked write access (once for a
     /// whole push).
     func addTransaction(household: String, author: String, _ t: NewTransaction, now: Int64) throws -> TransactionWrite {
-        if let existing = try transaction(household: household, id: t.id, reversalId: t.reversalId) {
+        let (found, childBalance) = try transactionAndBalance(household: household, id: t.id, reversalId: t.reversalId,
+                                                              child: t.childId)
+        if let existing = found {
             let same: Bool
             if let rev = t.reversesId {
                 // Reversals are derived records: the same target, child and amount is the same record.
@@ -152,14 +154,14 @@ extension LedgerWriting {
                     && (t.createdAt == nil || t.createdAt == existing.createdAt)
             }
             guard same else { throw LedgerStorageError.transactionIdTaken(existing) }
-            let stored = try balance(household: household, child: existing.childId) ?? 0
+            let stored = childBalance ?? 0   // the same record: the same child
             return TransactionWrite(transaction: existing, balanceCents: stored, saved: false)
         }
         if t.mayBeReservedId, let owner = try transaction(household: household, reservingReversalId: t.id) {
             // That id belongs to the undo of `owner`: taking it would block the undo for ever.
             throw LedgerStorageError.reversalIdReserved(t.id, of: owner)
         }
-        guard let current = try balance(household: household, child: t.childId) else { throw LedgerStorageError.childNotFound }
+        guard let current = childBalance else { throw LedgerStorageError.childNotFound }
         if let rev = t.reversesId {
             guard let target = try transaction(household: household, id: rev) else { throw LedgerStorageError.transactionNotFound }
             if target.reversesId != nil { throw LedgerStorageError.notReversible }
