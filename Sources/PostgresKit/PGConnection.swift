@@ -146,7 +146,9 @@ public final class PGConnection: @unchecked Sendable {
     /// Queues a statement whose result is not needed (an INSERT, an UPDATE): it is sent
     /// with the next `query` (or the transaction's COMMIT) in one round trip, in order, and
     /// its failure is thrown there. Statements run in the order they were asked for, so
-    /// what a later statement reads includes what the queued ones wrote.
+    /// what a later statement reads includes what the queued ones wrote. Outside a
+    /// transaction the statements of one round trip form one implicit transaction: a
+    /// failure undoes all of them.
     public func later(_ sql: String, _ params: [PGValue] = []) {
         queued.append(Statement(sql: sql, params: params, prepare: true))
     }

@@ -11,13 +11,13 @@ public final class PGResult: @unchecked Sendable {
     /// Number of columns.
     public let columns: Int
     /// Rows the statement changed (INSERT/UPDATE/DELETE), 0 for others.
-    public let affectedRows: Int
+    /// Rows the statement changed (INSERT/UPDATE/DELETE), 0 for others.
+    public var affectedRows: Int { Int(String(cString: PQcmdTuples(handle))) ?? 0 }
 
     init(_ handle: OpaquePointer) {
         self.handle = handle
         count = Int(PQntuples(handle))
         columns = Int(PQnfields(handle))
-        affectedRows = Int(String(cString: PQcmdTuples(handle))) ?? 0
     }
 
     deinit { PQclear(handle) }
@@ -60,6 +60,11 @@ public struct PGRow: @unchecked Sendable {
 
     private static let integerTypes: Set<UInt32> = [PGType.int2, PGType.int4, PGType.int8, PGType.oid]
     private static let textTypes: Set<UInt32> = [PGType.text, PGType.varchar, PGType.bpchar, PGType.name]
+    private static let boolType: Set<UInt32> = [PGType.bool]
+    private static let uuidType: Set<UInt32> = [PGType.uuid]
+    private static let timestampTypes: Set<UInt32> = [PGType.timestamptz, PGType.timestamp]
+    private static let byteaType: Set<UInt32> = [PGType.bytea]
+    private static let float8Type: Set<UInt32> = [PGType.float8]
 
     /// An int2, int4 or int8 column.
     public func int(_ c: Int) -> Int64 {
@@ -69,7 +74,7 @@ public struct PGRow: @unchecked Sendable {
     public func optionalInt(_ c: Int) -> Int64? { isNull(c) ? nil : int(c) }
 
     public func bool(_ c: Int) -> Bool {
-        check(c, [PGType.bool], "a boolean")
+        check(c, PGRow.boolType, "a boolean")
         return bytes(c).first != 0
     }
     public func optionalBool(_ c: Int) -> Bool? { isNull(c) ? nil : bool(c) }
@@ -83,18 +88,29 @@ public struct PGRow: @unchecked Sendable {
 
     /// A uuid column, as lowercase canonical text.
     public func uuid(_ c: Int) -> String {
-        check(c, [PGType.uuid], "a uuid")
+        check(c, PGRow.uuidType, "a uuid")
         let b = bytes(c)
         precondition(b.count == 16)
-        let u = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
-        return u.uuidString.lowercased()
+        return String(unsafeUninitializedCapacity: 36) { out in
+            let hex: StaticString = "0123456789abcdef"
+            var o = 0
+            for i in 0..<16 {
+                if i == 4 || i == 6 || i == 8 || i == 10 { out[o] = UInt8(ascii: "-"); o += 1 }
+                hex.withUTF8Buffer { h in
+                    out[o] = h[Int(b[i] >> 4)]
+                    out[o + 1] = h[Int(b[i] & 0x0F)]
+                }
+                o += 2
+            }
+            return o
+        }
     }
     public func optionalUUID(_ c: Int) -> String? { isNull(c) ? nil : uuid(c) }
 
     /// A timestamptz (or timestamp, taken as UTC) column, in milliseconds since 1970
     /// (microseconds rounded toward minus infinity).
     public func timestampMs(_ c: Int) -> Int64 {
-        check(c, [PGType.timestamptz, PGType.timestamp], "a timestamp")
+        check(c, PGRow.timestampTypes, "a timestamp")
         let micros = PGBinary.integer(bytes(c))
         let unix = micros.addingReportingOverflow(PGBinary.postgresEpochMicros)
         precondition(!unix.overflow, "column \(c) (\(result.columnName(c))) is an infinite timestamp")
@@ -104,12 +120,12 @@ public struct PGRow: @unchecked Sendable {
     public func optionalTimestampMs(_ c: Int) -> Int64? { isNull(c) ? nil : timestampMs(c) }
 
     public func bytea(_ c: Int) -> [UInt8] {
-        check(c, [PGType.bytea], "bytes")
+        check(c, PGRow.byteaType, "bytes")
         return Array(bytes(c))
     }
 
     public func double(_ c: Int) -> Double {
-        check(c, [PGType.float8], "a float8")
+        check(c, PGRow.float8Type, "a float8")
         return Double(bitPattern: UInt64(bitPattern: PGBinary.integer(bytes(c))))
     }
 }

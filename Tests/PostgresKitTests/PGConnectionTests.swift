@@ -88,6 +88,81 @@ final class PGConnectionTests: XCTestCase {
         XCTAssertEqual(try c.queryOne("SELECT count(*) FROM t")?.int(0), 1)
     }
 
+    func testQueuedStatementsRunInOrderWithTheNextQuery() throws {
+        let c = try db.connect()
+        try c.execute("CREATE TABLE q (id bigint PRIMARY KEY, v text)")
+        c.later("INSERT INTO q VALUES ($1, $2)", [.int(1), .text("a")])
+        c.later("UPDATE q SET v = $2 WHERE id = $1", [.int(1), .text("b")])
+        c.later("INSERT INTO q VALUES ($1, $2)", [.int(2), .text("c")])
+        XCTAssertTrue(c.hasQueued)
+        // The read sees every queued write, in the order they were asked for.
+        let rows = try c.query("SELECT id, v FROM q ORDER BY id").rows
+        XCTAssertFalse(c.hasQueued)
+        XCTAssertEqual(rows.map { $0.string(1) }, ["b", "c"])
+        // The statements stay prepared: the same text again goes out without preparing.
+        c.later("UPDATE q SET v = $2 WHERE id = $1", [.int(2), .text("d")])
+        XCTAssertEqual(try c.queryOne("SELECT v FROM q WHERE id = $1", [.int(2)])?.string(0), "d")
+        // INSERT, UPDATE, the two SELECTs above and this one: each prepared once.
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM pg_prepared_statements")?.int(0), 5)
+    }
+
+    func testAQueuedStatementsFailureIsThrownWithTheNextQueryAndUndoesItsRoundTrip() throws {
+        let c = try db.connect()
+        try c.execute("CREATE TABLE q (id bigint CONSTRAINT q_pk PRIMARY KEY)")
+        try c.query("INSERT INTO q VALUES ($1)", [.int(1)])
+        c.later("INSERT INTO q VALUES ($1)", [.int(2)])
+        c.later("INSERT INTO q VALUES ($1)", [.int(1)])   // taken
+        c.later("INSERT INTO q VALUES ($1)", [.int(3)])
+        XCTAssertThrowsError(try c.query("SELECT count(*) FROM q")) { e in
+            XCTAssertEqual((e as? PGError)?.kind, .uniqueViolation)
+            XCTAssertEqual((e as? PGError)?.constraint, "q_pk")
+        }
+        // Outside a transaction one round trip is one implicit transaction: nothing of it
+        // stays, and the session goes on.
+        XCTAssertFalse(c.hasQueued)
+        XCTAssertFalse(c.isInTransaction)
+        XCTAssertEqual(try c.query("SELECT id FROM q ORDER BY id").rows.map { $0.int(0) }, [1])
+    }
+
+    func testTransactionSendsQueuedWritesWithItsCommitAndRollsBackOnTheirFailure() throws {
+        let c = try db.connect()
+        try c.execute("CREATE TABLE q (id bigint PRIMARY KEY)")
+        try c.transaction {
+            c.later("INSERT INTO q VALUES ($1)", [.int(1)])
+            c.later("INSERT INTO q VALUES ($1)", [.int(2)])
+        }
+        XCTAssertFalse(c.isInTransaction)
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM q")?.int(0), 2)
+        // A queued write that fails at COMMIT: nothing of the transaction stays.
+        XCTAssertThrowsError(try c.transaction {
+            c.later("INSERT INTO q VALUES ($1)", [.int(3)])
+            c.later("INSERT INTO q VALUES ($1)", [.int(1)])
+        }) { e in
+            XCTAssertEqual((e as? PGError)?.kind, .uniqueViolation)
+            XCTAssertEqual((e as? PGError)?.commitOutcomeUnknown, false)
+        }
+        XCTAssertFalse(c.isInTransaction)
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM q")?.int(0), 2)
+        // A body that throws before anything was sent leaves no transaction open.
+        struct Boom: Error {}
+        XCTAssertThrowsError(try c.transaction { c.later("INSERT INTO q VALUES ($1)", [.int(4)]); throw Boom() })
+        XCTAssertFalse(c.isInTransaction)
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM q")?.int(0), 2)
+    }
+
+    func testUUIDsRoundTripInBothCasesAndMalformedOnesAreRefused() throws {
+        let c = try db.connect()
+        let u = "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0"
+        XCTAssertEqual(try c.queryOne("SELECT $1::uuid", [.uuid(u)])?.uuid(0), u.lowercased())
+        XCTAssertEqual(try c.queryOne("SELECT $1::uuid::text", [.uuid(u.lowercased())])?.string(0), u.lowercased())
+        for bad in ["0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F", "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1FG", "0F1E2D3C4B5A-6978-8796-A5B4C3D2E1F00",
+                    "", "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0 "] {
+            XCTAssertThrowsError(try c.query("SELECT $1::uuid", [.uuid(bad)]), bad) { e in
+                XCTAssertEqual((e as? PGError)?.kind, .invalidParameter)
+            }
+        }
+    }
+
     func testSerializationFailureAndLockNotAvailable() throws {
         let a = try db.connect(), b = try db.connect()
         try a.execute("CREATE TABLE s (id bigint PRIMARY KEY, v bigint)")
