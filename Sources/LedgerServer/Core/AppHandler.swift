@@ -31,9 +31,11 @@ final class AppHandler: HTTPHandler {
             // Over SQLite, short reads and small writes run on the event loop (no thread hop;
             // a write only parses its body there); long-polls, feed pages, batch pushes and
             // large bodies go to the workers. Over PostgreSQL every route that may touch
-            // storage goes to the workers: the loops only parse, route and write bytes.
-            if route.inline || (!services.backend.offLoop && route.lightweight
-                                && request.body.count <= AppHandler.inlineBodyLimit) {
+            // storage goes to the workers: the loops only parse, route and write bytes —
+            // except a write whose caller's token is remembered, which the loop validates
+            // and queues for a committer (no thread hop on the way in).
+            if route.inline || (route.lightweight && request.body.count <= AppHandler.inlineBodyLimit
+                                && (!services.backend.offLoop || (route.queuesWrite && ctx.rememberedCaller() != nil))) {
                 run(route, ctx)
             } else if !services.offLoop({ self.run(route, ctx) }) {
                 var e = APIError(503, "service_unavailable", "The server is busy; retry shortly.")

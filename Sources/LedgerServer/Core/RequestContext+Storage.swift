@@ -13,10 +13,17 @@ extension RequestContext {
     /// Runs `body` in a write transaction (on SQLite: a job of the next group commit) and,
     /// once it is durable, answers with `answer(value)`, built off the writer thread. A
     /// refusal or a failed commit is answered as its problem.
-    func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+    /// `household`: the one household `body` locks, when it keeps to one (the write may
+    /// then share a transaction with others: group commit over PostgreSQL).
+    func write<T: Sendable>(household: String? = nil, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             answer: @escaping @Sendable (T) throws -> HTTPResponse) -> Reply {
-        services.storage.write(body) { [self] result in
+        let done: @Sendable (Result<T, any Error>) -> Void = { [self] result in
             do { respond(try answer(result.get())) } catch { respond(error) }
+        }
+        if let household {
+            services.storage.write(household: household, body, completion: done)
+        } else {
+            services.storage.write(body, completion: done)
         }
         return .pending
     }

@@ -122,6 +122,15 @@ final class RequestContext: @unchecked Sendable {
         return c
     }
 
+    /// The caller when its token is remembered (no storage read needed); nil otherwise.
+    func rememberedCaller() -> Caller? {
+        if let caller { return caller }
+        guard let header = request.headers["Authorization"], let hash = TokenSecret.bearerHash(header),
+              let known = services.readCache.caller(hash: hash) else { return nil }
+        caller = known
+        return known
+    }
+
     /// The answer to a token that failed: 429 with `Retry-After` while the client address
     /// is over its limit, else 401 (and the failure is counted).
     private func authenticationFailed(_ detail: String) -> APIError {

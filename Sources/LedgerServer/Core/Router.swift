@@ -33,9 +33,14 @@ struct Router: Sendable {
         /// handler only validates its body there and hands the work to the writer thread.
         /// Decided once, when the route is added.
         let lightweight: Bool
+        /// Whether the handler, once the caller is known, only validates its body and hands
+        /// a write to storage (reads nothing): with the caller's token remembered it may
+        /// run on the event loop over PostgreSQL too.
+        let queuesWrite: Bool
 
         init(method: String, template: String, literals: [[UInt8]], parameterNames: [String?],
-             handler: @escaping RouteHandler, inline: Bool, lightweight: Bool) {
+             handler: @escaping RouteHandler, inline: Bool, lightweight: Bool, queuesWrite: Bool = false) {
+            self.queuesWrite = queuesWrite
             self.method = method
             self.template = template
             self.literals = literals
@@ -82,7 +87,8 @@ struct Router: Sendable {
     /// Indices into `routes` by segment count (index 0 unused).
     private var bySegmentCount: [[Int]] = []
 
-    mutating func add(_ method: String, _ template: String, inline: Bool = false, _ handler: @escaping RouteHandler) {
+    mutating func add(_ method: String, _ template: String, inline: Bool = false, queuesWrite: Bool = false,
+                      _ handler: @escaping RouteHandler) {
         let segments = template.split(separator: "/", omittingEmptySubsequences: false)
         let names: [String?] = segments.map { s in
             s.first == "{" && s.last == "}" ? String(s.dropFirst().dropLast()) : nil
@@ -92,7 +98,7 @@ struct Router: Sendable {
         routes.append(Route(method: method, template: template,
                             literals: segments.map { Array($0.utf8) }, parameterNames: names,
                             handler: handler, inline: inline,
-                            lightweight: Route.isLightweight(template, inline: inline)))
+                            lightweight: Route.isLightweight(template, inline: inline), queuesWrite: queuesWrite))
     }
 
     func match(method: String, path: String) -> Match {

@@ -4,10 +4,10 @@ import LedgerModel
 /// Children: create, list with balances, read, rename/archive/reorder. Never deleted.
 enum ChildRoutes {
     static func register(_ r: inout Router) {
-        r.add("POST", "/v1/households/{id}/children", create)
+        r.add("POST", "/v1/households/{id}/children", queuesWrite: true, create)
         r.add("GET", "/v1/households/{id}/children", list)
         r.add("GET", "/v1/households/{id}/children/{childId}", get)
-        r.add("PATCH", "/v1/households/{id}/children/{childId}", patch)
+        r.add("PATCH", "/v1/households/{id}/children/{childId}", queuesWrite: true, patch)
     }
 
     static func create(_ ctx: RequestContext) throws -> Reply {
@@ -21,7 +21,7 @@ enum ChildRoutes {
         try b.check()
         let id = clientId ?? UUID().lowercased
         let (childName, maxChildren) = (name!, ctx.services.configuration.maxChildrenPerHousehold)
-        return ctx.write({ w in
+        return ctx.write(household: household, { w in
             try w.createChild(household: household, account: c.accountId, id: id, name: childName, sortOrder: sortOrder,
                               maxChildren: maxChildren, now: Timestamp.nowMs())
         }, answer: { written in
@@ -71,7 +71,7 @@ enum ChildRoutes {
         let archived = b.bool("archived")
         try b.check()
         let matches = Preconditions.matches(ifMatch: ctx.request.headers["If-Match"])
-        return ctx.write({ w in
+        return ctx.write(household: household, { w in
             try w.updateChild(household: household, account: c.accountId, id: childId, matches: matches, name: name,
                               sortOrder: sortOrder, archived: archived, now: Timestamp.nowMs())
         }, answer: { child in RequestContext.jsonResponse(200, child.json, etag: child.changeTag) })

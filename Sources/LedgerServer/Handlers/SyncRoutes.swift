@@ -38,7 +38,7 @@ enum SyncRoutes {
         let household = try ctx.id("id")
         let batch = try PushBatch.parse(try ctx.body(), maxRecords: ctx.services.configuration.maxPushRecords)
         let maxChildren = ctx.services.configuration.maxChildrenPerHousehold
-        return ctx.write({ w in
+        return ctx.write(household: household, { w in
             try w.push(batch, household: household, caller: c, maxChildren: maxChildren, now: Timestamp.nowMs())
         }, answer: { results in
             RequestContext.jsonResponse(200, .object(["results": .array(results.map(\.json))]))

@@ -5,12 +5,12 @@ import HTTPServer
 /// Transactions: add/take, idempotent replays, paged history, reversal and undo-last.
 enum TransactionRoutes {
     static func register(_ r: inout Router) {
-        r.add("POST", "/v1/households/{id}/children/{childId}/transactions", create)
+        r.add("POST", "/v1/households/{id}/children/{childId}/transactions", queuesWrite: true, create)
         r.add("GET", "/v1/households/{id}/children/{childId}/transactions", listForChild)
         r.add("GET", "/v1/households/{id}/transactions", listForHousehold)
         r.add("GET", "/v1/households/{id}/transactions/{txId}", getOne)
-        r.add("POST", "/v1/households/{id}/transactions/{txId}/reversal", reverse)
-        r.add("POST", "/v1/households/{id}/children/{childId}/undo-last", undoLast)
+        r.add("POST", "/v1/households/{id}/transactions/{txId}/reversal", queuesWrite: true, reverse)
+        r.add("POST", "/v1/households/{id}/children/{childId}/undo-last", queuesWrite: true, undoLast)
     }
 
     /// The answer to a write: 201 when saved, 200 for a record already there.
@@ -51,7 +51,7 @@ enum TransactionRoutes {
         let new = NewTransaction(id: id ?? UUID().lowercased, childId: childId, amountCents: fields.amountCents,
                                  note: fields.note, source: fields.source, createdAt: fields.createdAt, reversesId: nil,
                                  clientChosenId: chosen)
-        return ctx.write({ w in
+        return ctx.write(household: household, { w in
             _ = try w.membership(household: household, account: c.accountId, need: .write)
             do {
                 return try w.addTransaction(household: household, author: c.accountId, new, now: Timestamp.nowMs())
@@ -103,7 +103,7 @@ enum TransactionRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let txId = try ctx.id("txId")
-        return ctx.write({ w in try w.reverse(household: household, author: c.accountId, transaction: txId, now: Timestamp.nowMs()) },
+        return ctx.write(household: household, { w in try w.reverse(household: household, author: c.accountId, transaction: txId, now: Timestamp.nowMs()) },
                          answer: result)
     }
 
@@ -115,7 +115,7 @@ enum TransactionRoutes {
         b.allowOnly(["expectedTransactionId"])
         let expected = b.uuid("expectedTransactionId")
         try b.check()
-        return ctx.write({ w in
+        return ctx.write(household: household, { w in
             try w.undoLast(household: household, author: c.accountId, child: childId, expected: expected, now: Timestamp.nowMs())
         }, answer: result)
     }

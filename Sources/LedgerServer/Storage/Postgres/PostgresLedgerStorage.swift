@@ -22,6 +22,9 @@ final class PostgresLedgerStorage: LedgerStorage {
     private let onCommit: @Sendable (StorageCommit) -> Void
     /// Called after such a commit once the write was answered (telling other processes).
     private let announce: @Sendable (StorageCommit) -> Void
+    /// Where writes about one household go (several to a transaction); nil: each write is
+    /// a transaction of its own.
+    private let groupCommit: PostgresGroupCommit?
     /// How many times a write lost to a concurrent one runs again before it fails.
     static let maxAttempts = 8
     /// Other processes commit too: nothing read may be kept past its request.
@@ -36,17 +39,30 @@ final class PostgresLedgerStorage: LedgerStorage {
     ///   - acquireTimeout: longest wait for a free connection, in seconds, before the
     ///     request is answered `unavailable`; nil: no limit.
     ///   - workers: where writes run; nil: a Dispatch queue of their own.
+    ///   - committers: threads committing batches of writes about one household each
+    ///     (`write(household:…)`, group commit); 0: each such write is a transaction of its own.
     init(url: String, connections: Int = 16, setup: [String] = [], acquireTimeout: Double? = nil,
          connectTimeout: Int = 5, answerTimeout: Double? = nil, workers: (any RequestWorkers)? = nil,
+         committers: Int? = nil,
          onCommit: @escaping @Sendable (StorageCommit) -> Void = { _ in },
          announce: @escaping @Sendable (StorageCommit) -> Void = { _ in }) {
-        pool = PGPool(url: url, size: connections, setup: setup, connectTimeout: connectTimeout,
-                      answerTimeout: answerTimeout, acquireTimeout: acquireTimeout)
+        let pool = PGPool(url: url, size: connections, setup: setup, connectTimeout: connectTimeout,
+                          answerTimeout: answerTimeout, acquireTimeout: acquireTimeout)
+        self.pool = pool
         self.workers = workers ?? DispatchWorkers(queue: DispatchQueue(label: "kidledger.pg.write", qos: .userInitiated,
                                                                         attributes: .concurrent))
         self.onCommit = onCommit
         self.announce = announce
+        // An eighth of the connections commit batches (two by default: more make smaller
+        // batches, fewer leave the database idle while one commits); the rest serve reads
+        // and other writes.
+        let n = committers ?? max(1, connections / 8)
+        groupCommit = n == 0 ? nil : PostgresGroupCommit(committers: n) { gc, jobs in
+            Self.runBatch(jobs, of: gc, pool: pool, onCommit: onCommit, announce: announce)
+        }
     }
+
+    deinit { groupCommit?.stop() }
 
     /// Applies the schema's migrations (once, whichever process gets there first).
     func migrate() throws -> [Int] {
@@ -64,7 +80,7 @@ final class PostgresLedgerStorage: LedgerStorage {
     func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let accepted = workers.submit { [self] in
-            switch Result(catching: { try run(body) }) {
+            switch Result(catching: { try Self.run(body, in: pool) }) {
             case .success(let (value, commit)):
                 onCommit(commit)
                 completion(.success(value))
@@ -76,9 +92,97 @@ final class PostgresLedgerStorage: LedgerStorage {
         if !accepted { completion(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false))) }
     }
 
+    /// A write about `household` only joins the next batch of the group commit.
+    func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        guard let groupCommit else { return write(body, completion: completion) }
+        if !groupCommit.submit(PostgresGroupCommit.Job(household: household, body: body, completion: completion)) {
+            completion(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false)))
+        }
+    }
+
+    /// Runs one batch of the group commit (see `PostgresGroupCommit`) and answers each of
+    /// its writes, or puts those that lost a race back in the queue.
+    private static func runBatch(_ jobs: [PostgresGroupCommit.Job], of gc: PostgresGroupCommit, pool: PGPool,
+                                 onCommit: @Sendable (StorageCommit) -> Void, announce: @Sendable (StorageCommit) -> Void) {
+        if jobs.count == 1, let job = jobs.first {
+            // Alone: no savepoint needed, and races are run again right here.
+            switch Result(catching: { try run(job.run, in: pool) }) {
+            case .success(let ((), commit)):
+                onCommit(commit)
+                job.finish(.success(()))
+                if !commit.isEmpty { announce(commit) }
+            case .failure(let e):
+                job.finish(.failure(e))
+            }
+            return
+        }
+        var outcomes: [Result<Void, any Error>?] = []
+        var lost: [PostgresGroupCommit.Job] = []
+        var commit = StorageCommit()
+        do {
+            try mapped {
+                try pool.with { db in
+                    outcomes = Array(repeating: nil, count: jobs.count)
+                    lost = []
+                    let tx = PostgresLedgerTransaction(db, writing: true)
+                    try db.transaction(.readCommitted) {
+                        let households = Set(jobs.map(\.household))
+                        if households.count > 1 { try tx.lock(households: Array(households)) }
+                        for (i, job) in jobs.enumerated() {
+                            let before = tx.lockState
+                            db.later("SAVEPOINT w")
+                            do {
+                                try job.run(tx)
+                                db.later("RELEASE SAVEPOINT w")
+                                outcomes[i] = .success(())
+                            } catch let e as PGError where e.isUnavailable || e.kind == .queryCanceled || e.kind == .lockNotAvailable {
+                                throw e
+                            } catch {
+                                // Undone alone; locks taken since the savepoint went with it.
+                                db.later("ROLLBACK TO SAVEPOINT w")
+                                db.later("RELEASE SAVEPOINT w")
+                                tx.lockState = before
+                                if let e = error as? PGError, e.isRetryableTransaction || e.kind == .uniqueViolation {
+                                    lost.append(job)
+                                } else {
+                                    outcomes[i] = .failure(error)
+                                }
+                            }
+                        }
+                    }
+                    commit = tx.commit
+                }
+            }
+        } catch {
+            // Nothing of the batch committed (or nobody knows): what each write saw inside
+            // it may rest on another's uncommitted rows, so no answer from it stands.
+            if let e = error as? PGError, e.isRetryableTransaction || e.kind == .uniqueViolation {
+                requeue(jobs, in: gc, failure: error)
+            } else {
+                for job in jobs { job.finish(.failure(error)) }
+            }
+            return
+        }
+        onCommit(commit)
+        for (job, outcome) in zip(jobs, outcomes) { if let outcome { job.finish(outcome) } }
+        requeue(lost, in: gc, failure: LedgerStorageError.unavailable(commitOutcomeUnknown: false))
+        if !commit.isEmpty { announce(commit) }
+    }
+
+    /// Runs writes that lost a race again in a later batch, up to `maxAttempts` each.
+    private static func requeue(_ jobs: [PostgresGroupCommit.Job], in gc: PostgresGroupCommit, failure: any Error) {
+        var again: [PostgresGroupCommit.Job] = []
+        for job in jobs {
+            job.attempts += 1
+            if job.attempts > maxAttempts { job.finish(.failure(failure)) } else { again.append(job) }
+        }
+        gc.retry(again)
+    }
+
     /// Runs `body` in a write transaction on the calling thread, again after a lost race.
     func writeNow<T>(_ body: (any LedgerWriting) throws -> T) throws -> T {
-        let (value, commit) = try run(body)
+        let (value, commit) = try Self.run(body, in: pool)
         onCommit(commit)
         if !commit.isEmpty { announce(commit) }
         return value
@@ -89,18 +193,18 @@ final class PostgresLedgerStorage: LedgerStorage {
         (try? pool.with { try $0.queryOne("SELECT 1") }) != nil
     }
 
-    private func run<T>(_ body: (any LedgerWriting) throws -> T) throws -> (T, StorageCommit) {
+    private static func run<T>(_ body: (any LedgerWriting) throws -> T, in pool: PGPool) throws -> (T, StorageCommit) {
         var attempt = 1
         while true {
             do {
-                return try Self.mapped {
+                return try mapped {
                     try pool.with { db in
                         let tx = PostgresLedgerTransaction(db, writing: true)
                         let value = try db.transaction(.readCommitted) { try body(tx) }
                         return (value, tx.commit)
                     }
                 }
-            } catch let e as PGError where attempt < Self.maxAttempts
+            } catch let e as PGError where attempt < maxAttempts
                         && (e.isRetryableTransaction || e.kind == .uniqueViolation) {
                 attempt += 1
             }

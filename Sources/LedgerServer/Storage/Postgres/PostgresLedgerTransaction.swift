@@ -29,6 +29,25 @@ final class PostgresLedgerTransaction: LedgerWriting {
         locked[household] = .some(row?.int(0))
     }
 
+    /// Locks the rows of `households` not locked yet, in id order, in one statement (a
+    /// group commit's batch, before its first write: batches never wait for each other in
+    /// a cycle).
+    func lock(households: [String]) throws {
+        let missing = households.filter { locked[$0] == nil }.sorted()
+        guard writing, !missing.isEmpty else { return }
+        let rows = try db.query("SELECT id, seq FROM households WHERE id = ANY($1::text::uuid[]) ORDER BY id FOR NO KEY UPDATE",
+                                [.text("{" + missing.joined(separator: ",") + "}")]).rows
+        for h in missing { locked[h] = .some(nil) }
+        for r in rows { locked[r.uuid(0)] = .some(r.int(1)) }
+    }
+
+    /// What this transaction knows of its locks and sequences, to return to when a
+    /// savepoint is rolled back (locks taken after it are released with it).
+    var lockState: [String: Int64?] {
+        get { locked }
+        set { locked = newValue }
+    }
+
     // MARK: row decoding
 
     private static let childColumns =

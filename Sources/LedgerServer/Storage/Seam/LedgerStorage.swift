@@ -32,9 +32,19 @@ protocol LedgerStorage: Sendable {
     /// the error (a `LedgerStorageError`, or what `body` threw).
     func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+
+    /// `write`, for a body that locks no household but `household`: such writes may share
+    /// one transaction (group commit), each as if alone — a refused one leaves nothing.
+    func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
 }
 
 extension LedgerStorage {
+    func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(body, completion: completion)
+    }
+
     /// `write`, waiting for the outcome on the calling thread (admin commands, tests).
     func writeAndWait<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T {
         let box = ResultBox<T>()
