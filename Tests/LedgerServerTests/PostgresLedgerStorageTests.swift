@@ -144,6 +144,80 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertEqual(try storage.read { try $0.head(household: h) }?.seq, Int64(2 + 16 * perWriter))
     }
 
+    /// Group commit: writes about several households, sent at once through two storages
+    /// (two processes) — new ones, identical replays racing each other, and refused ones
+    /// (an unknown child) — are answered each as if alone: every new record saved once,
+    /// every replay unchanged, every refusal refused with nothing left behind, balances the
+    /// sums of what was acknowledged, the change sequence without gaps, fewer transactions
+    /// than writes, and no deadlock between batches that hold several households.
+    func testGroupCommitAnswersEachWriteAsIfAlone() throws {
+        let now = self.now
+        let (owner, h1, c1) = try household()
+        let h2 = UUID().lowercased, c2 = UUID().lowercased
+        _ = try write { tx in
+            _ = try tx.createHousehold(id: h2, name: "Other", currency: "EUR", owner: owner, ifAbsentOnly: true, now: now)
+            return try tx.createChild(household: h2, account: owner, id: c2, name: "Bo", sortOrder: nil, now: now).isCreated
+        }
+        let a = makeStorage(connections: 8), b = makeStorage(connections: 8)
+        let admin = try PGConnection(url: url)
+        let deadlocks = { try admin.queryOne("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")?.int(0) ?? 0 }
+        let deadlocksBefore = try deadlocks()
+        commits.list.withLock { $0.removeAll() }
+
+        enum Kind { case fresh, replay, refused }
+        struct Planned { let household: String; let t: NewTransaction; let kind: Kind }
+        let replayed = [Self.new(c1, 7), Self.new(c2, 9)]
+        let plan: [Planned] = (0..<240).map { i in
+            let (h, c) = i % 2 == 0 ? (h1, c1) : (h2, c2)
+            switch i % 8 {
+            case 3, 4: return Planned(household: h, t: replayed[i % 2], kind: .replay)
+            case 5: return Planned(household: h, t: Self.new(UUID().lowercased, 1), kind: .refused)
+            default: return Planned(household: h, t: Self.new(c, Int64(i)), kind: .fresh)
+            }
+        }
+        let outcomes = Mutex<[Int: Result<TransactionWrite, any Error>]>([:])
+        let group = DispatchGroup()
+        DispatchQueue.concurrentPerform(iterations: plan.count) { i in
+            let p = plan[i]
+            group.enter()
+            (i % 2 == 0 ? a : b).write(household: p.household, { w in
+                _ = try w.membership(household: p.household, account: owner, need: .write)
+                return try w.addTransaction(household: p.household, author: owner, p.t, now: now)
+            }, completion: { r in
+                outcomes.withLock { $0[i] = r }
+                group.leave()
+            })
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 60), .success)
+        let results = outcomes.withLock { $0 }
+        var expected: [String: Int64] = [h1: 0, h2: 0]
+        var replaysSaved = 0
+        for (i, p) in plan.enumerated() {
+            switch (p.kind, results[i]) {
+            case (.fresh, .success(let w)?):
+                XCTAssertTrue(w.saved)
+                expected[p.household]! += p.t.amountCents
+            case (.replay, .success(let w)?):
+                if w.saved { replaysSaved += 1; expected[p.household]! += p.t.amountCents }
+            case (.refused, .failure(let e)?):
+                XCTAssertEqual(e as? LedgerStorageError, .childNotFound)
+            default:
+                XCTFail("write \(i) (\(p.kind)): \(String(describing: results[i]))")
+            }
+        }
+        XCTAssertEqual(replaysSaved, 2, "each replayed record saved once")
+        XCTAssertEqual(try storage.read { try $0.child(household: h1, id: c1) }?.balanceCents, expected[h1])
+        XCTAssertEqual(try storage.read { try $0.child(household: h2, id: c2) }?.balanceCents, expected[h2])
+        // Each household: its creation, its child, then one change per saved record.
+        let saved = plan.filter { $0.kind == .fresh }.count + 2
+        let seqs = try [h1, h2].map { h in try storage.read { try $0.head(household: h) }?.seq ?? 0 }
+        XCTAssertEqual(seqs.reduce(0, +), Int64(2 * 2 + saved))
+        let transactions = commits.list.withLock { $0.count }
+        XCTAssertLessThan(transactions, plan.count / 2, "writes shared transactions")
+        Thread.sleep(forTimeInterval: 1.2)   // statistics reach pg_stat_database within a second
+        XCTAssertEqual(try deadlocks(), deadlocksBefore)
+    }
+
     /// Identical requests racing: one is saved, the others see it and answer unchanged;
     /// identical household PUTs racing on a fresh id: one creates, the others find it.
     func testConcurrentIdenticalWritesAreIdempotent() throws {
