@@ -4,16 +4,21 @@ import Foundation
 public enum UUIDv5 {
     /// The UUIDv5 of `name` (UTF-8) in `namespace`.
     public static func make(namespace: UUID, name: String) -> UUID {
-        // The namespace and the name hashed from one buffer on the stack.
         var name = name
-        let h = name.withUTF8 { n in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16 + n.count) { m in
-                withUnsafeBytes(of: namespace.uuid) { ns in
-                    for i in 0..<16 { m[i] = ns[i] }
-                }
-                if let from = n.baseAddress, n.count > 0 { (m.baseAddress! + 16).update(from: from, count: n.count) }
-                return SHA1.words(UnsafeRawBufferPointer(m))
+        return name.withUTF8 { n in make(namespace: namespace, nameMaxCount: n.count) { $0.put(n) } }
+    }
+
+    /// The UUIDv5 of the name `writeName` writes (at most `nameMaxCount` bytes) in
+    /// `namespace`: the namespace and the name are hashed from one buffer on the stack, and
+    /// a name made of parts never becomes a String.
+    public static func make(namespace: UUID, nameMaxCount: Int, _ writeName: (inout ByteWriter) -> Void) -> UUID {
+        let h = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16 + nameMaxCount) { m in
+            withUnsafeBytes(of: namespace.uuid) { ns in
+                for i in 0..<16 { m[i] = ns[i] }
             }
+            var w = ByteWriter(UnsafeMutableBufferPointer(rebasing: m[16...]))
+            writeName(&w)
+            return SHA1.words(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(m)[0..<(16 + w.count)]))
         }
         func b(_ v: UInt32, _ shift: UInt32) -> UInt8 { UInt8(truncatingIfNeeded: v >> shift) }
         return UUID(uuid: (b(h.0, 24), b(h.0, 16), b(h.0, 8), b(h.0, 0), b(h.1, 24), b(h.1, 16),
@@ -25,22 +30,37 @@ public enum UUIDv5 {
 extension UUID {
     /// The canonical lowercase form, as the API writes ids.
     public var lowercased: String {
+        String(unsafeUninitializedCapacity: 36) { out in
+            writeLowercased(to: out.baseAddress!)
+            return 36
+        }
+    }
+
+    /// The 36 bytes of `lowercased` at `out`.
+    func writeLowercased(to out: UnsafeMutablePointer<UInt8>) {
         withUnsafeBytes(of: uuid) { raw in
-            String(unsafeUninitializedCapacity: 36) { out in
-                var o = 0
-                for i in 0..<16 {
-                    let b = raw[i]
-                    if i == 4 || i == 6 || i == 8 || i == 10 { out[o] = UInt8(ascii: "-"); o += 1 }
-                    out[o] = hexDigit(b >> 4)
-                    out[o + 1] = hexDigit(b & 0x0F)
-                    o += 2
-                }
-                return o
+            var o = 0
+            for i in 0..<16 {
+                let b = raw[i]
+                if i == 4 || i == 6 || i == 8 || i == 10 { out[o] = UInt8(ascii: "-"); o += 1 }
+                out[o] = hexDigit(b >> 4)
+                out[o + 1] = hexDigit(b & 0x0F)
+                o += 2
             }
         }
     }
 
     private func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 48 + v : 87 + v }
+}
+
+extension ByteWriter {
+    /// The 36 bytes of `uuid.lowercased`.
+    public mutating func putLowercased(_ uuid: UUID) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 36) { text in
+            uuid.writeLowercased(to: text.baseAddress!)
+            put(UnsafeBufferPointer(text))
+        }
+    }
 }
 
 /// Deterministic identifiers shared by server and clients.
@@ -50,12 +70,20 @@ public enum LedgerIDs {
 
     /// The id of the reversal of transaction `id`: UUIDv5(namespace, "reversal:" + id lowercase).
     public static func reversalID(of id: UUID) -> UUID {
-        UUIDv5.make(namespace: namespace, name: "reversal:" + id.lowercased)
+        UUIDv5.make(namespace: namespace, nameMaxCount: 9 + 36) { w in
+            w.put(literal: "reversal:")
+            w.putLowercased(id)
+        }
     }
 
     /// The id given to a transaction posted with `Idempotency-Key: key` by `accountId`.
     public static func idempotencyID(accountId: UUID, key: String) -> UUID {
-        UUIDv5.make(namespace: namespace, name: "idempotency:" + accountId.lowercased + ":" + key)
+        UUIDv5.make(namespace: namespace, nameMaxCount: 12 + 36 + 1 + key.utf8.count) { w in
+            w.put(literal: "idempotency:")
+            w.putLowercased(accountId)
+            w.put(58)
+            w.put(utf8: key)
+        }
     }
 
     /// Parses a UUID in any case; nil when malformed.

@@ -23,6 +23,20 @@ final class UUIDv5Tests: XCTestCase {
                        UUIDv5.make(namespace: LedgerIDs.namespace, name: "idempotency:00000000-0000-4000-8000-000000000001:k1"))
     }
 
+    /// Reversal and idempotency ids hash their names written in parts straight into the
+    /// hash's buffer: the same ids as the names spelled out as strings.
+    func testIdsFromNamesWrittenInPartsEqualTheSpelledOutNames() {
+        for key in ["k", "", "clé-🙂", String(repeating: "x", count: 255)] {
+            let account = UUID()
+            XCTAssertEqual(LedgerIDs.idempotencyID(accountId: account, key: key),
+                           UUIDv5.make(namespace: LedgerIDs.namespace, name: "idempotency:" + account.uuidString.lowercased() + ":" + key))
+            XCTAssertEqual(LedgerIDs.reversalID(of: account),
+                           UUIDv5.make(namespace: LedgerIDs.namespace, name: "reversal:" + account.uuidString.lowercased()))
+        }
+        XCTAssertEqual(UUIDv5.make(namespace: LedgerIDs.namespace, name: ""),
+                       UUIDv5.make(namespace: LedgerIDs.namespace, nameMaxCount: 0) { _ in })
+    }
+
     func testMessagesAtThePaddingEdgesAndLongerThanOneBlock() {
         // 16 namespace bytes + the name: 55, 56, 64 and 216 bytes hashed (Python's uuid5).
         let dns = UUID(uuidString: "6ba7b810-9dad-11d1-80b4-00c04fd430c8")!
