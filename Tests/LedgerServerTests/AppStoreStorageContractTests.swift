@@ -306,8 +306,9 @@ final class AppStoreStorageErrorTests: XCTestCase {
             XCTAssertEqual(answer.headers["Retry-After"], "1")
             XCTAssertFalse(unexpected)
         }
-        let shutdown = LedgerStorageError.notificationFailure(APIError(503, "service_unavailable", "The server is shutting down."))
+        let shutdown = LedgerStorageError.notificationFailure(LedgerStorageError.shuttingDown)
         XCTAssertEqual(shutdown.answer.detail, "The server is shutting down.")
+        XCTAssertEqual(shutdown.answer.headers["Retry-After"], "1")
         XCTAssertFalse(shutdown.unexpected)
     }
 }

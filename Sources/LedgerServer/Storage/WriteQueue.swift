@@ -115,7 +115,7 @@ final class WriteQueue: Sendable {
             return true
         }
         if accepted { signal.signal() } else {
-            job.completion(.failure(APIError(503, "service_unavailable", "The server is shutting down.")))
+            job.completion(.failure(LedgerStorageError.shuttingDown))
         }
     }
 

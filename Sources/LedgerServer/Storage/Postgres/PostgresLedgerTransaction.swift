@@ -15,6 +15,10 @@ final class PostgresLedgerTransaction: LedgerWriting {
     let writing: Bool
     /// Households locked by this transaction, with their change sequence value.
     private var locked: [String: Int64?] = [:]
+    /// Access records read in this write, by household and account: while the household's
+    /// row is locked nobody else changes its owner or participants, so writes of a group
+    /// commit's batch check access once per caller, not once each.
+    private var accessRead: [String: AccessRecord?] = [:]
     private(set) var commit = StorageCommit()
 
     init(_ db: PGConnection, writing: Bool) {
@@ -45,7 +49,10 @@ final class PostgresLedgerTransaction: LedgerWriting {
     /// savepoint is rolled back (locks taken after it are released with it).
     var lockState: [String: Int64?] {
         get { locked }
-        set { locked = newValue }
+        set {
+            locked = newValue
+            accessRead.removeAll()
+        }
     }
 
     // MARK: row decoding
@@ -182,6 +189,14 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     func accessRecord(household: String, account: String) throws -> AccessRecord? {
+        let key = household + " " + account
+        if writing, let known = accessRead[key] { return known }
+        let record = try readAccessRecord(household: household, account: account)
+        if writing { accessRead[key] = .some(record) }
+        return record
+    }
+
+    private func readAccessRecord(household: String, account: String) throws -> AccessRecord? {
         // Usually a write's first statement about the household: it takes the row lock too
         // (one round trip instead of two).
         let locking = writing && locked[household] == nil
@@ -233,6 +248,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     func insertHousehold(_ h: HouseholdRecord, incarnation: Int64) throws {
+        accessRead.removeAll()
         try lock(h.id)
         try db.query("""
             INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation,
@@ -253,6 +269,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     func deleteHousehold(id: String) throws {
+        accessRead.removeAll()
         try lock(id)
         try db.query("DELETE FROM households WHERE id = $1", [.uuid(id)])
         commit.touched.insert(id)
@@ -426,6 +443,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func insertParticipant(household: String, account: String, permission: Membership.Permission,
                            invitation: String, at: Int64) throws {
+        accessRead.removeAll()
         try lock(household)
         try db.query("""
             INSERT INTO participants (household_id, account_id, permission, status, invitation_id, invited_at, updated_at)
@@ -435,6 +453,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func updateParticipant(household: String, account: String, status: Participant.Status,
                            permission: Membership.Permission?, newInvitation: String?, at: Int64) throws {
+        accessRead.removeAll()
         try lock(household)
         if let newInvitation {
             try db.query("""
@@ -454,6 +473,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     func revokeParticipants(household: String, at: Int64) throws {
+        accessRead.removeAll()
         try lock(household)
         try db.query("""
             UPDATE participants SET status = 'revoked', updated_at = $2

@@ -68,6 +68,7 @@ extension LedgerStorageError {
             return .serviceUnavailable(unknown ? "The database connection was lost while committing; retry with the same id."
                                                : "The database is unavailable; retry shortly.", retryAfter: 1)
         case .busy: return .serviceUnavailable("The database is busy; retry shortly.", retryAfter: 1)
+        case .shuttingDown: return .serviceUnavailable("The server is shutting down.", retryAfter: 1)
         case .outOfSpace:
             var e = APIError(507, "insufficient_storage", "The server's disk is full; nothing was stored. Retry later.")
             e.headers.set("Retry-After", "10")

@@ -78,6 +78,9 @@ enum LedgerStorageError: Error, Sendable, Equatable {
     /// The database cannot be reached (or is shutting down); nothing was changed, unless
     /// `commitOutcomeUnknown` (the connection died during COMMIT).
     case unavailable(commitOutcomeUnknown: Bool)
+    /// The server is stopping and takes no more writes; nothing was changed (another
+    /// server process, or this one restarted, takes the same request).
+    case shuttingDown
     /// The database is locked by another connection past the wait allowed; nothing was
     /// changed and the same request may be sent again shortly.
     case busy
