@@ -52,9 +52,9 @@ enum TransactionRoutes {
                                  note: fields.note, source: fields.source, createdAt: fields.createdAt, reversesId: nil,
                                  clientChosenId: chosen)
         return ctx.write(household: household, { w in
-            _ = try w.membership(household: household, account: c.accountId, need: .write)
             do {
-                return try w.addTransaction(household: household, author: c.accountId, new, now: Timestamp.nowMs())
+                return try w.addTransaction(household: household, author: c.accountId, new, now: Timestamp.nowMs(),
+                                            checkingAccess: .write)
             } catch LedgerStorageError.transactionIdTaken(let existing) where keyed != nil {
                 // The id was derived from the key: name the key that was used before.
                 throw LedgerStorageError.idempotencyKeyReused(key: keyed!, existing: existing)

@@ -8,9 +8,10 @@ import PostgresKit
 ///
 /// Each write runs inside a SAVEPOINT of its own (queued with its first statement, so it
 /// costs no round trip): a write that is refused, or loses a race the database detects, is
-/// rolled back to it alone while the others commit. Before the first write, a batch of
-/// several households locks all their rows in one statement, in id order, so two batches
-/// (in this process or another) never wait for each other in a cycle. A batch that fails
+/// rolled back to it alone while the others commit. Before the first write, a batch locks
+/// the rows of all its households in one statement (sent with BEGIN), in id order, so two
+/// batches (in this process or another) never wait for each other in a cycle, and every
+/// later statement reads what the locks' previous holders committed. A batch that fails
 /// as a whole (the database unreachable, the COMMIT's outcome unknown) answers each of its
 /// writes as such; a write that lost a race runs again in a later batch.
 final class PostgresGroupCommit: @unchecked Sendable {

@@ -127,8 +127,9 @@ final class PostgresLedgerStorage: LedgerStorage {
                     lost = []
                     let tx = PostgresLedgerTransaction(db, writing: true)
                     try db.transaction(.readCommitted) {
-                        let households = Set(jobs.map(\.household))
-                        if households.count > 1 { try tx.lock(households: Array(households)) }
+                        // Every household's lock first, in one statement with BEGIN (every
+                        // later statement then reads what the locks' last holders committed).
+                        try tx.lock(households: Array(Set(jobs.map(\.household))))
                         for (i, job) in jobs.enumerated() {
                             let before = tx.lockState
                             db.later("SAVEPOINT w")

@@ -26,7 +26,10 @@ final class PostgresLedgerTransaction: LedgerWriting {
         self.writing = writing
     }
 
-    /// Locks the household's row first, once per transaction (writes only).
+    /// Locks the household's row first, once per transaction (writes only), in a
+    /// statement of its own: a statement that waited for a row lock reads the other tables
+    /// as they were before the wait (READ COMMITTED re-reads only the locked row), so what
+    /// the lock's holder committed is read by the statements after this one.
     func lock(_ household: String) throws {
         guard writing, locked[household] == nil else { return }
         let row = try db.queryOne("SELECT seq FROM households WHERE id = $1 FOR NO KEY UPDATE", [.uuid(household)])
@@ -68,11 +71,20 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     // Statements built once, not per call.
     private static let accessSQL = """
-        SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL, h.seq
+        SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL
         FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $2
         WHERE h.id = $1
         """
-    private static let lockingAccessSQL = accessSQL + " FOR NO KEY UPDATE OF h"
+    /// `accessSQL`'s columns, a spare one, the child's balance, then the transaction's (`txColumns`).
+    private static let accessAndTransactionSQL = """
+        SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL, NULL::bigint,
+               (SELECT balance_cents FROM children WHERE household_id = $1 AND id = $4), t.household_id, t.id, t.child_id,
+               t.amount_cents, t.note, t.source, t.created_at, t.recorded_at, t.author_account_id, t.reverses_id, t.reversed_by_id
+        FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $2
+        LEFT JOIN transactions t ON t.household_id = h.id AND t.id = $3
+        WHERE h.id = $1
+        """
+
     private static let transactionAndBalanceSQL = """
         SELECT (SELECT balance_cents FROM children WHERE household_id = $1 AND id = $3), t.household_id, t.id, t.child_id,
                t.amount_cents, t.note, t.source, t.created_at, t.recorded_at, t.author_account_id, t.reverses_id, t.reversed_by_id
@@ -196,19 +208,33 @@ final class PostgresLedgerTransaction: LedgerWriting {
         return record
     }
 
-    private func readAccessRecord(household: String, account: String) throws -> AccessRecord? {
-        // Usually a write's first statement about the household: it takes the row lock too
-        // (one round trip instead of two).
-        let locking = writing && locked[household] == nil
-        guard let r = try db.queryOne(locking ? Self.lockingAccessSQL : Self.accessSQL,
-                                      [.uuid(household), .uuid(account)]) else {
-            if locking { locked[household] = .some(nil) }
-            return nil
+    func accessAndTransaction(household: String, account: String, id: String, reversalId: String?,
+                              child: String) throws -> (AccessRecord?, LedgerTransaction?, Int64?) {
+        let key = household + " " + account
+        if writing, let known = accessRead[key] {
+            guard let known else { return (nil, nil, nil) }
+            let (t, balance) = try transactionAndBalance(household: household, id: id, reversalId: reversalId, child: child)
+            return (known, t, balance)
         }
-        if locking { locked[household] = .some(r.int(4)) }
-        return AccessRecord(ownerAccountId: r.uuid(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
-                            permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
-                            everAccepted: r.optionalBool(3) ?? false)
+        try lock(household)
+        guard let r = try db.queryOne(Self.accessAndTransactionSQL, [.uuid(household), .uuid(account), .uuid(id), .uuid(child)]) else {
+            if writing { accessRead[key] = .some(nil) }
+            return (nil, nil, nil)
+        }
+        let access = Self.accessRecord(r)
+        if writing { accessRead[key] = .some(access) }
+        return (access, r.isNull(7) ? nil : Self.transaction(r, at: 6), r.isNull(5) ? nil : r.int(5))
+    }
+
+    private static func accessRecord(_ r: PGRow) -> AccessRecord {
+        AccessRecord(ownerAccountId: r.uuid(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
+                     permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
+                     everAccepted: r.optionalBool(3) ?? false)
+    }
+
+    private func readAccessRecord(household: String, account: String) throws -> AccessRecord? {
+        try lock(household)
+        return try db.queryOne(Self.accessSQL, [.uuid(household), .uuid(account)]).map(Self.accessRecord)
     }
 
     func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing> {

@@ -8,9 +8,14 @@ extension LedgerReading {
     /// accepted are not members, also after their invitation was withdrawn or they left
     /// before accepting.
     func membership(household: String, account: String, need: Membership.Need) throws -> Membership {
-        guard let r = try accessRecord(household: household, account: account) else {
-            throw LedgerStorageError.householdNotFound
-        }
+        try Self.membership(try accessRecord(household: household, account: account), household: household,
+                            account: account, need: need)
+    }
+
+    /// `account`'s standing in the household from its access record (nil: no such household).
+    static func membership(_ record: AccessRecord?, household: String, account: String,
+                           need: Membership.Need) throws -> Membership {
+        guard let r = record else { throw LedgerStorageError.householdNotFound }
         if r.ownerAccountId == account {
             return Membership(householdId: household, role: .owner, permission: .readWrite, ownerAccountId: account)
         }

@@ -92,6 +92,10 @@ protocol LedgerReading {
     /// together (one round trip where a statement costs one).
     func transactionAndBalance(household: String, id: String, reversalId: String?,
                                child: String) throws -> (LedgerTransaction?, Int64?)
+    /// `accessRecord(household:account:)` and, when the household exists,
+    /// `transactionAndBalance(…)`, read together.
+    func accessAndTransaction(household: String, account: String, id: String, reversalId: String?,
+                              child: String) throws -> (AccessRecord?, LedgerTransaction?, Int64?)
     /// The transaction whose reversal would take `id` (ids reserved for reversals).
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction?
     /// Newest first, before the position `before`; `child` nil: the whole household.
@@ -147,6 +151,13 @@ extension LedgerReading {
     func transactionAndBalance(household: String, id: String, reversalId: String?,
                                child: String) throws -> (LedgerTransaction?, Int64?) {
         (try transaction(household: household, id: id, reversalId: reversalId), try balance(household: household, child: child))
+    }
+
+    func accessAndTransaction(household: String, account: String, id: String, reversalId: String?,
+                              child: String) throws -> (AccessRecord?, LedgerTransaction?, Int64?) {
+        guard let access = try accessRecord(household: household, account: account) else { return (nil, nil, nil) }
+        let (t, balance) = try transactionAndBalance(household: household, id: id, reversalId: reversalId, child: child)
+        return (access, t, balance)
     }
 }
 

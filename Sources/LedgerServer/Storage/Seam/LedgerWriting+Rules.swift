@@ -140,9 +140,20 @@ extension LedgerWriting {
     /// the cached balance; a reversal also marks its target (two changes, in that order,
     /// so the feed can page between them). The caller checked write access (once for a
     /// whole push).
-    func addTransaction(household: String, author: String, _ t: NewTransaction, now: Int64) throws -> TransactionWrite {
-        let (found, childBalance) = try transactionAndBalance(household: household, id: t.id, reversalId: t.reversalId,
+    /// `checkingAccess`: the author's standing is checked first (read with the idempotency
+    /// lookup: over PostgreSQL one round trip for both).
+    func addTransaction(household: String, author: String, _ t: NewTransaction, now: Int64,
+                        checkingAccess need: Membership.Need? = nil) throws -> TransactionWrite {
+        let found: LedgerTransaction?, childBalance: Int64?
+        if let need {
+            let (access, tx, balance) = try accessAndTransaction(household: household, account: author, id: t.id,
+                                                                 reversalId: t.reversalId, child: t.childId)
+            _ = try Self.membership(access, household: household, account: author, need: need)
+            (found, childBalance) = (tx, balance)
+        } else {
+            (found, childBalance) = try transactionAndBalance(household: household, id: t.id, reversalId: t.reversalId,
                                                               child: t.childId)
+        }
         if let existing = found {
             let same: Bool
             if let rev = t.reversesId {
