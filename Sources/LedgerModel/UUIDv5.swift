@@ -38,19 +38,22 @@ extension UUID {
 
     /// The 36 bytes of `lowercased` at `out`.
     func writeLowercased(to out: UnsafeMutablePointer<UInt8>) {
+        // Each byte's two digits copied from a table, the dashes at their fixed places.
+        let digits = UUID.hexPairs.utf8Start
         withUnsafeBytes(of: uuid) { raw in
             var o = 0
             for i in 0..<16 {
-                let b = raw[i]
-                if i == 4 || i == 6 || i == 8 || i == 10 { out[o] = UInt8(ascii: "-"); o += 1 }
-                out[o] = hexDigit(b >> 4)
-                out[o + 1] = hexDigit(b & 0x0F)
+                let pair = digits + 2 * Int(raw[i])
+                out[o] = pair[0]
+                out[o + 1] = pair[1]
                 o += 2
+                if o == 8 || o == 13 || o == 18 || o == 23 { out[o] = UInt8(ascii: "-"); o += 1 }
             }
         }
     }
 
-    private func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 48 + v : 87 + v }
+    /// "00" to "ff", lowercase: byte `b`'s digits at offset 2 * b.
+    private static let hexPairs: StaticString = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9fa0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebfc0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedfe0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
 }
 
 extension ByteWriter {
