@@ -131,7 +131,7 @@ final class PostgresLedgerStorage: LedgerStorage {
                         // later statement then reads what the locks' last holders committed).
                         try tx.lock(households: Array(Set(jobs.map(\.household))))
                         for (i, job) in jobs.enumerated() {
-                            let before = tx.lockState
+                            let before = tx.savepointState
                             db.later("SAVEPOINT w")
                             do {
                                 try job.run(tx)
@@ -143,7 +143,7 @@ final class PostgresLedgerStorage: LedgerStorage {
                                 // Undone alone; locks taken since the savepoint went with it.
                                 db.later("ROLLBACK TO SAVEPOINT w")
                                 db.later("RELEASE SAVEPOINT w")
-                                tx.lockState = before
+                                tx.savepointState = before
                                 if let e = error as? PGError, e.isRetryableTransaction || e.kind == .uniqueViolation {
                                     lost.append(job)
                                 } else {
@@ -151,6 +151,7 @@ final class PostgresLedgerStorage: LedgerStorage {
                                 }
                             }
                         }
+                        tx.sendDeferred()
                     }
                     commit = tx.commit
                 }
@@ -201,7 +202,11 @@ final class PostgresLedgerStorage: LedgerStorage {
                 return try mapped {
                     try pool.with { db in
                         let tx = PostgresLedgerTransaction(db, writing: true)
-                        let value = try db.transaction(.readCommitted) { try body(tx) }
+                        let value = try db.transaction(.readCommitted) {
+                            let value = try body(tx)
+                            tx.sendDeferred()
+                            return value
+                        }
                         return (value, tx.commit)
                     }
                 }
