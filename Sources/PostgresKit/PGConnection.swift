@@ -110,7 +110,7 @@ public final class PGConnection: @unchecked Sendable {
     @discardableResult
     public func query(_ sql: String, _ params: [PGValue] = []) throws(PGError) -> PGResult {
         if !queued.isEmpty {
-            queued.append(Statement(sql: sql, params: params, prepare: true))
+            queued.append(Statement(sql: sql, params: params, prepare: true, tag: tag))
             return try flush()
         }
         let h = try live()
@@ -139,6 +139,8 @@ public final class PGConnection: @unchecked Sendable {
         let params: [PGValue]
         /// Prepared once per session (false: parsed each time, as BEGIN and COMMIT are).
         let prepare: Bool
+        /// `tag` when it was asked for.
+        var tag = 0
     }
     /// Statements whose answers nobody waits for, sent with the next statement that is waited for.
     private var queued: [Statement] = []
@@ -150,8 +152,13 @@ public final class PGConnection: @unchecked Sendable {
     /// transaction the statements of one round trip form one implicit transaction: a
     /// failure undoes all of them.
     public func later(_ sql: String, _ params: [PGValue] = []) {
-        queued.append(Statement(sql: sql, params: params, prepare: true))
+        queued.append(Statement(sql: sql, params: params, prepare: true, tag: tag))
     }
+
+    /// A number the caller sets to say whose statements are being queued: a statement that
+    /// fails in a round trip carries its tag in `PGError.statementTag` (in a round trip that
+    /// also carries earlier statements, it tells whose statement failed).
+    public var tag = 0
 
     /// Whether statements wait in the queue for the next round trip.
     public var hasQueued: Bool { !queued.isEmpty }
@@ -166,7 +173,7 @@ public final class PGConnection: @unchecked Sendable {
         if prepared.count + batch.count >= PGConnection.maxPrepared { try forgetPrepared() }
         guard PQenterPipelineMode(h) == 1 else { throw sendFailed(h) }
         // What was sent, in order: a statement (its index in `batch`) or a preparation (its key and name).
-        enum Sent { case statement(Int), preparation(key: String, name: String) }
+        enum Sent { case statement(Int), preparation(key: String, name: String, statement: Int) }
         var sent: [Sent] = []
         sent.reserveCapacity(batch.count * 2)
         var naming: [String: String] = [:]
@@ -182,7 +189,7 @@ public final class PGConnection: @unchecked Sendable {
                         let fresh = "k\(prepared.count + naming.count)"
                         guard PQsendPrepare(h, fresh, st.sql, Int32(st.params.count),
                                             st.params.isEmpty ? nil : st.params.map(\.oid)) == 1 else { throw sendFailed(h) }
-                        sent.append(.preparation(key: key, name: fresh))
+                        sent.append(.preparation(key: key, name: fresh, statement: i))
                         naming[key] = fresh
                         name = fresh
                     }
@@ -210,11 +217,19 @@ public final class PGConnection: @unchecked Sendable {
             let status = PQresultStatus(r)
             if status == PGRES_PIPELINE_ABORTED { PQclear(r); continue }
             if status == PGRES_FATAL_ERROR {
-                do { _ = try check(r, h) } catch { if failure == nil { failure = error } }
+                do { _ = try check(r, h) } catch {
+                    if failure == nil {
+                        var e = error
+                        switch item {
+                        case .statement(let i), .preparation(_, _, let i): e.statementTag = batch[i].tag
+                        }
+                        failure = e
+                    }
+                }
                 continue
             }
             switch item {
-            case .preparation(let key, let name):
+            case .preparation(let key, let name, _):
                 PQclear(r)
                 prepared[key] = name
             case .statement(let i):

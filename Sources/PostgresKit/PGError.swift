@@ -34,6 +34,8 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
     /// The connection died while COMMIT was in flight: the transaction may or may not have
     /// committed.
     public var commitOutcomeUnknown = false
+    /// The failed statement's `PGConnection.tag` (statements sent in one round trip only).
+    public var statementTag: Int?
 
     public init(kind: Kind, message: String, sqlState: String? = nil, constraint: String? = nil) {
         self.kind = kind

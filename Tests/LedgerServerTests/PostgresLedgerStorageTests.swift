@@ -218,6 +218,42 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertEqual(try deadlocks(), deadlocksBefore)
     }
 
+    /// A write's last statements travel with the next write's first (one round trip): when
+    /// one of them fails, the write it belongs to is the one refused and undone — not
+    /// answered as saved — and the next write, which never ran, runs again and is saved.
+    func testAQueuedStatementThatFailsIsChargedToItsOwnWrite() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let storage = makeStorage(connections: 8)   // one committer: the two writes below share a batch
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let results = Mutex<[Int: Result<Bool, any Error>]>([:])
+        let done = DispatchGroup()
+        func submit(_ n: Int, _ body: @escaping @Sendable (any LedgerWriting) throws -> Bool) {
+            done.enter()
+            storage.write(household: h, body) { r in
+                results.withLock { $0[n] = r }
+                done.leave()
+            }
+        }
+        // Holds the committer while the next two queue up behind it.
+        submit(0) { _ in started.signal(); release.wait(); return true }
+        XCTAssertEqual(started.wait(timeout: .now() + 10), .success)
+        submit(1) { w in
+            (w as? PostgresLedgerTransaction)?.db.later("SELECT 1 / $1", [.int(0)])   // fails when sent
+            return true
+        }
+        let t = Self.new(c, 5)
+        submit(2) { w in try w.addTransaction(household: h, author: owner, t, now: now).saved }
+        release.signal()
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
+        let r = results.withLock { $0 }
+        XCTAssertEqual(try r[0]?.get(), true)
+        XCTAssertThrowsError(try r[1]?.get()) { e in XCTAssertEqual((e as? PGError)?.sqlState, "22012") }
+        XCTAssertEqual(try r[2]?.get(), true)
+        XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 5)
+        XCTAssertNotNil(try storage.read { try $0.transaction(household: h, id: t.id) })
+    }
+
     /// Identical requests racing: one is saved, the others see it and answer unchanged;
     /// identical household PUTs racing on a fresh id: one creates, the others find it.
     func testConcurrentIdenticalWritesAreIdempotent() throws {

@@ -130,25 +130,45 @@ final class PostgresLedgerStorage: LedgerStorage {
                         // Every household's lock first, in one statement with BEGIN (every
                         // later statement then reads what the locks' last holders committed).
                         try tx.lock(households: Array(Set(jobs.map(\.household))))
+                        // The write before this one, while its last statements may still be
+                        // queued (they travel with this one's first).
+                        var previous: (index: Int, before: PostgresLedgerTransaction.SavepointState)?
                         for (i, job) in jobs.enumerated() {
                             let before = tx.savepointState
+                            db.tag = i
                             db.later("SAVEPOINT w")
                             do {
                                 try job.run(tx)
                                 db.later("RELEASE SAVEPOINT w")
                                 outcomes[i] = .success(())
+                                previous = (i, before)
                             } catch let e as PGError where e.isUnavailable || e.kind == .queryCanceled || e.kind == .lockNotAvailable {
                                 throw e
                             } catch {
                                 // Undone alone; locks taken since the savepoint went with it.
                                 db.later("ROLLBACK TO SAVEPOINT w")
                                 db.later("RELEASE SAVEPOINT w")
-                                tx.savepointState = before
-                                if let e = error as? PGError, e.isRetryableTransaction || e.kind == .uniqueViolation {
+                                let pg = error as? PGError
+                                if let pg, let failed = pg.statementTag, failed != i, let p = previous, p.index == failed {
+                                    // The previous write's queued statement failed (its savepoint is the
+                                    // one rolled back): it is not saved after all, and this one never ran.
+                                    tx.savepointState = p.before
+                                    outcomes[failed] = nil
+                                    if pg.isRetryableTransaction || pg.kind == .uniqueViolation {
+                                        lost.append(jobs[failed])
+                                    } else {
+                                        outcomes[failed] = .failure(pg)
+                                    }
                                     lost.append(job)
                                 } else {
-                                    outcomes[i] = .failure(error)
+                                    tx.savepointState = before
+                                    if let pg, pg.isRetryableTransaction || pg.kind == .uniqueViolation {
+                                        lost.append(job)
+                                    } else {
+                                        outcomes[i] = .failure(error)
+                                    }
                                 }
+                                previous = nil
                             }
                         }
                         tx.sendDeferred()
