@@ -130,11 +130,12 @@ SQL
 bench_post_lua "$tmp/post.lua" "$(IFS=,; echo "${hhs[*]}")" "$(IFS=,; echo "${children[*]}")" "$token"
 
 ticks_of() {  # utime+stime (+ reaped children's, for the postmaster) of the given pids
-    local p total=0
+    local p t total=0
     for p in "$@"; do
-        [ -r "/proc/$p/stat" ] || continue
-        total=$(( total + $(awk -v kids="$([ "$p" = "$postmaster" ] && echo 1 || echo 0)" \
-            '{ sub(/^.*\) /, ""); print $12 + $13 + (kids ? $14 + $15 : 0) }' "/proc/$p/stat") ))
+        # A backend may exit between listing and reading (a session closing): skip it.
+        t=$(awk -v kids="$([ "$p" = "$postmaster" ] && echo 1 || echo 0)" \
+            '{ sub(/^.*\) /, ""); print $12 + $13 + (kids ? $14 + $15 : 0) }' "/proc/$p/stat" 2>/dev/null) || continue
+        [ -n "$t" ] && total=$(( total + t ))
     done
     echo "$total"
 }
