@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "SQLiteServerKit", dependencies: ["SQLiteKit", "CSQLite"]),
         .target(name: "GzipKit", dependencies: ["CZlib"]),
         // Empty unless the Postgres trait is on (its sources are inside `#if Postgres`).
-        .target(name: "PostgresKit", dependencies: [.target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
+        .target(name: "PostgresKit", dependencies: ["LedgerModel", .target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
         .target(name: "HTTPServer", dependencies: ["GzipKit", "LedgerModel"]),
         .target(name: "StoreKitJWS", dependencies: ["COpenSSL"]),
         .target(name: "LedgerServer",

@@ -1,6 +1,7 @@
 #if Postgres
 import CLibPQ
 import Foundation
+import LedgerModel
 
 /// The rows of one statement, in PostgreSQL's binary format. Immutable once received, so
 /// it may be read from any thread.
@@ -91,19 +92,8 @@ public struct PGRow: @unchecked Sendable {
         check(c, PGRow.uuidType, "a uuid")
         let b = bytes(c)
         precondition(b.count == 16)
-        return String(unsafeUninitializedCapacity: 36) { out in
-            let hex: StaticString = "0123456789abcdef"
-            var o = 0
-            for i in 0..<16 {
-                if i == 4 || i == 6 || i == 8 || i == 10 { out[o] = UInt8(ascii: "-"); o += 1 }
-                hex.withUTF8Buffer { h in
-                    out[o] = h[Int(b[i] >> 4)]
-                    out[o + 1] = h[Int(b[i] & 0x0F)]
-                }
-                o += 2
-            }
-            return o
-        }
+        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            .lowercased
     }
     public func optionalUUID(_ c: Int) -> String? { isNull(c) ? nil : uuid(c) }
 

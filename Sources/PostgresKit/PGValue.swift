@@ -1,5 +1,6 @@
 #if Postgres
 import Foundation
+import LedgerModel
 
 /// A query parameter. Each case is sent with its PostgreSQL type, in binary where that is
 /// exact (integers, booleans, uuids, timestamps, bytes) and as text for text.
@@ -32,37 +33,6 @@ public enum PGValue: Sendable, Equatable, Hashable {
         }
     }
 
-    /// The 16 bytes of a uuid in canonical text form (8-4-4-4-12 hex digits, any case).
-    static func uuidBytes(_ s: String) -> [UInt8]? {
-        if let parsed = s.utf8.withContiguousStorageIfAvailable({ parseUUID($0) }) { return parsed }
-        return Array(s.utf8).withUnsafeBufferPointer { parseUUID($0) }
-    }
-
-    private static func parseUUID(_ t: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        guard t.count == 36 else { return nil }
-        var out = [UInt8](repeating: 0, count: 16)
-        var i = 0
-        for k in 0..<16 {
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                guard t[i] == UInt8(ascii: "-") else { return nil }
-                i += 1
-            }
-            guard let hi = hexValue(t[i]), let lo = hexValue(t[i + 1]) else { return nil }
-            out[k] = hi << 4 | lo
-            i += 2
-        }
-        return out
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
-
     /// The wire bytes and format (0 text, 1 binary); nil for NULL.
     func encoded() throws(PGError) -> (bytes: [UInt8], format: Int32)? {
         switch self {
@@ -72,8 +42,8 @@ public enum PGValue: Sendable, Equatable, Hashable {
         case .bool(let b): return ([b ? 1 : 0], 1)
         case .bytes(let b): return (b, 1)
         case .uuid(let s):
-            guard let u = PGValue.uuidBytes(s) else { throw PGError(kind: .invalidParameter, message: "not a uuid: \(s)") }
-            return (u, 1)
+            guard let u = LedgerIDs.parse(s) else { throw PGError(kind: .invalidParameter, message: "not a uuid: \(s)") }
+            return (withUnsafeBytes(of: u.uuid) { Array($0) }, 1)
         case .timestamp(let ms):
             let (micros, overflow) = ms.multipliedReportingOverflow(by: 1000)
             guard !overflow else { throw PGError(kind: .invalidParameter, message: "timestamp out of range: \(ms) ms") }
