@@ -105,32 +105,13 @@ public final class PGConnection: @unchecked Sendable {
         _ = try check(try answer(h), h)
     }
 
-    /// Runs one statement with parameters, prepared once per session and SQL text. Statements
-    /// queued with `later` go first, in the same round trip.
+    /// Runs one statement with parameters, prepared once per session and SQL text (the
+    /// preparation travels with the first execution). Statements queued with `later` go
+    /// first, in the same round trip.
     @discardableResult
     public func query(_ sql: String, _ params: [PGValue] = []) throws(PGError) -> PGResult {
-        if !queued.isEmpty {
-            queued.append(Statement(sql: sql, params: params, prepare: true, tag: tag))
-            return try flush()
-        }
-        let h = try live()
-        let encoded = try Self.encode(params)
-        let name: String
-        let key = Self.key(sql, params)
-        if let known = prepared[key] {
-            name = known
-        } else {
-            if prepared.count >= PGConnection.maxPrepared { try forgetPrepared() }
-            let fresh = "k\(prepared.count)"
-            guard PQsendPrepare(h, fresh, sql, Int32(params.count), params.isEmpty ? nil : params.map(\.oid)) == 1 else {
-                throw sendFailed(h)
-            }
-            _ = try check(try answer(h), h)
-            prepared[key] = fresh
-            name = fresh
-        }
-        guard Self.sendPrepared(h, name, encoded) == 1 else { throw sendFailed(h) }
-        return try check(try answer(h), h)
+        queued.append(Statement(sql: sql, params: params, prepare: true, tag: tag))
+        return try flush()
     }
 
     /// A statement waiting in `queued`.
@@ -170,6 +151,11 @@ public final class PGConnection: @unchecked Sendable {
         let batch = queued
         queued.removeAll(keepingCapacity: true)
         let h = try live()
+        // Every parameter encoded before anything is sent: a value that cannot be sent
+        // (`invalidParameter`) fails the round trip with nothing run and the session intact.
+        var encodings: [[(bytes: [UInt8], format: Int32)?]] = []
+        encodings.reserveCapacity(batch.count)
+        for st in batch { encodings.append(try Self.encode(st.params)) }
         if prepared.count + batch.count >= PGConnection.maxPrepared { try forgetPrepared() }
         guard PQenterPipelineMode(h) == 1 else { throw sendFailed(h) }
         // What was sent, in order: a statement (its index in `batch`) or a preparation (its key and name).
@@ -179,7 +165,7 @@ public final class PGConnection: @unchecked Sendable {
         var naming: [String: String] = [:]
         do throws(PGError) {
             for (i, st) in batch.enumerated() {
-                let encoded = try Self.encode(st.params)
+                let encoded = encodings[i]
                 if !st.prepare {
                     guard Self.sendUnnamed(h, st.sql, encoded, st.params) == 1 else { throw sendFailed(h) }
                 } else {
@@ -209,7 +195,7 @@ public final class PGConnection: @unchecked Sendable {
         for item in sent {
             guard let r = try nextResult(h, deadline) else {
                 abandon()
-                throw PGError(kind: .connectionLost, message: "the database closed the session")
+                throw failure ?? PGError(kind: .connectionLost, message: "the database closed the session")
             }
             // Each statement's answer ends with a NULL result.
             let end = try nextResult(h, deadline)
@@ -236,10 +222,10 @@ public final class PGConnection: @unchecked Sendable {
                 if i == batch.count - 1 { last = PGResult(r) } else { PQclear(r) }
             }
         }
-        // The pipeline's end.
+        // The pipeline's end (none when the session ended: then the failure that said why).
         guard let sync = try nextResult(h, deadline) else {
             abandon()
-            throw PGError(kind: .connectionLost, message: "the database closed the session")
+            throw failure ?? PGError(kind: .connectionLost, message: "the database closed the session")
         }
         PQclear(sync)
         _ = PQexitPipelineMode(h)

@@ -150,6 +150,19 @@ final class PGConnectionTests: XCTestCase {
         XCTAssertEqual(try c.queryOne("SELECT count(*) FROM q")?.int(0), 2)
     }
 
+    func testAnInvalidParameterInARoundTripSendsNothingAndKeepsTheSession() throws {
+        let c = try db.connect()
+        try c.execute("CREATE TABLE q (id uuid PRIMARY KEY)")
+        let pid = c.backendPID
+        XCTAssertThrowsError(try c.transaction {
+            c.later("INSERT INTO q VALUES ($1)", [.uuid("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0")])
+            return try c.query("SELECT count(*) FROM q WHERE id = $1", [.uuid("not-a-uuid")])
+        }) { e in XCTAssertEqual((e as? PGError)?.kind, .invalidParameter) }
+        XCTAssertEqual(c.backendPID, pid, "the same session")
+        XCTAssertFalse(c.isInTransaction)
+        XCTAssertEqual(try c.queryOne("SELECT count(*) FROM q")?.int(0), 0)
+    }
+
     func testUUIDsRoundTripInBothCasesAndMalformedOnesAreRefused() throws {
         let c = try db.connect()
         let u = "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0"
