@@ -80,14 +80,7 @@ final class PostgresLedgerStorage: LedgerStorage {
     func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         let accepted = workers.submit { [self] in
-            switch Result(catching: { try Self.run(body, in: pool) }) {
-            case .success(let (value, commit)):
-                onCommit(commit)
-                completion(.success(value))
-                if !commit.isEmpty { announce(commit) }
-            case .failure(let e):
-                completion(.failure(e))
-            }
+            Self.runAlone(body, pool: pool, onCommit: onCommit, announce: announce, completion: completion)
         }
         if !accepted { completion(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false))) }
     }
@@ -107,14 +100,7 @@ final class PostgresLedgerStorage: LedgerStorage {
                                  onCommit: @Sendable (StorageCommit) -> Void, announce: @Sendable (StorageCommit) -> Void) {
         if jobs.count == 1, let job = jobs.first {
             // Alone: no savepoint needed, and races are run again right here.
-            switch Result(catching: { try run(job.run, in: pool) }) {
-            case .success(let ((), commit)):
-                onCommit(commit)
-                job.finish(.success(()))
-                if !commit.isEmpty { announce(commit) }
-            case .failure(let e):
-                job.finish(.failure(e))
-            }
+            runAlone(job.run, pool: pool, onCommit: onCommit, announce: announce, completion: job.finish)
             return
         }
         var outcomes: [Result<Void, any Error>?] = []
@@ -142,7 +128,7 @@ final class PostgresLedgerStorage: LedgerStorage {
                                 db.later("RELEASE SAVEPOINT w")
                                 outcomes[i] = .success(())
                                 previous = (i, before)
-                            } catch let e as PGError where e.isUnavailable || e.kind == .queryCanceled || e.kind == .lockNotAvailable {
+                            } catch let e as PGError where e.meansUnavailable {
                                 throw e
                             } catch {
                                 // Undone alone; locks taken since the savepoint went with it.
@@ -154,7 +140,7 @@ final class PostgresLedgerStorage: LedgerStorage {
                                     // one rolled back): it is not saved after all, and this one never ran.
                                     tx.savepointState = p.before
                                     outcomes[failed] = nil
-                                    if pg.isRetryableTransaction || pg.kind == .uniqueViolation {
+                                    if pg.lostARace {
                                         lost.append(jobs[failed])
                                     } else {
                                         outcomes[failed] = .failure(pg)
@@ -162,7 +148,7 @@ final class PostgresLedgerStorage: LedgerStorage {
                                     lost.append(job)
                                 } else {
                                     tx.savepointState = before
-                                    if let pg, pg.isRetryableTransaction || pg.kind == .uniqueViolation {
+                                    if let pg, pg.lostARace {
                                         lost.append(job)
                                     } else {
                                         outcomes[i] = .failure(error)
@@ -179,7 +165,7 @@ final class PostgresLedgerStorage: LedgerStorage {
         } catch {
             // Nothing of the batch committed (or nobody knows): what each write saw inside
             // it may rest on another's uncommitted rows, so no answer from it stands.
-            if let e = error as? PGError, e.isRetryableTransaction || e.kind == .uniqueViolation {
+            if let e = error as? PGError, e.lostARace {
                 requeue(jobs, in: gc, failure: error)
             } else {
                 for job in jobs { job.finish(.failure(error)) }
@@ -190,6 +176,20 @@ final class PostgresLedgerStorage: LedgerStorage {
         for (job, outcome) in zip(jobs, outcomes) { if let outcome { job.finish(outcome) } }
         requeue(lost, in: gc, failure: LedgerStorageError.unavailable(commitOutcomeUnknown: false))
         if !commit.isEmpty { announce(commit) }
+    }
+
+    /// Runs `body` in a write transaction of its own (again after a lost race), and answers it.
+    private static func runAlone<T>(_ body: (any LedgerWriting) throws -> T, pool: PGPool,
+                                    onCommit: @Sendable (StorageCommit) -> Void, announce: @Sendable (StorageCommit) -> Void,
+                                    completion: (Result<T, any Error>) -> Void) {
+        switch Result(catching: { try run(body, in: pool) }) {
+        case .success(let (value, commit)):
+            onCommit(commit)
+            completion(.success(value))
+            if !commit.isEmpty { announce(commit) }
+        case .failure(let e):
+            completion(.failure(e))
+        }
     }
 
     /// Runs writes that lost a race again in a later batch, up to `maxAttempts` each.
@@ -230,8 +230,7 @@ final class PostgresLedgerStorage: LedgerStorage {
                         return (value, tx.commit)
                     }
                 }
-            } catch let e as PGError where attempt < maxAttempts
-                        && (e.isRetryableTransaction || e.kind == .uniqueViolation) {
+            } catch let e as PGError where attempt < maxAttempts && e.lostARace {
                 attempt += 1
             }
         }
@@ -242,9 +241,18 @@ final class PostgresLedgerStorage: LedgerStorage {
     private static func mapped<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let e as PGError where e.isUnavailable || e.kind == .queryCanceled || e.kind == .lockNotAvailable {
+        } catch let e as PGError where e.meansUnavailable {
             throw LedgerStorageError.unavailable(commitOutcomeUnknown: e.commitOutcomeUnknown)
         }
     }
+}
+private extension PGError {
+    /// Lost to a concurrent write the database detected (a serialization failure, a
+    /// deadlock, or a unique key a concurrent identical request took): run again, the write
+    /// reads the winner's committed rows.
+    var lostARace: Bool { isRetryableTransaction || kind == .uniqueViolation }
+    /// The database cannot serve now (unreachable, restarting, no free connection, a
+    /// statement past its timeout): the domain's `unavailable`.
+    var meansUnavailable: Bool { isUnavailable || kind == .queryCanceled || kind == .lockNotAvailable }
 }
 #endif

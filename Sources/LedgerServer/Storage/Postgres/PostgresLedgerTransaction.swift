@@ -120,19 +120,19 @@ final class PostgresLedgerTransaction: LedgerWriting {
         FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $2
         WHERE h.id = $1
         """
-    /// `accessSQL`'s columns, a spare one, the child's balance, then the transaction's (`txColumns`).
+    /// `txColumns` of the table named `t`.
+    private static let tTxColumns = txColumns.split(separator: ",").map { "t." + $0.drop { $0 == " " } }.joined(separator: ", ")
+    /// `accessSQL`'s columns, the child's balance, then the transaction's (`txColumns`).
     private static let accessAndTransactionSQL = """
-        SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL, NULL::bigint,
-               (SELECT balance_cents FROM children WHERE household_id = $1 AND id = $4), t.household_id, t.id, t.child_id,
-               t.amount_cents, t.note, t.source, t.created_at, t.recorded_at, t.author_account_id, t.reverses_id, t.reversed_by_id
+        SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL,
+               (SELECT balance_cents FROM children WHERE household_id = $1 AND id = $4), \(tTxColumns)
         FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $2
         LEFT JOIN transactions t ON t.household_id = h.id AND t.id = $3
         WHERE h.id = $1
         """
 
     private static let transactionAndBalanceSQL = """
-        SELECT (SELECT balance_cents FROM children WHERE household_id = $1 AND id = $3), t.household_id, t.id, t.child_id,
-               t.amount_cents, t.note, t.source, t.created_at, t.recorded_at, t.author_account_id, t.reverses_id, t.reversed_by_id
+        SELECT (SELECT balance_cents FROM children WHERE household_id = $1 AND id = $3), \(tTxColumns)
         FROM (SELECT 1) one LEFT JOIN transactions t ON t.household_id = $1 AND t.id = $2
         """
     private static let householdSQL = "SELECT \(householdColumns) FROM households WHERE id = $1"
@@ -269,8 +269,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
         }
         let access = Self.accessRecord(r)
         if writing { accessRead[key] = .some(access) }
-        return (access, r.isNull(7) ? nil : Self.transaction(r, at: 6),
-                current(balance: r.isNull(5) ? nil : r.int(5), household: household, child: child))
+        return (access, r.isNull(6) ? nil : Self.transaction(r, at: 5),
+                current(balance: r.isNull(4) ? nil : r.int(4), household: household, child: child))
     }
 
     private static func accessRecord(_ r: PGRow) -> AccessRecord {
