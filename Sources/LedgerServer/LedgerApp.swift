@@ -107,10 +107,20 @@ public final class LedgerApp: Sendable {
     }
     #endif
 
+    /// The page size of a database the server creates, in bytes. Every transaction inserted
+    /// lands in a random leaf of the unique id index (ids are random UUIDs), and each page a
+    /// commit changes is written whole to the WAL and later copied whole into the database
+    /// file by the checkpointer: with 2 KiB pages instead of SQLite's 4 KiB those copies
+    /// halve, which measured about 10 % less server CPU per durable POST, while the trees
+    /// stay shallow (a transaction row is ~250 bytes). A database created with another page
+    /// size keeps it.
+    static let newDatabasePageSize = 2048
+
     /// Opens the read-write connection and applies migrations.
     static func openWriter(_ configuration: LedgerAppConfiguration) throws -> SQLiteConnection {
         // A group commit's WAL frames reach the file in one write, then the usual fsync.
-        let db = try SQLiteConnection.coalescingWALWriter(path: configuration.databasePath)
+        let db = try SQLiteConnection.coalescingWALWriter(path: configuration.databasePath,
+                                                          newFilePageSize: newDatabasePageSize)
         try Migrator.migrate(db, Schema.migrations)
         try db.execute("PRAGMA wal_autocheckpoint = 0")
         // Inserts into tables with foreign keys need a statement journal, and a batch that

@@ -23,8 +23,10 @@ public final class SQLiteConnection {
     ///   - walMode: switch a read-write database to WAL (default true).
     ///   - synchronousFull: `PRAGMA synchronous=FULL` so a commit survives power loss (default true).
     ///   - vfs: the name of a registered SQLite VFS to open the file through (default: SQLite's).
+    ///   - newFilePageSize: the page size in bytes of a database this opening creates (a power
+    ///     of two, 512–65536); an existing database keeps its own. Default: SQLite's (4096).
     package init(path: String, mode: Mode = .readWrite, busyTimeoutMs: Int32 = 5000,
-                 walMode: Bool = true, synchronousFull: Bool = true, vfs: String?) throws {
+                 walMode: Bool = true, synchronousFull: Bool = true, vfs: String?, newFilePageSize: Int? = nil) throws {
         _ = SQLiteConnection.configured
         var db: OpaquePointer?
         let flags: Int32 = (mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
@@ -39,6 +41,11 @@ public final class SQLiteConnection {
         self.path = path
         sqlite3_busy_timeout(db, busyTimeoutMs)
         try execute("PRAGMA foreign_keys = ON")
+        if let newFilePageSize, mode == .readWrite {
+            // Takes effect only while the file is still empty: before the switch to WAL below,
+            // which writes the first page.
+            try execute("PRAGMA page_size = \(newFilePageSize)")
+        }
         if mode == .readWrite && walMode && path != ":memory:" {
             // Switching a new file to WAL needs it alone, and SQLite answers "busy" at once
             // (without its busy handler) when another connection opens it at the same moment:

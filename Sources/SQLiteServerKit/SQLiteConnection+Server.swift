@@ -6,13 +6,15 @@ extension SQLiteConnection {
     /// Opens `path` read-write in WAL mode with `synchronous=FULL`, its WAL written through
     /// `CoalescingWALVFS` (a commit's frames reach the file in one write). Only that
     /// combination is safe: with `synchronous=NORMAL` other connections could see frames
-    /// still in the buffer.
-    public static func coalescingWALWriter(path: String, busyTimeoutMs: Int32 = 5000) throws -> SQLiteConnection {
+    /// still in the buffer. `newFilePageSize`: the page size of a database created by this
+    /// opening (an existing one keeps its own).
+    public static func coalescingWALWriter(path: String, busyTimeoutMs: Int32 = 5000,
+                                           newFilePageSize: Int? = nil) throws -> SQLiteConnection {
         guard let name = CoalescingWALVFS.registeredName else {
             throw SQLiteError(code: SQLITE_ERROR, message: "cannot register the coalescing WAL VFS")
         }
         return try SQLiteConnection(path: path, mode: .readWrite, busyTimeoutMs: busyTimeoutMs,
-                                    walMode: true, synchronousFull: true, vfs: name)
+                                    walMode: true, synchronousFull: true, vfs: name, newFilePageSize: newFilePageSize)
     }
 
     /// fsyncs the main database file through this connection's own file handle (the VFS's
