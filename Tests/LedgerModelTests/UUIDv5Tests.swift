@@ -46,11 +46,42 @@ final class UUIDv5Tests: XCTestCase {
         }
     }
 
+    private func sha1Hex(_ message: [UInt8]) -> String {
+        SHA1.digest(message).map { String(format: "%02x", $0) }.joined()
+    }
+
     func testSHA1KnownAnswers() {
-        XCTAssertEqual(SHA1.digest(Array("abc".utf8)).map { String(format: "%02x", $0) }.joined(),
-                       "a9993e364706816aba3e25717850c26c9cd0d89d")
-        XCTAssertEqual(SHA1.digest([]).map { String(format: "%02x", $0) }.joined(),
-                       "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        // FIPS 180 examples: one block, empty, two blocks (448 and 896 bits), a million "a".
+        XCTAssertEqual(sha1Hex(Array("abc".utf8)), "a9993e364706816aba3e25717850c26c9cd0d89d")
+        XCTAssertEqual(sha1Hex([]), "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        XCTAssertEqual(sha1Hex(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)),
+                       "84983e441c3bd26ebaae4aa1f95129e5e54670f1")
+        XCTAssertEqual(sha1Hex(Array(("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmn"
+                                      + "hijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu").utf8)),
+                       "a49b2446a02c645bf419f995b67091253a04a259")
+        XCTAssertEqual(sha1Hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)),
+                       "34aa973cd4c4daa4f61eeb2bdbad27316534016f")
+    }
+
+    /// Lengths around the padding edges (the length fits in the last block or needs one
+    /// more) and whole blocks read in place; bytes (7 i + 3) mod 256, digests from Python's hashlib.
+    func testSHA1AtBlockAndPaddingEdges() {
+        let expected = [
+            55: "ddf57317ef34bfee3b6df83d359098930eb278bc", 56: "a0d492bb0fc889d0eca3bc137066ab6f4f74f369",
+            63: "c55856749bef509bdfe6bfebfc7bf4e793e82132", 64: "bede92be29c3874e1b54ddc77988d606fc857a8e",
+            65: "b05a80522b053d6dc7e0a517d0e70212c7dad11f", 119: "504e27376a6e0f0dba8295b85cb25dc4dfa17d23",
+            120: "82134b02fb3f702491be9bed581eeab59334acb2", 127: "34d5e582029e9b9b85b2febe31da3db7cdabaaea",
+            128: "a09133e6730ffe899efb70204cb5646cd5dc24ee",
+        ]
+        for (n, digest) in expected {
+            let message = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+            XCTAssertEqual(sha1Hex(message), digest, "\(n) bytes")
+            // The same bytes not at the start of their buffer: whole blocks are read unaligned.
+            let shifted = [0xEE] + message
+            let words = shifted.withUnsafeBytes { SHA1.words(UnsafeRawBufferPointer(rebasing: $0[1...])) }
+            XCTAssertEqual([words.0, words.1, words.2, words.3, words.4].map { String(format: "%08x", $0) }.joined(), digest,
+                           "\(n) bytes at an odd address")
+        }
     }
 
     func testParseAcceptsAnyCase() {
