@@ -96,6 +96,11 @@ public enum LedgerIDs {
         return text.withUTF8 { parse36($0) }
     }
 
+    /// Parses a UUID in any case from its UTF-8 bytes; nil when malformed.
+    public static func parse(utf8 text: UnsafeBufferPointer<UInt8>) -> UUID? {
+        text.count == 36 ? parse36(text) : nil
+    }
+
     private static func parse36(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
         var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)

@@ -216,10 +216,10 @@ final class RouterMatchTests: XCTestCase {
             return XCTFail("no match")
         }
         XCTAssertEqual(route.template, "/v1/households/{id}/children/{childId}")
-        XCTAssertEqual(params, ["id": "h/1", "childId": "c1"])
+        XCTAssertEqual(params.all, ["id": "h/1", "childId": "c1"])
         guard case .found(let head, let none) = r.match(method: "HEAD", path: "/healthz") else { return XCTFail("HEAD") }
         XCTAssertEqual(head.template, "/healthz")
-        XCTAssertEqual(none, [:])
+        XCTAssertEqual(none.all, [:])
         guard case .found(let post, _) = r.match(method: "POST", path: "/v1/households/h/children") else { return XCTFail("POST") }
         XCTAssertEqual(post.method, "POST")
         guard case .methodNotAllowed(let allowed) = r.match(method: "PUT", path: "/v1/households/h/children") else {
@@ -230,5 +230,37 @@ final class RouterMatchTests: XCTestCase {
                      "/v1/mf", "/", "", "/v1/households/h/children/c/x/y/z/w", "/V1/me"] {
             guard case .notFound = r.match(method: "GET", path: path) else { return XCTFail(path) }
         }
+    }
+
+    /// Parameters are read from the path when asked: decoded as before (escapes decoded, a
+    /// malformed escape left as written), ids parsed in any case and through escapes.
+    func testParametersReadFromThePath() {
+        let r = router()
+        let id = "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44"
+        let cases: [(path: String, household: String, child: String, householdId: String?, childId: String?)] = [
+            ("/v1/households/\(id)/children/\(id)", id, id, id, id),
+            ("/v1/households/\(id.uppercased())/children/c%C3%A9", id.uppercased(), "cé", id, nil),
+            ("/v1/households/3f0a9db7%2D21c5-4f2a-9b1e-0c7d3a1e2b44/children/%zz", id, "%zz", id, nil),
+            ("/v1/households/\(id)x/children/%33f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44", id + "x", id, nil, id),
+            ("/v1/households/3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b4%/children/-", "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b4%", "-", nil, nil),
+            ("/v1/households/3f0a9db7_21c5-4f2a-9b1e-0c7d3a1e2b44/children/\(id)%00", "3f0a9db7_21c5-4f2a-9b1e-0c7d3a1e2b44",
+             id + "\u{0}", nil, nil),
+        ]
+        for c in cases {
+            guard case .found(let route, let params) = r.match(method: "GET", path: c.path) else { return XCTFail(c.path) }
+            XCTAssertEqual(route.template, "/v1/households/{id}/children/{childId}")
+            XCTAssertEqual(params["id"], c.household, c.path)
+            XCTAssertEqual(params["childId"], c.child, c.path)
+            XCTAssertEqual(params.uuid("id")?.uuidString.lowercased(), c.householdId, c.path)
+            XCTAssertEqual(params.uuid("childId")?.uuidString.lowercased(), c.childId, c.path)
+            // The same as parsing the decoded parameter.
+            XCTAssertEqual(params.uuid("id"), params["id"].flatMap { LedgerIDs.parse($0) }, c.path)
+            XCTAssertNil(params["txId"])
+            XCTAssertNil(params.uuid("txId"))
+        }
+        guard case .found(_, let one) = r.match(method: "DELETE", path: "/v1/tokens/\(id)") else { return XCTFail("DELETE") }
+        XCTAssertEqual(one.all, ["tokenId": id])
+        XCTAssertEqual(one.uuid("tokenId")?.uuidString.lowercased(), id)
+        XCTAssertNil(one["id"])
     }
 }

@@ -10,7 +10,7 @@ struct Caller: Sendable {
 /// One request on its way through a handler.
 final class RequestContext: @unchecked Sendable {
     let request: HTTPRequest
-    let params: [String: String]
+    let params: PathParameters
     let responder: any HTTPResponder
     let services: Services
     let routeLabel: String
@@ -18,7 +18,7 @@ final class RequestContext: @unchecked Sendable {
     /// The client address after trusted-proxy resolution.
     let clientAddress: String
 
-    init(request: HTTPRequest, params: [String: String], responder: any HTTPResponder, services: Services, routeLabel: String) {
+    init(request: HTTPRequest, params: PathParameters, responder: any HTTPResponder, services: Services, routeLabel: String) {
         self.request = request
         self.params = params
         self.responder = responder
@@ -41,7 +41,7 @@ final class RequestContext: @unchecked Sendable {
 
     /// A path parameter that must be a UUID; 404 otherwise (checked before any query).
     func id(_ name: String) throws -> String {
-        guard let raw = params[name], let u = LedgerIDs.parse(raw) else { throw APIError.notFound() }
+        guard let u = params.uuid(name) else { throw APIError.notFound() }
         return u.lowercased
     }
 

@@ -1,5 +1,7 @@
+import Foundation
 import Glibc
 import HTTPServer
+import LedgerModel
 
 /// What a route handler produced: an answer now, or a promise to answer through the
 /// context later (after a group commit, or when a long-poll wakes).
@@ -78,7 +80,7 @@ struct Router: Sendable {
     }
 
     enum Match {
-        case found(Route, [String: String])
+        case found(Route, PathParameters)
         case methodNotAllowed([String])
         case notFound
     }
@@ -102,8 +104,8 @@ struct Router: Sendable {
     }
 
     func match(method: String, path: String) -> Match {
-        var path = path
-        return path.withUTF8 { bytes in
+        var utf8 = path
+        return utf8.withUTF8 { bytes in
             // Segment bounds, split at every "/"; a path of more segments than any route
             // has matches nothing.
             var count = 1
@@ -117,12 +119,12 @@ struct Router: Sendable {
                     start = i + 1
                 }
                 parts.initializeElement(at: n, to: start..<bytes.count)
-                return match(method: method, bytes, parts, candidates: bySegmentCount[count])
+                return match(method: method, path: path, bytes, parts, candidates: bySegmentCount[count])
             }
         }
     }
 
-    private func match(method: String, _ bytes: UnsafeBufferPointer<UInt8>,
+    private func match(method: String, path: String, _ bytes: UnsafeBufferPointer<UInt8>,
                        _ parts: UnsafeMutableBufferPointer<Range<Int>>, candidates: [Int]) -> Match {
         var found: Int?
         for index in candidates {
@@ -131,17 +133,7 @@ struct Router: Sendable {
             guard routes[index].fits(bytes, parts) else { continue }
             if found == nil || routeMethod == method { found = index }
         }
-        if let found {
-            let route = routes[found]
-            var params: [String: String] = [:]
-            for (i, name) in route.parameterNames.enumerated() {
-                guard let name else { continue }
-                let segment = UnsafeBufferPointer(rebasing: bytes[parts[i]])
-                let raw = String(decoding: segment, as: UTF8.self)
-                params[name] = segment.contains(UInt8(ascii: "%")) ? (PercentDecoding.decode(raw) ?? raw) : raw
-            }
-            return .found(route, params)
-        }
+        if let found { return .found(routes[found], PathParameters(names: routes[found].parameterNames, path: path)) }
         // No route of this method: the methods of the routes the path fits, for the 405.
         var allowed: [String] = []
         for index in candidates where routes[index].fits(bytes, parts) {
@@ -152,5 +144,54 @@ struct Router: Sendable {
             return .methodNotAllowed(allowed)
         }
         return .notFound
+    }
+}
+
+/// The parameters of a matched path, read from the path only when a handler asks for one:
+/// matching builds no dictionary and no strings.
+struct PathParameters: Sendable {
+    /// The route's segments: the parameter name, or nil for a literal segment.
+    let names: [String?]
+    let path: String
+
+    /// Parameter `name` percent-decoded (as written when an escape is malformed); nil when
+    /// the route has no such parameter.
+    subscript(name: String) -> String? {
+        withSegment(name) { segment in
+            let raw = String(decoding: segment, as: UTF8.self)
+            return segment.contains(UInt8(ascii: "%")) ? (PercentDecoding.decode(raw) ?? raw) : raw
+        } ?? nil
+    }
+
+    /// Parameter `name` as a UUID (any case); nil when it is absent or not one. The same
+    /// as parsing `self[name]`, without making a string when the segment has no escape.
+    func uuid(_ name: String) -> UUID? {
+        withSegment(name) { segment in
+            segment.contains(UInt8(ascii: "%")) ? self[name].flatMap { LedgerIDs.parse($0) } : LedgerIDs.parse(utf8: segment)
+        } ?? nil
+    }
+
+    /// Every parameter, decoded as by the subscript.
+    var all: [String: String] {
+        var out: [String: String] = [:]
+        for case let name? in names { out[name] = self[name] }
+        return out
+    }
+
+    /// `body` over the bytes of parameter `name`'s segment; nil when there is no such parameter.
+    private func withSegment<T>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T? {
+        guard let index = names.firstIndex(where: { $0 == name }) else { return nil }
+        var path = path
+        return path.withUTF8 { bytes in
+            // The segment after the index-th "/" (segment 0 is the empty one before the first).
+            var start = 0, seen = 0
+            while seen < index {
+                guard let slash = bytes[start...].firstIndex(of: UInt8(ascii: "/")) else { return nil }
+                start = slash + 1
+                seen += 1
+            }
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.count
+            return body(UnsafeBufferPointer(rebasing: bytes[start..<end]))
+        }
     }
 }
