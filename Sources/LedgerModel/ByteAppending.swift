@@ -13,6 +13,10 @@ extension Array where Element == UInt8 {
         s.withUTF8 { append(contentsOf: $0) }
     }
 
+    /// The largest `maxCount` whose buffer `appendWriting` keeps on the stack; a larger
+    /// one is allocated on the heap (the standard library's limit for temporary allocations).
+    public static var appendWritingStackLimit: Int { 1024 }
+
     /// Appends what `body` writes, at most `maxCount` bytes, assembled in a buffer on the
     /// stack and appended in one copy: each `append` to an array costs a uniqueness and
     /// capacity check, many times the cost of writing a few bytes.
@@ -22,6 +26,19 @@ extension Array where Element == UInt8 {
             var writer = ByteWriter(buffer)
             body(&writer)
             append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<writer.count]))
+        }
+    }
+}
+
+extension String {
+    /// The string `body` writes, at most `maxCount` bytes of UTF-8, assembled in the
+    /// string's own storage (interpolating or appending parts costs a growth check and
+    /// often a reallocation per part).
+    public init(writing maxCount: Int, _ body: (inout ByteWriter) -> Void) {
+        self.init(unsafeUninitializedCapacity: maxCount) { buffer in
+            var writer = ByteWriter(buffer)
+            body(&writer)
+            return writer.count
         }
     }
 }
@@ -95,17 +112,53 @@ public struct ByteWriter {
     @inlinable
     public static func jsonStringBound(_ utf8Count: Int) -> Int { 2 + 6 * utf8Count }
 
-    /// `s` as a JSON string literal (RFC 8259 escapes for quote, backslash and controls).
+    /// The most bytes `putJSONString(s)` writes: exact for a string without escapes (most
+    /// are), else as `jsonStringBound(_:)`. A tight bound keeps the buffers of
+    /// `Array.appendWriting` small enough for the stack.
+    public static func jsonStringBound(_ s: String) -> Int {
+        var s = s
+        return s.withUTF8 { needsJSONEscape($0) ? jsonStringBound($0.count) : $0.count + 2 }
+    }
+
+    /// Whether a byte of `bytes` needs an escape in a JSON string: a control byte, quote or
+    /// backslash. Eight bytes are tested at a time (a byte below 0x20, or a zero byte after
+    /// XOR with the quote or the backslash, sets its high bit in the sum; exact for "any").
+    public static func needsJSONEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quotes = ones &* 34, backslashes = ones &* 92, spaces = ones &* 0x20
+        func any(_ offset: Int) -> Bool {
+            let x = UnsafeRawPointer(base + offset).loadUnaligned(as: UInt64.self)
+            let q = x ^ quotes, b = x ^ backslashes
+            return (((x &- spaces) & ~x) | ((q &- ones) & ~q) | ((b &- ones) & ~b)) & (ones &* 0x80) != 0
+        }
+        let n = bytes.count
+        guard n >= 8 else {
+            for c in bytes where c < 0x20 || c == 34 || c == 92 { return true }
+            return false
+        }
+        var i = 0
+        while i + 8 <= n {
+            if any(i) { return true }
+            i += 8
+        }
+        // The last 8 bytes again, overlapping the words already tested.
+        return i < n && any(n - 8)
+    }
+
+    /// `s` as a JSON string literal (RFC 8259 escapes for quote, backslash and controls);
+    /// needs room for `jsonStringBound(s)` bytes.
     public mutating func putJSONString(_ s: String) {
         var s = s
         s.withUTF8 { bytes in
-            precondition(Self.jsonStringBound(bytes.count) <= buffer.count - count, "ByteWriter overflow")
+            // Most strings (ids, paths, timestamps) need no escape: one scan, then one copy.
+            let plain = !Self.needsJSONEscape(bytes)
+            precondition((plain ? bytes.count + 2 : Self.jsonStringBound(bytes.count)) <= buffer.count - count, "ByteWriter overflow")
             let out = buffer.baseAddress!
             var o = count
             out[o] = 34
             o += 1
-            // Most strings (ids, paths, timestamps) need no escape: one scan, then one copy.
-            if !bytes.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
+            if plain {
                 if let from = bytes.baseAddress, !bytes.isEmpty { (out + o).update(from: from, count: bytes.count) }
                 out[o + bytes.count] = 34
                 written = o + bytes.count + 1

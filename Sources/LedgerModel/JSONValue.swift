@@ -112,7 +112,7 @@ public enum JSONValue: Sendable, Equatable {
         // and append them with their quotes as one copy.
         var s = s
         let plain = s.withUTF8 { bytes -> Bool in
-            for c in bytes where c < 0x20 || c == 34 || c == 92 { return false }
+            if ByteWriter.needsJSONEscape(bytes) { return false }
             out.appendWriting(maxCount: bytes.count + 2) { w in
                 w.put(34)
                 w.put(bytes)

@@ -31,6 +31,51 @@ final class ByteWritingTests: XCTestCase {
         }
     }
 
+    /// The eight-bytes-at-a-time escape test against a byte-by-byte one: every byte value at
+    /// every position of strings up to 19 bytes (the words and the tail), among bytes that
+    /// sit next to the ones that need an escape.
+    func testEscapeScanFindsEveryByteThatNeedsAnEscape() {
+        func reference(_ bytes: [UInt8]) -> Bool { bytes.contains { $0 < 0x20 || $0 == 34 || $0 == 92 } }
+        let fillers: [UInt8] = [0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF, 0x61]
+        for length in 0..<20 {
+            for filler in fillers {
+                let plain = [UInt8](repeating: filler, count: length)
+                XCTAssertFalse(plain.withUnsafeBufferPointer { ByteWriter.needsJSONEscape($0) }, "\(length) × \(filler)")
+                for position in 0..<length {
+                    for byte in 0...255 {
+                        var bytes = plain
+                        bytes[position] = UInt8(byte)
+                        XCTAssertEqual(bytes.withUnsafeBufferPointer { ByteWriter.needsJSONEscape($0) }, reference(bytes),
+                                       "byte \(byte) at \(position) of \(length) among \(filler)")
+                    }
+                }
+            }
+        }
+        // Not at the start of its buffer (the words are read unaligned).
+        let shifted: [UInt8] = Array("x/v1/households/abc\"".utf8)
+        XCTAssertTrue(shifted.withUnsafeBufferPointer { ByteWriter.needsJSONEscape(UnsafeBufferPointer(rebasing: $0[1...])) })
+        XCTAssertFalse(shifted.withUnsafeBufferPointer { ByteWriter.needsJSONEscape(UnsafeBufferPointer(rebasing: $0[1..<19])) })
+    }
+
+    /// The bound of a string is exact without escapes and covers every escape otherwise.
+    func testStringBoundsCoverWhatIsWritten() {
+        for s in ["", "plain", "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44", "quote \" here", "\u{1}", "Zoë 👩‍👧",
+                  String(repeating: "\u{1}", count: 40), String(repeating: "ab\\", count: 9)] {
+            var written: [UInt8] = []
+            written.appendWriting(maxCount: ByteWriter.jsonStringBound(s)) { $0.putJSONString(s) }
+            XCTAssertLessThanOrEqual(written.count, ByteWriter.jsonStringBound(s), s)
+            if !s.utf8.contains(where: { $0 < 0x20 || $0 == 34 || $0 == 92 }) {
+                XCTAssertEqual(written.count, ByteWriter.jsonStringBound(s), s)
+            }
+        }
+        XCTAssertEqual(String(writing: 12) { w in
+            w.put(literal: "/a/")
+            w.put(utf8: "é")
+            w.putDecimal(42)
+        }, "/a/é42")
+        XCTAssertEqual(String(writing: 0) { _ in }, "")
+    }
+
     func testLiteralsStringsAndTimestamps() {
         var out: [UInt8] = Array("a".utf8)
         out.append(literal: "bc")

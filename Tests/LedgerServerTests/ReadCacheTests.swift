@@ -185,6 +185,22 @@ final class AccessLineTests: XCTestCase {
         }
     }
 
+    /// Long paths (whose worst-case escaped size does not fit the stack buffer) are written
+    /// the same, with and without characters to escape.
+    func testLongPathsAreWrittenTheSame() {
+        for path in ["/v1/households/" + String(repeating: "a", count: 300), "/v1/" + String(repeating: "\"\u{1}\\é", count: 90),
+                     "/v1/" + String(repeating: "b", count: 150) + "\u{1f}", String(repeating: "/x", count: 200)] {
+            let entry = AccessLogEntry(method: "GET", path: path, routeLabel: nil, status: 404, bytes: 7, duration: 0.001,
+                                       remoteAddress: "127.0.0.1")
+            var out: [UInt8] = []
+            AccessLine.write(entry, route: "not_found", nowMs: 0, into: &out)
+            var expected = Array(#"{"ts":"1970-01-01T00:00:00.000Z","event":"request","method":"GET","path":"#.utf8)
+            JSONValue.writeString(path, into: &expected)
+            expected += Array(#","route":"not_found","status":404,"bytes":7,"durationMs":1.000,"remote":"127.0.0.1"}"#.utf8) + [10]
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), String(decoding: expected, as: UTF8.self))
+        }
+    }
+
     func testHistogramBucketsAreCumulative() {
         let m = Metrics()
         for s in [0.0004, 0.003, 0.003, 100] { m.record(route: "/healthz", method: "GET", status: 200, seconds: s) }

@@ -6,9 +6,14 @@ import LedgerModel
 enum AccessLine {
     /// Appends the line for `e`, stamped `nowMs`, with its newline.
     static func write(_ e: AccessLogEntry, route: String, nowMs: Int64, into out: inout [UInt8]) {
-        // The fixed text, the timestamp and four numbers take less than 256 bytes.
-        let strings = ByteWriter.jsonStringBound(e.method.utf8.count) + ByteWriter.jsonStringBound(e.path.utf8.count)
+        // The fixed text, the timestamp and four numbers take less than 256 bytes. The
+        // strings' worst case when that fits on the stack, else their tight bounds (a scan).
+        var strings = ByteWriter.jsonStringBound(e.method.utf8.count) + ByteWriter.jsonStringBound(e.path.utf8.count)
             + ByteWriter.jsonStringBound(route.utf8.count) + ByteWriter.jsonStringBound(e.remoteAddress.utf8.count)
+        if 256 + strings > [UInt8].appendWritingStackLimit {
+            strings = ByteWriter.jsonStringBound(e.method) + ByteWriter.jsonStringBound(e.path)
+                + ByteWriter.jsonStringBound(route) + ByteWriter.jsonStringBound(e.remoteAddress)
+        }
         out.appendWriting(maxCount: 256 + strings) { w in
             w.put(literal: #"{"ts":""#)
             w.putTimestamp(ms: nowMs)

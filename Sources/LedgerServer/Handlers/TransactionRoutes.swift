@@ -26,8 +26,14 @@ enum TransactionRoutes {
             out.putDecimal(w.balanceCents)
             out.put(125)
         }
-        return RequestContext.jsonResponse(w.saved ? 201 : 200, body: body,
-                                           headers: [("Location", "/v1/households/\(tx.householdId)/children/\(tx.childId)/transactions")])
+        let location = String(writing: 38 + tx.householdId.utf8.count + tx.childId.utf8.count) { out in
+            out.put(literal: "/v1/households/")
+            out.put(utf8: tx.householdId)
+            out.put(literal: "/children/")
+            out.put(utf8: tx.childId)
+            out.put(literal: "/transactions")
+        }
+        return RequestContext.jsonResponse(w.saved ? 201 : 200, body: body, headers: [("Location", location)])
     }
 
     static func create(_ ctx: RequestContext) throws -> Reply {
