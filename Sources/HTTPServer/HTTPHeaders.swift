@@ -20,6 +20,9 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     public func contains(_ name: String) -> Bool { self[name] != nil }
 
+    /// Makes room for `n` fields in all.
+    public mutating func reserveCapacity(_ n: Int) { fields.reserveCapacity(n) }
+
     /// Appends a field, keeping any existing ones of the same name.
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 

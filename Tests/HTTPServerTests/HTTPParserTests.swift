@@ -52,6 +52,37 @@ final class HTTPParserTests: XCTestCase {
         }
     }
 
+    /// Targets and field values are scanned eight bytes at a time: every byte value at every
+    /// position of a long target and a long value is accepted or refused as byte by byte.
+    func testEveryByteInLongTargetsAndValues() {
+        let prefix = "/" + String(repeating: "a", count: 6)
+        for position in 0..<20 {
+            for byte in 0...255 where byte != 37 {  // "%" starts an escape
+                var target = Array((prefix + String(repeating: "b", count: 20)).utf8)
+                target[prefix.utf8.count + position] = UInt8(byte)
+                let request = Array("GET ".utf8) + target + Array(" HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
+                let r = feed([request])
+                if byte > 32 && byte < 127 {
+                    XCTAssertNil(r.error, "target byte \(byte) at \(position)")
+                    XCTAssertEqual(r.heads.first?.target, String(decoding: target, as: UTF8.self), "target byte \(byte) at \(position)")
+                } else {
+                    XCTAssertNotNil(r.error, "target byte \(byte) at \(position)")
+                }
+
+                var value = Array(("v" + String(repeating: "c", count: 20) + "v").utf8)
+                value[1 + position] = UInt8(byte)
+                let field = Array("GET / HTTP/1.1\r\nHost: x\r\nX-Long: ".utf8) + value + Array("\r\n\r\n".utf8)
+                let f = feed([field])
+                if byte == 9 || (byte >= 32 && byte != 127) {
+                    XCTAssertNil(f.error, "value byte \(byte) at \(position)")
+                    XCTAssertEqual(f.heads.first?.headers["X-Long"], String(decoding: value, as: UTF8.self), "value byte \(byte) at \(position)")
+                } else {
+                    XCTAssertNotNil(f.error, "value byte \(byte) at \(position)")
+                }
+            }
+        }
+    }
+
     func testSimpleGet() {
         let r = feed("GET /a?b=1 HTTP/1.1\r\nHost: x\r\nX-Thing:  v  \r\n\r\n")
         XCTAssertNil(r.error)
