@@ -79,6 +79,20 @@ public enum LedgerIDs {
         }
     }
 
+    /// `idempotencyID(accountId:key:)` of the account id given as text (any case); nil
+    /// when it is not a UUID. Text already in lowercase canonical form is hashed as it is.
+    public static func idempotencyID(accountIdText: String, key: String) -> UUID? {
+        var text = accountIdText
+        let canonical = text.withUTF8 { isLowercaseCanonical(utf8: $0) }
+        guard canonical else { return parse(accountIdText).map { idempotencyID(accountId: $0, key: key) } }
+        return UUIDv5.make(namespace: namespace, nameMaxCount: 12 + 36 + 1 + key.utf8.count) { w in
+            w.put(literal: "idempotency:")
+            w.put(utf8: text)
+            w.put(58)
+            w.put(utf8: key)
+        }
+    }
+
     /// The id given to a transaction posted with `Idempotency-Key: key` by `accountId`.
     public static func idempotencyID(accountId: UUID, key: String) -> UUID {
         UUIDv5.make(namespace: namespace, nameMaxCount: 12 + 36 + 1 + key.utf8.count) { w in
@@ -99,6 +113,22 @@ public enum LedgerIDs {
     /// Parses a UUID in any case from its UTF-8 bytes; nil when malformed.
     public static func parse(utf8 text: UnsafeBufferPointer<UInt8>) -> UUID? {
         text.count == 36 ? parse36(text) : nil
+    }
+
+    /// Whether `text` is a UUID in the form `lowercased` writes (so `parse` then
+    /// `lowercased` gives the same bytes back): 36 bytes, lowercase hex digits, dashes
+    /// after the 8th, 12th, 16th and 20th digit.
+    public static func isLowercaseCanonical(utf8 text: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard text.count == 36 else { return false }
+        for i in 0..<36 {
+            let c = text[i]
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                if c != UInt8(ascii: "-") { return false }
+            } else if !((c >= 48 && c <= 57) || (c >= 97 && c <= 102)) {
+                return false
+            }
+        }
+        return true
     }
 
     private static func parse36(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {

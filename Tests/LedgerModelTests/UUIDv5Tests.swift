@@ -84,6 +84,44 @@ final class UUIDv5Tests: XCTestCase {
         }
     }
 
+    /// Lowercase canonical text is exactly what parsing and writing lowercase gives back:
+    /// every byte at every position of an id, and ids in other cases.
+    func testLowercaseCanonicalIsWhatParseAndLowercasedGiveBack() {
+        let id = Array("3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44".utf8)
+        func check(_ bytes: [UInt8], _ message: String) {
+            let canonical = bytes.withUnsafeBufferPointer { LedgerIDs.isLowercaseCanonical(utf8: $0) }
+            let roundTrip = LedgerIDs.parse(String(decoding: bytes, as: UTF8.self))?.lowercased
+            XCTAssertEqual(canonical, roundTrip.map { Array($0.utf8) == bytes } ?? false, message)
+        }
+        for position in 0..<36 {
+            for byte in 0...255 {
+                var bytes = id
+                bytes[position] = UInt8(byte)
+                check(bytes, "byte \(byte) at \(position)")
+            }
+        }
+        for text in ["3F0A9DB7-21C5-4F2A-9B1E-0C7D3A1E2B44", "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b4", "3f0a9db721c54f2a9b1e0c7d3a1e2b44",
+                     "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b444", "", UUID().uuidString, UUID().uuidString.lowercased()] {
+            check(Array(text.utf8), text)
+        }
+    }
+
+    /// The idempotency id from the account id as text is the one from the parsed id, in
+    /// any case; malformed text has none.
+    func testIdempotencyIdFromAccountText() {
+        for _ in 0..<50 {
+            let account = UUID()
+            for text in [account.uuidString, account.uuidString.lowercased(), account.lowercased.capitalized] {
+                for key in ["k", "", String(repeating: "x", count: 255)] {
+                    XCTAssertEqual(LedgerIDs.idempotencyID(accountIdText: text, key: key),
+                                   LedgerIDs.idempotencyID(accountId: account, key: key), text)
+                }
+            }
+        }
+        XCTAssertNil(LedgerIDs.idempotencyID(accountIdText: "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b4g", key: "k"))
+        XCTAssertNil(LedgerIDs.idempotencyID(accountIdText: "", key: "k"))
+    }
+
     func testParseAcceptsAnyCase() {
         XCTAssertEqual(LedgerIDs.parse("3F0A9DB7-21C5-4F2A-9B1E-0C7D3A1E2B44")?.lowercased, "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44")
         XCTAssertEqual(LedgerIDs.parse("3f0A9db7-21C5-4f2a-9B1e-0c7d3a1e2b44"[...])?.lowercased, "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44")

@@ -271,8 +271,11 @@ final class RouterMatchTests: XCTestCase {
             XCTAssertEqual(params.uuid("childId")?.uuidString.lowercased(), c.childId, c.path)
             // The same as parsing the decoded parameter.
             XCTAssertEqual(params.uuid("id"), params["id"].flatMap { LedgerIDs.parse($0) }, c.path)
+            XCTAssertEqual(params.lowercaseID("id"), c.householdId, c.path)
+            XCTAssertEqual(params.lowercaseID("childId"), c.childId, c.path)
             XCTAssertNil(params["txId"])
             XCTAssertNil(params.uuid("txId"))
+            XCTAssertNil(params.lowercaseID("txId"))
         }
         guard case .found(_, let one) = r.match(method: "DELETE", path: "/v1/tokens/\(id)") else { return XCTFail("DELETE") }
         XCTAssertEqual(one.all, ["tokenId": id])

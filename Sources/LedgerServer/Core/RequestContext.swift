@@ -41,8 +41,8 @@ final class RequestContext: @unchecked Sendable {
 
     /// A path parameter that must be a UUID; 404 otherwise (checked before any query).
     func id(_ name: String) throws -> String {
-        guard let u = params.uuid(name) else { throw APIError.notFound() }
-        return u.lowercased
+        guard let id = params.lowercaseID(name) else { throw APIError.notFound() }
+        return id
     }
 
     /// The request's JSON object body; 415 for a non-JSON content type.

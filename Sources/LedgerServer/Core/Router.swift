@@ -171,6 +171,15 @@ struct PathParameters: Sendable {
         } ?? nil
     }
 
+    /// Parameter `name` as a UUID in lowercase canonical form (`uuid(name)?.lowercased`);
+    /// a parameter already in that form is copied, not parsed and written again.
+    func lowercaseID(_ name: String) -> String? {
+        let copied = withSegment(name) { segment in
+            LedgerIDs.isLowercaseCanonical(utf8: segment) ? String(decoding: segment, as: UTF8.self) : nil
+        } ?? nil
+        return copied ?? uuid(name)?.lowercased
+    }
+
     /// Every parameter, decoded as by the subscript.
     var all: [String: String] {
         var out: [String: String] = [:]
