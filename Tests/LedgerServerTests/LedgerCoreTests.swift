@@ -278,7 +278,8 @@ final class BearerHeaderTests: XCTestCase {
         }
         // Anything else goes the general way (which accepts some of these and refuses others).
         for header in ["Bearer  \(secret)", "Basic \(secret)", "Bearer \(secret)x", "Bearer \(secret.dropLast())!",
-                       "Bearer kx_\(secret.dropFirst(3))", "Bearer\t\(secret)", "Bearea \(secret)", "Bearer " + String(repeating: "é", count: 23)] {
+                       "Bearer kx_\(secret.dropFirst(3))", "Bearer Kl_\(secret.dropFirst(3))",
+                       "Bearer kl-\(secret.dropFirst(3))", "Bearer@\(secret)", "Beare\u{2}r \(secret)", "Bearer\t\(secret)", "Bearea \(secret)", "Bearer " + String(repeating: "é", count: 23)] {
             XCTAssertNil(TokenSecret.bearerHash(header), header)
         }
     }

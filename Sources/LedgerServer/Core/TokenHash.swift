@@ -32,8 +32,10 @@ enum TokenSecret {
         return header.withUTF8 { b -> [UInt8]? in
             let scheme = 7  // "bearer "
             guard b.count == scheme + length else { return nil }
-            for (i, c) in "bearer ".utf8.enumerated() where b[i] | (i < 6 ? 0x20 : 0) != c { return nil }
-            for (i, c) in prefix.utf8.enumerated() where b[scheme + i] != c { return nil }
+            // Compared with the literals' bytes in place (no iterator over a string's UTF-8).
+            let bearer: StaticString = "bearer ", kl: StaticString = "kl_"
+            for i in 0..<scheme where b[i] | (i < 6 ? 0x20 : 0) != bearer.utf8Start[i] { return nil }
+            for i in 0..<kl.utf8CodeUnitCount where b[scheme + i] != kl.utf8Start[i] { return nil }
             for i in (scheme + prefix.utf8.count)..<b.count where !isBase64URL(b[i]) { return nil }
             return digest(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[scheme...]))
         }
