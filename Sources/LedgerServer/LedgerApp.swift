@@ -72,7 +72,8 @@ public final class LedgerApp: Sendable {
                            metrics: Metrics, logger: Logger) throws -> StorageBackend {
         let db = try LedgerApp.openWriter(configuration)
         let checkpointer = try Checkpointer(path: configuration.databasePath)
-        let writer = WriteQueue(connection: db, checkpointer: checkpointer, afterEveryCommit: { commit in
+        let writer = WriteQueue(connection: db, checkpointer: checkpointer, batchState: DeferredRowWrites(),
+                                afterEveryCommit: { commit in
             readCache.invalidate(tokens: commit.revokedTokens)
             metrics.recordCommit(jobs: commit.jobs)
         }, onSpace: { full in

@@ -14,16 +14,20 @@ final class WriteQueue: Sendable {
     struct Job: @unchecked Sendable {
         let work: (SQLiteConnection) throws -> WriteEffects
         let completion: @Sendable (Result<Void, Error>) -> Void
+        /// Whether the work knows of the queue's `BatchState` (reads what it holds back
+        /// through it); any other job runs after the held-back writes are in the database.
+        let defersRowWrites: Bool
 
         init(work: @escaping (SQLiteConnection) throws -> WriteEffects,
-             completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
+             completion: @escaping @Sendable (Result<Void, Error>) -> Void, defersRowWrites: Bool = false) {
             self.work = work
             self.completion = completion
+            self.defersRowWrites = defersRowWrites
         }
 
         /// A job whose work produces a value of type `T`, handed to `completion` once durable.
         /// The value waits in a slot of its own type between the two (no casts).
-        static func returning<T>(_ work: @escaping (SQLiteConnection) throws -> (T, WriteEffects),
+        static func returning<T>(defersRowWrites: Bool = false, _ work: @escaping (SQLiteConnection) throws -> (T, WriteEffects),
                                  completion: @escaping @Sendable (Result<T, Error>) -> Void) -> Job {
             let slot = ResultBox<T>()
             return Job(work: { db in
@@ -35,8 +39,18 @@ final class WriteQueue: Sendable {
                 case .success: completion(Result { try slot.get() })
                 case .failure(let e): completion(.failure(e))
                 }
-            })
+            }, defersRowWrites: defersRowWrites)
         }
+    }
+
+    /// Row writes the jobs of a batch hold back to write once (see `DeferredRowWrites`).
+    protocol BatchState: AnyObject {
+        /// Grows with every write held back (compared around a job: did it change anything).
+        var changeCount: Int { get }
+        /// Writes what is held back into the transaction.
+        func flush(_ db: SQLiteConnection) throws
+        /// Forgets what is held back (the transaction, or the job's savepoint, rolled back).
+        func discard()
     }
 
     /// What a job changed besides rows: households whose feed moved and whether a token
@@ -77,6 +91,8 @@ final class WriteQueue: Sendable {
     /// Moves the WAL into the database file off this thread; nil: SQLite's automatic
     /// checkpoints inside COMMIT.
     private let checkpointer: Checkpointer?
+    /// What the batch's jobs hold back until COMMIT (used on the writer thread only).
+    nonisolated(unsafe) let batchState: BatchState?
     /// Where completions run, in commit order.
     private let completions = DispatchQueue(label: "kidledger.write-completions", qos: .userInitiated)
     /// Called on the writer thread when writes start failing for lack of space and when
@@ -87,13 +103,14 @@ final class WriteQueue: Sendable {
     let spaceProbeInterval: Double
 
     init(connection: SQLiteConnection, maxBatch: Int = 256, checkpointer: Checkpointer? = nil,
-         spaceProbeInterval: Double = 1,
+         batchState: BatchState? = nil, spaceProbeInterval: Double = 1,
          afterEveryCommit: @escaping @Sendable (CommitSummary) -> Void = { _ in },
          onSpace: @escaping @Sendable (SQLiteError?) -> Void = { _ in },
          onCommit: @escaping @Sendable (Set<String>) -> Void) {
         self.db = connection
         self.maxBatch = maxBatch
         self.checkpointer = checkpointer
+        self.batchState = batchState
         self.spaceProbeInterval = spaceProbeInterval
         self.afterEveryCommit = afterEveryCommit
         self.onSpace = onSpace
@@ -213,7 +230,10 @@ final class WriteQueue: Sendable {
             // Prepared once and kept (execute would parse the text on every batch).
             try db.run("BEGIN IMMEDIATE")
             for job in batch {
-                let before = db.totalChanges
+                // A job that does not know of the held-back writes, or one with a savepoint
+                // of its own, starts with them in the database.
+                if savepoints || !job.defersRowWrites { try batchState?.flush(db) }
+                let before = db.totalChanges, heldBefore = batchState?.changeCount ?? 0
                 do {
                     if savepoints { try db.run("SAVEPOINT job") }
                     let outcome = try job.work(db)
@@ -228,15 +248,19 @@ final class WriteQueue: Sendable {
                     // 507 and may be retried as it was, none is half applied.
                     guard db.isInTransaction, !((error as? SQLiteError)?.isFull ?? false) else { throw error }
                     if savepoints {
+                        batchState?.discard()
                         try db.execute("ROLLBACK TO job; RELEASE job")
-                    } else if !(error is LedgerStorageError || error is APIError) || db.totalChanges != before {
+                    } else if !(error is LedgerStorageError || error is APIError) || db.totalChanges != before
+                                || batchState?.changeCount ?? 0 != heldBefore {
                         throw NeedsSavepoints()
                     }
                     out.results.append(.failure(error))
                 }
             }
+            try batchState?.flush(db)
             try db.run("COMMIT")
         } catch {
+            batchState?.discard()
             if db.isInTransaction { try? db.execute("ROLLBACK") }
             throw error
         }

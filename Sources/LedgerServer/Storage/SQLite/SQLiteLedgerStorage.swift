@@ -8,6 +8,8 @@ import SQLiteKit
 final class SQLiteLedgerStorage: LedgerStorage {
     let reads: ReadPool
     let writer: WriteQueue
+    /// The row writes the writer holds back until COMMIT, when it was made with them.
+    private let deferred: DeferredRowWrites?
 
     var cachesReads: Bool { true }
     var isOutOfSpace: Bool { writer.isOutOfSpace }
@@ -15,6 +17,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     init(reads: ReadPool, writer: WriteQueue) {
         self.reads = reads
         self.writer = writer
+        self.deferred = writer.batchState as? DeferredRowWrites
     }
 
     func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T {
@@ -31,8 +34,8 @@ final class SQLiteLedgerStorage: LedgerStorage {
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writer.submit(WriteQueue.Job.returning({ db in
-            let tx = SQLiteLedgerTransaction(db)
+        writer.submit(WriteQueue.Job.returning(defersRowWrites: deferred != nil, { db in
+            let tx = SQLiteLedgerTransaction(db, deferred: self.deferred)
             let value = try body(tx)
             return (value, WriteQueue.WriteEffects(touched: tx.touched, revokesTokens: tx.revokedTokens))
         }, completion: { result in completion(result.mapError(Self.domainError)) }))

@@ -69,7 +69,7 @@ extension SQLiteLedgerTransaction {
 
     func deleteSubscription(household: String) throws -> Bool {
         try db.run("DELETE FROM subscriptions WHERE household_id = ?", [.text(household)])
-        return db.changes > 0
+        return connection.changes > 0
     }
 
     private static let insertPurchaseSQL =

@@ -5,7 +5,19 @@ import Synchronization
 /// The primitives of `LedgerWriting` on one SQLite connection, inside the transaction the
 /// read pool or the writer opened.
 final class SQLiteLedgerTransaction: LedgerWriting {
-    let db: SQLiteConnection
+    /// The connection as it is: only for statements that neither read nor write a row
+    /// `deferred` may hold (a households row's seq, a child's balance).
+    let connection: SQLiteConnection
+    /// The writer's batch-wide deferred row writes (nil on readers and outside the writer).
+    private let deferred: DeferredRowWrites?
+    /// The connection, once the deferred row writes are in the database: every statement
+    /// but the fast paths' goes through here.
+    var db: SQLiteConnection {
+        get throws {
+            try deferred?.flush(connection)
+            return connection
+        }
+    }
     /// Households whose feed moved (or that were deleted), each once: a list, not a set,
     /// since a write touches one household (or two), and a set costs an allocation and a
     /// hash per write.
@@ -13,7 +25,10 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// Whether a token was revoked (the token cache must forget).
     private(set) var revokedTokens = false
 
-    init(_ db: SQLiteConnection) { self.db = db }
+    init(_ db: SQLiteConnection, deferred: DeferredRowWrites? = nil) {
+        self.connection = db
+        self.deferred = deferred
+    }
 
     // The statements, each built once (the connection caches prepared statements by text).
     static let childColumns =
@@ -129,7 +144,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     func revokeToken(id: String, account: String, at: Int64) throws -> Bool {
         try db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL",
                    [.integer(at), .text(id), .text(account)])
-        guard db.changes == 1 else { return false }
+        guard connection.changes == 1 else { return false }
         revokedTokens = true
         return true
     }
@@ -141,7 +156,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func accessRecord(household: String, account: String) throws -> AccessRecord? {
-        guard let r = try db.queryOne("""
+        // Reads neither a seq nor a balance: no need to write the deferred rows first.
+        guard let r = try connection.queryOne("""
             SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL
             FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = ?2
             WHERE h.id = ?1
@@ -175,7 +191,13 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func nextSeq(household: String) throws -> Int64 {
-        let seq = try Self.nextSeq(db, household)
+        let seq: Int64
+        if let next = deferred?.advanceSeq(household: household) {
+            seq = next
+        } else {
+            seq = try Self.nextSeq(connection, household)
+            deferred?.seqWritten(household: household, seq: seq)
+        }
         touch(household)
         return seq
     }
@@ -206,11 +228,16 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             throw LedgerStorageError.householdNotFound
         }
         let seq = row.int(0)
+        rememberSeq(household: household, seq)
+        return seq
+    }
+
+    /// Records the households row's seq as the next guess.
+    static func rememberSeq(household: String, _ seq: Int64) {
         lastSeq.withLock { known in
-            if known.count >= 4096 { known.removeAll(keepingCapacity: true) }
+            if known.count >= 4096 && known[household] == nil { known.removeAll(keepingCapacity: true) }
             known[household] = seq
         }
-        return seq
     }
 
     func insertHousehold(_ h: HouseholdRecord, incarnation: Int64) throws {
@@ -242,7 +269,10 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func balance(household: String, child: String) throws -> Int64? {
-        try db.queryOne(Self.balanceSQL, [.text(child), .text(household)])?.int(0)
+        // A balance set in this batch is the child's (its row exists: removing it would have
+        // written the deferred rows first, and dropped them).
+        if let cents = deferred?.balance(household: household, child: child) { return cents }
+        return try connection.queryOne(Self.balanceSQL, [.text(child), .text(household)])?.int(0)
     }
 
     func children(household: String, includeArchived: Bool) throws -> [Child] {
@@ -255,11 +285,12 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction? {
         guard let key = reversalId ?? NewTransaction.reversalId(of: id) else { return nil }
-        return try db.queryOne(Self.transactionSQL, [.text(household), .text(key), .text(id)]).map(Self.transaction)
+        // The transaction columns hold no seq: read without writing the deferred rows first.
+        return try connection.queryOne(Self.transactionSQL, [.text(household), .text(key), .text(id)]).map(Self.transaction)
     }
 
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
-        try db.queryOne(Self.reservingSQL, [.text(household), .text(id)]).map(Self.transaction)
+        try connection.queryOne(Self.reservingSQL, [.text(household), .text(id)]).map(Self.transaction)
     }
 
     func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
@@ -295,7 +326,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws {
-        try db.run(Self.insertTransactionSQL, [.text(t.id), .text(t.householdId), .text(t.childId), .integer(t.amountCents), .text(t.note),
+        // Its foreign keys only need the household and child rows to exist.
+        try connection.run(Self.insertTransactionSQL, [.text(t.id), .text(t.householdId), .text(t.childId), .integer(t.amountCents), .text(t.note),
                   .text(t.source.rawValue), .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId),
                   .optionalText(t.reversesId), .integer(seq), .text(reversalId)])
     }
@@ -307,7 +339,12 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func setBalance(household: String, child: String, cents: Int64) throws {
-        try db.run("UPDATE children SET balance_cents = ? WHERE household_id = ? AND id = ?", [.integer(cents), .text(household), .text(child)])
+        if let deferred {
+            deferred.setBalance(household: household, child: child, cents: cents)
+        } else {
+            try db.run("UPDATE children SET balance_cents = ? WHERE household_id = ? AND id = ?",
+                       [.integer(cents), .text(household), .text(child)])
+        }
     }
 
     // MARK: sharing

@@ -1,0 +1,160 @@
+import Foundation
+import LedgerModel
+import SQLiteKit
+import Synchronization
+import XCTest
+@testable import LedgerServer
+
+/// The writer holds a household's seq and a child's balance back until COMMIT: within one
+/// group commit every statement still sees them as written, a job that fails after
+/// changing them leaves nothing behind, and the committed rows are what writing them one
+/// by one would have left.
+final class DeferredRowWritesTests: XCTestCase {
+    private struct Refused: Error {}
+    private var directory: URL!
+    private var path: String { directory.appendingPathComponent("db.sqlite").path }
+    private let now: Int64 = 1_764_770_000_000
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-deferred-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Results of asynchronous writes, by position.
+    private final class Results: @unchecked Sendable {
+        private let lock = NSLock()
+        private var values: [Int: Result<Int64, Error>] = [:]
+        let group = DispatchGroup()
+        func set(_ i: Int, _ r: Result<Int64, Error>) { lock.lock(); values[i] = r; lock.unlock(); group.leave() }
+        func get(_ i: Int) -> Result<Int64, Error>? { lock.lock(); defer { lock.unlock() }; return values[i] }
+    }
+
+    func testOneBatchReadsWhatItWroteAndCommitsTheSums() throws {
+        let db = try SQLiteConnection(path: path)
+        try Migrator.migrate(db, Schema.migrations)
+        let commits = Mutex<[Int]>([])
+        let writer = WriteQueue(connection: db, batchState: DeferredRowWrites(),
+                                afterEveryCommit: { c in commits.withLock { $0.append(c.jobs) } }) { _ in }
+        defer { writer.stop() }
+        let storage = SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer)
+        let now = self.now
+        let (owner, _) = try storage.writeAndWait { try $0.createAccount(handle: "ann", displayName: "Ann", deviceName: "phone", now: now) }
+        let h = UUID().lowercased, c = UUID().lowercased, d = UUID().lowercased
+        _ = try storage.writeAndWait { tx in
+            _ = try tx.createHousehold(id: h, name: "Home", currency: "EUR", owner: owner.id, ifAbsentOnly: true, now: now)
+            _ = try tx.createChild(household: h, account: owner.id, id: c, name: "Ada", sortOrder: nil, now: now)
+            return try tx.createChild(household: h, account: owner.id, id: d, name: "Bo", sortOrder: nil, now: now).isCreated
+        }
+        let seqBefore = try XCTUnwrap(db.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])).int(0)
+        commits.withLock { $0.removeAll() }
+
+        // Everything below waits behind a gate, so that it runs as one batch.
+        let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        writer.submit(WriteQueue.Job(work: { _ in started.signal(); gate.wait(); return WriteQueue.WriteEffects() },
+                                     completion: { _ in }))
+        started.wait()   // the gate's batch is taken: what follows queues behind it
+        let results = Results()
+        var expected: [Int: Int64] = [:]   // position → balance of c it must answer
+        var balance: Int64 = 0
+        for i in 0..<24 {
+            results.group.enter()
+            switch i {
+            case 5, 17:
+                // Another statement of a later job reads the child through SQL.
+                storage.write({ tx in try XCTUnwrap(tx.child(household: h, id: c)).balanceCents }) { results.set(i, $0) }
+                expected[i] = balance
+            case 9:
+                // A job that knows nothing of held-back rows reads them as written.
+                writer.submit(WriteQueue.Job.returning({ db in
+                    let cents = try XCTUnwrap(db.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(c)])).int(0)
+                    return (cents, WriteQueue.WriteEffects())
+                }, completion: { results.set(i, $0) }))
+                expected[i] = balance
+            case 12:
+                // Changes the held-back rows, then fails: nothing of it may stay.
+                storage.write({ tx -> Int64 in
+                    _ = try tx.nextSeq(household: h)
+                    try tx.setBalance(household: h, child: c, cents: 1_000_000)
+                    throw LedgerStorageError.childNotFound
+                }) { results.set(i, $0) }
+            case 20:
+                // Another child of the same household, in between.
+                storage.write({ tx in
+                    try tx.addTransaction(household: h, author: owner.id, LedgerStorageContractTests.new(d, 3), now: now).balanceCents
+                }) { results.set(i, $0) }
+            default:
+                let amount = Int64(i + 1) * 10
+                balance += amount
+                storage.write({ tx in
+                    try tx.addTransaction(household: h, author: owner.id, LedgerStorageContractTests.new(c, amount), now: now).balanceCents
+                }) { results.set(i, $0) }
+                expected[i] = balance
+            }
+        }
+        gate.signal()
+        XCTAssertEqual(results.group.wait(timeout: .now() + 30), .success)
+
+        for i in 0..<24 {
+            switch (i, results.get(i)) {
+            case (12, .failure(let e)?): XCTAssertEqual(e as? LedgerStorageError, .childNotFound)
+            case (20, .success(let cents)?): XCTAssertEqual(cents, 3)
+            case (_, .success(let cents)?): XCTAssertEqual(cents, expected[i], "job \(i)")
+            default: XCTFail("job \(i): \(String(describing: results.get(i)))")
+            }
+        }
+        // The gate's batch, then all 24 in one (the refused one not counted).
+        XCTAssertEqual(commits.withLock { $0 }, [1, 23])
+
+        let reader = try SQLiteConnection(path: path, mode: .readOnly)
+        XCTAssertEqual(try reader.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(c)])?.int(0), balance)
+        XCTAssertEqual(try reader.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(d)])?.int(0), 3)
+        XCTAssertEqual(try reader.queryOne("SELECT SUM(amount_cents) FROM transactions WHERE child_id = ?", [.text(c)])?.int(0), balance)
+        // 20 transactions with consecutive seqs after the household's, and the household's seq is the last.
+        let seqs = try reader.query("SELECT seq FROM transactions WHERE household_id = ? ORDER BY seq", [.text(h)]).map { $0.int(0) }
+        XCTAssertEqual(seqs, Array((seqBefore + 1)...(seqBefore + 20)))
+        XCTAssertEqual(try reader.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])?.int(0), seqBefore + 20)
+
+        // The next batch goes on from there.
+        let next = try storage.writeAndWait { try $0.addTransaction(household: h, author: owner.id, LedgerStorageContractTests.new(c, 1), now: now) }
+        XCTAssertEqual(next.balanceCents, balance + 1)
+        XCTAssertEqual(try reader.queryOne("SELECT seq FROM transactions WHERE id = ?", [.text(next.transaction.id)])?.int(0), seqBefore + 21)
+        XCTAssertEqual(try reader.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])?.int(0), seqBefore + 21)
+    }
+
+    /// A batch that fails as a whole (here: at COMMIT's flush, the household row gone under
+    /// it) forgets what it held back: the next batch starts from the database.
+    func testAFailedBatchForgetsWhatItHeldBack() throws {
+        let db = try SQLiteConnection(path: path)
+        try Migrator.migrate(db, Schema.migrations)
+        let deferred = DeferredRowWrites()
+        deferred.setBalance(household: "h", child: "c", cents: 5)
+        XCTAssertEqual(deferred.balance(household: "h", child: "c"), 5)
+        deferred.discard()
+        XCTAssertNil(deferred.balance(household: "h", child: "c"))
+        deferred.seqWritten(household: "h", seq: 7)
+        XCTAssertEqual(deferred.advanceSeq(household: "h"), 8)
+        deferred.discard()
+        XCTAssertNil(deferred.advanceSeq(household: "h"))
+        // Written out: both rows in one go, nothing left held.
+        try db.execute("""
+            INSERT INTO accounts VALUES ('a', 'ann', 'Ann', 1);
+            INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq)
+                VALUES ('h', 'Home', 'EUR', 'a', 1, 1, 'v1', 1, 7);
+            INSERT INTO children (id, household_id, name, sort_order, created_at, modified_at, modified_by, change_tag, balance_cents, seq)
+                VALUES ('c', 'h', 'Kid', 0, 1, 1, 'a', 'v1', 0, 1);
+            """)
+        deferred.seqWritten(household: "h", seq: 7)
+        XCTAssertEqual(deferred.advanceSeq(household: "h"), 8)
+        XCTAssertEqual(deferred.advanceSeq(household: "h"), 9)
+        deferred.setBalance(household: "h", child: "c", cents: 42)
+        try deferred.flush(db)
+        XCTAssertEqual(try db.queryOne("SELECT seq FROM households WHERE id = 'h'")?.int(0), 9)
+        XCTAssertEqual(try db.queryOne("SELECT balance_cents FROM children WHERE id = 'c'")?.int(0), 42)
+        XCTAssertNil(deferred.balance(household: "h", child: "c"))
+        XCTAssertNil(deferred.advanceSeq(household: "h"))
+    }
+}
