@@ -53,10 +53,10 @@ enum HTTPStatus {
 
     private static let ok: [UInt8] = Array("HTTP/1.1 200 OK\r\n".utf8)
 
-    /// Appends `HTTP/1.1 <status> <reason>\r\n`.
-    static func appendStatusLine(_ status: Int, to out: inout [UInt8]) {
-        if status == 200 { out.append(contentsOf: ok); return }
-        if let line = commonLines[status] { out.append(contentsOf: line); return }
-        out.append(contentsOf: "HTTP/1.1 \(status) \(reason(status))\r\n".utf8)
+    /// `HTTP/1.1 <status> <reason>\r\n` (prebuilt for the common statuses).
+    static func statusLine(_ status: Int) -> [UInt8] {
+        if status == 200 { return ok }
+        if let line = commonLines[status] { return line }
+        return Array("HTTP/1.1 \(status) \(reason(status))\r\n".utf8)
     }
 }

@@ -33,46 +33,51 @@ enum ResponseEncoder {
             }
         }
         let sendsBody = !options.isHead && !bodyless
-        // One allocation at most: the head's fixed parts, each field with ": " and CRLF,
-        // the length's digits, and the body.
-        var size = 160 + fixedFields.count + (sendsBody ? body.count : 0)
-        for field in response.headers { size += field.name.utf8.count + field.value.utf8.count + 4 }
-        out.reserveCapacity(out.count + size)
-        HTTPStatus.appendStatusLine(status, to: &out)
-        var explicitLength: String? = nil
-        for field in response.headers {
-            let name = field.name
-            switch name.utf8.count {
-            case 14 where name.caseInsensitiveEquals("Content-Length"):
-                explicitLength = field.value
-                continue
-            case 10 where name.caseInsensitiveEquals("Connection"): continue
-            case 10 where name.caseInsensitiveEquals("Keep-Alive"): continue
-            case 4 where name.caseInsensitiveEquals("Date"): continue
-            case 6 where name.caseInsensitiveEquals("Server"): continue
-            case 17 where name.caseInsensitiveEquals("Transfer-Encoding"): continue
-            default: break
+        // The head is written into one buffer and appended in one copy (each append to
+        // the array checks its capacity again), then the body: one allocation at most.
+        // The bound: the status line, each field with ": " and CRLF, the fixed lines,
+        // and 256 for the fields added here (the length's digits included).
+        let statusLine = HTTPStatus.statusLine(status)
+        var headBound = statusLine.count + fixedFields.count + 256
+        for field in response.headers { headBound += field.name.utf8.count + field.value.utf8.count + 4 }
+        out.reserveCapacity(out.count + headBound + (sendsBody ? body.count : 0))
+        out.appendWriting(maxCount: headBound) { w in
+            w.put(statusLine)
+            var explicitLength: String? = nil
+            for field in response.headers {
+                let name = field.name
+                switch name.utf8.count {
+                case 14 where name.caseInsensitiveEquals("Content-Length"):
+                    explicitLength = field.value
+                    continue
+                case 10 where name.caseInsensitiveEquals("Connection"): continue
+                case 10 where name.caseInsensitiveEquals("Keep-Alive"): continue
+                case 4 where name.caseInsensitiveEquals("Date"): continue
+                case 6 where name.caseInsensitiveEquals("Server"): continue
+                case 17 where name.caseInsensitiveEquals("Transfer-Encoding"): continue
+                default: break
+                }
+                w.put(utf8: name)
+                w.put(literal: ": ")
+                w.put(utf8: field.value)
+                w.put(literal: "\r\n")
             }
-            out.append(utf8: name)
-            out.append(literal: ": ")
-            out.append(utf8: field.value)
-            out.append(literal: "\r\n")
-        }
-        if gzipped { out.append(literal: "Content-Encoding: gzip\r\n") }
-        if considered { out.append(literal: "Vary: Accept-Encoding\r\n") }
-        if !bodyless {
-            out.append(literal: "Content-Length: ")
-            if options.isHead && body.isEmpty, let explicitLength {
-                out.append(utf8: explicitLength)
-            } else {
-                JSONValue.writeInt(Int64(body.count), into: &out)
+            if gzipped { w.put(literal: "Content-Encoding: gzip\r\n") }
+            if considered { w.put(literal: "Vary: Accept-Encoding\r\n") }
+            if !bodyless {
+                w.put(literal: "Content-Length: ")
+                if options.isHead && body.isEmpty, let explicitLength {
+                    w.put(utf8: explicitLength)
+                } else {
+                    w.putDecimal(Int64(body.count))
+                }
+                w.put(literal: "\r\n")
             }
-            out.append(literal: "\r\n")
+            w.put(fixedFields)
+            if options.close { w.put(literal: "Connection: close\r\n") }
+            else if options.announceKeepAlive { w.put(literal: "Connection: keep-alive\r\n") }
+            w.put(literal: "\r\n")
         }
-        out.append(contentsOf: fixedFields)
-        if options.close { out.append(literal: "Connection: close\r\n") }
-        else if options.announceKeepAlive { out.append(literal: "Connection: keep-alive\r\n") }
-        out.append(literal: "\r\n")
         if !sendsBody { return 0 }
         out.append(contentsOf: body)
         return body.count

@@ -155,9 +155,11 @@ final class RequestContext: @unchecked Sendable {
 
     /// A JSON response whose body is already serialized.
     static func jsonResponse(_ status: Int, body: [UInt8], etag: String? = nil, headers extra: [(String, String)] = []) -> HTTPResponse {
+        // One allocation for the fields; the first two cannot be there already.
         var h = HTTPHeaders()
-        h.set("Content-Type", "application/json; charset=utf-8")
-        if let etag { h.set("ETag", "\"\(etag)\"") }
+        h.reserveCapacity(1 + (etag == nil ? 0 : 1) + extra.count)
+        h.add("Content-Type", "application/json; charset=utf-8")
+        if let etag { h.add("ETag", "\"\(etag)\"") }
         for (k, v) in extra { h.set(k, v) }
         return HTTPResponse(status: status, headers: h, body: body)
     }
