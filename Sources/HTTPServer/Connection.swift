@@ -36,45 +36,49 @@ final class Connection {
         var entry: AccessLogEntry
     }
 
+    // Every field below is read and written only on the connection's loop thread, in
+    // straight-line code that never touches a field while a mutation of the same field is
+    // under way: they skip the runtime's dynamic exclusivity check (a call per access,
+    // dozens per request).
     let handle: ConnectionHandle
     let remoteAddress: String
     /// The client this connection is counted under for `maxConnectionsPerAddress`; nil
     /// when it is not counted (no limit, an exempt peer, or a refusal lingering).
-    var peerKey: PeerKey?
-    var phase: Phase = .open
-    var parser: HTTPParser
+    @exclusivity(unchecked) var peerKey: PeerKey?
+    @exclusivity(unchecked) var phase: Phase = .open
+    @exclusivity(unchecked) var parser: HTTPParser
     /// Unconsumed input (partial head or chunk line, or a pipelined backlog). Empty when idle.
-    var inbound: [UInt8] = []
-    var outbound: [UInt8] = []
-    var outboundOffset = 0
+    @exclusivity(unchecked) var inbound: [UInt8] = []
+    @exclusivity(unchecked) var outbound: [UInt8] = []
+    @exclusivity(unchecked) var outboundOffset = 0
     /// Total bytes ever queued / written, for access-log bookkeeping.
-    var bytesQueued = 0
-    var bytesWritten = 0
-    var logs: [PendingLog] = []
-    var slots: [Slot] = []
-    var nextSequence: UInt64 = 0
+    @exclusivity(unchecked) var bytesQueued = 0
+    @exclusivity(unchecked) var bytesWritten = 0
+    @exclusivity(unchecked) var logs: [PendingLog] = []
+    @exclusivity(unchecked) var slots: [Slot] = []
+    @exclusivity(unchecked) var nextSequence: UInt64 = 0
     /// The head whose body is being received.
-    var currentHead: HTTPRequestHead?
+    @exclusivity(unchecked) var currentHead: HTTPRequestHead?
     /// No further requests are read (close requested, error, or shutdown).
-    var stopReading = false
+    @exclusivity(unchecked) var stopReading = false
     /// Parsing stopped at the pipeline limit with input left in `inbound`.
-    var backlogged = false
+    @exclusivity(unchecked) var backlogged = false
     /// The peer shut its write side: requests already received are still answered, then
     /// the connection closes.
-    var peerClosed = false
-    var closeAfterWrite = false
+    @exclusivity(unchecked) var peerClosed = false
+    @exclusivity(unchecked) var closeAfterWrite = false
     /// True while the loop is parsing and dispatching this connection's input.
-    var dispatching = false
+    @exclusivity(unchecked) var dispatching = false
 
-    var headDeadline: Double?
-    var bodyDeadline: Double?
-    var idleDeadline: Double?
-    var writeDeadline: Double?
-    var lingerDeadline: Double?
+    @exclusivity(unchecked) var headDeadline: Double?
+    @exclusivity(unchecked) var bodyDeadline: Double?
+    @exclusivity(unchecked) var idleDeadline: Double?
+    @exclusivity(unchecked) var writeDeadline: Double?
+    @exclusivity(unchecked) var lingerDeadline: Double?
     /// The deadline in force, and the earliest one queued in the loop's timer heap.
-    var deadline: Double?
-    var scheduled: Double?
-    var interest: EventInterest = [.read]
+    @exclusivity(unchecked) var deadline: Double?
+    @exclusivity(unchecked) var scheduled: Double?
+    @exclusivity(unchecked) var interest: EventInterest = [.read]
 
     init(handle: ConnectionHandle, remoteAddress: String, parser: HTTPParser) {
         self.handle = handle

@@ -23,10 +23,12 @@ final class EventLoop: @unchecked Sendable {
     private let inbox = Mutex<[Task]>([])
     private let threadID = Atomic<UInt>(0)
 
-    var connections: [Connection?] = []
-    var timers = TimerHeap()
-    var now: Double = 0
-    var date: HTTPDateCache
+    // Loop-thread state, touched on every request: no dynamic exclusivity check (see
+    // Connection's fields).
+    @exclusivity(unchecked) var connections: [Connection?] = []
+    @exclusivity(unchecked) var timers = TimerHeap()
+    @exclusivity(unchecked) var now: Double = 0
+    @exclusivity(unchecked) var date: HTTPDateCache
     private var running = true
     private let accept4Fn: LinuxEpoll.Accept4Fn
     private var listening = true
