@@ -30,6 +30,18 @@ extension Array where Element == UInt8 {
     }
 }
 
+extension Array where Element == UInt8 {
+    /// The bytes `body` writes, at most `maxCount`, written straight into the new array's
+    /// storage: no bound tighter than the worst case is needed, since nothing is copied.
+    public init(writing maxCount: Int, _ body: (inout ByteWriter) -> Void) {
+        self.init(unsafeUninitializedCapacity: maxCount) { buffer, count in
+            var writer = ByteWriter(buffer)
+            body(&writer)
+            count = writer.count
+        }
+    }
+}
+
 extension String {
     /// The string `body` writes, at most `maxCount` bytes of UTF-8, assembled in the
     /// string's own storage (interpolating or appending parts costs a growth check and

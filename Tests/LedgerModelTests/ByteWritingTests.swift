@@ -74,6 +74,12 @@ final class ByteWritingTests: XCTestCase {
             w.putDecimal(42)
         }, "/a/é42")
         XCTAssertEqual(String(writing: 0) { _ in }, "")
+        XCTAssertEqual([UInt8](writing: 64) { w in
+            w.put(literal: "{\"a\":")
+            w.putJSONString("x\"y")
+            w.put(125)
+        }, Array(#"{"a":"x\"y"}"#.utf8))
+        XCTAssertEqual([UInt8](writing: 0) { _ in }, [])
     }
 
     func testLiteralsStringsAndTimestamps() {

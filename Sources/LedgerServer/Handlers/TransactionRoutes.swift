@@ -18,8 +18,7 @@ enum TransactionRoutes {
     /// `{"transaction": tx.json, "balanceCents": …}` serialized).
     static func result(_ w: TransactionWrite) -> HTTPResponse {
         let tx = w.transaction
-        var body: [UInt8] = []
-        body.appendWriting(maxCount: tx.jsonBound + 64) { out in
+        let body = [UInt8](writing: tx.jsonBound + 64) { out in
             out.put(literal: "{\"transaction\":")
             tx.writeJSON(&out)
             out.put(literal: ",\"balanceCents\":")
