@@ -103,6 +103,14 @@ public enum LedgerIDs {
         }
     }
 
+    /// Parses a UUID in any case; nil when malformed. (A String is read in place: the
+    /// generic form below goes through the protocol's witnesses when called from another
+    /// module, several times the cost of the parse.)
+    public static func parse(_ s: String) -> UUID? {
+        var text = s
+        return text.withUTF8 { parse(utf8: $0) }
+    }
+
     /// Parses a UUID in any case; nil when malformed.
     public static func parse(_ s: some StringProtocol) -> UUID? {
         guard s.utf8.count == 36 else { return nil }
@@ -119,43 +127,45 @@ public enum LedgerIDs {
     /// `lowercased` gives the same bytes back): 36 bytes, lowercase hex digits, dashes
     /// after the 8th, 12th, 16th and 20th digit.
     public static func isLowercaseCanonical(utf8 text: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard text.count == 36 else { return false }
-        for i in 0..<36 {
-            let c = text[i]
-            if i == 8 || i == 13 || i == 18 || i == 23 {
-                if c != UInt8(ascii: "-") { return false }
-            } else if !((c >= 48 && c <= 57) || (c >= 97 && c <= 102)) {
-                return false
-            }
-        }
-        return true
-    }
-
-    private static func parse36(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
-        var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                    UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let ok = withUnsafeMutableBytes(of: &bytes) { out -> Bool in
-            var i = 0
-            for n in 0..<16 {
-                if i == 8 || i == 13 || i == 18 || i == 23 {
-                    guard text[i] == UInt8(ascii: "-") else { return false }
-                    i += 1
-                }
-                guard let h = hexValue(text[i]), let l = hexValue(text[i + 1]) else { return false }
-                out[n] = h << 4 | l
-                i += 2
+        guard text.count == 36, text[8] == UInt8(ascii: "-"), text[13] == UInt8(ascii: "-"),
+              text[18] == UInt8(ascii: "-"), text[23] == UInt8(ascii: "-") else { return false }
+        // The five runs of digits, each a plain loop.
+        func lowerHex(_ from: Int, _ to: Int) -> Bool {
+            for i in from..<to {
+                let c = text[i]
+                if !(c &- 48 < 10 || c &- 97 < 6) { return false }
             }
             return true
         }
-        return ok ? UUID(uuid: bytes) : nil
+        return lowerHex(0, 8) && lowerHex(9, 13) && lowerHex(14, 18) && lowerHex(19, 23) && lowerHex(24, 36)
     }
 
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 65...70: return c - 55
-        case 97...102: return c - 87
-        default: return nil
+    private static func parse36(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard text[8] == UInt8(ascii: "-"), text[13] == UInt8(ascii: "-"), text[18] == UInt8(ascii: "-"),
+              text[23] == UInt8(ascii: "-") else { return nil }
+        var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                    UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        // Every digit is decoded; a bad one leaves a high bit in `bad` (one test at the end).
+        var bad: UInt8 = 0
+        withUnsafeMutableBytes(of: &bytes) { out in
+            var i = 0
+            for n in 0..<16 {
+                if i == 8 || i == 13 || i == 18 || i == 23 { i += 1 }
+                let h = hexValue(text[i]), l = hexValue(text[i + 1])
+                bad |= h | l
+                out[n] = h << 4 | l
+                i += 2
+            }
         }
+        return bad & 0xF0 == 0 ? UUID(uuid: bytes) : nil
+    }
+
+    /// A hex digit's value (either case), or 0xFF.
+    @inline(__always)
+    private static func hexValue(_ c: UInt8) -> UInt8 {
+        let digit = c &- 48
+        if digit < 10 { return digit }
+        let letter = (c | 0x20) &- 97  // "A"..."F" and "a"..."f" to 0...5
+        return letter < 6 ? letter &+ 10 : 0xFF
     }
 }

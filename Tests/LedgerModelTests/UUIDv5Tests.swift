@@ -138,6 +138,29 @@ final class UUIDv5Tests: XCTestCase {
         }
     }
 
+    /// Every byte at every position of an id, in both cases: an id when the shape is exact
+    /// (dashes at 8, 13, 18 and 23, hex digits of either case elsewhere) with Foundation's
+    /// value for it, else none (Foundation itself is laxer about dashes).
+    func testParseAgreesWithFoundationForEveryByteAtEveryPosition() {
+        func exactShape(_ bytes: [UInt8]) -> Bool {
+            bytes.count == 36 && bytes.enumerated().allSatisfy { i, c in
+                [8, 13, 18, 23].contains(i) ? c == 45 : (48...57).contains(c) || (65...70).contains(c) || (97...102).contains(c)
+            }
+        }
+        for base in ["3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44", "A0B1C2D3-E4F5-A6B7-C8D9-EAFB0C1D2E3F"] {
+            for position in 0..<36 {
+                for byte in 0...255 {
+                    var bytes = Array(base.utf8)
+                    bytes[position] = UInt8(byte)
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    let expected = exactShape(bytes) ? UUID(uuidString: text) : nil
+                    XCTAssertEqual(LedgerIDs.parse(text), expected, "byte \(byte) at \(position)")
+                    XCTAssertEqual(bytes.withUnsafeBufferPointer { LedgerIDs.parse(utf8: $0) }, expected, "byte \(byte) at \(position)")
+                }
+            }
+        }
+    }
+
     func testParseAndLowercasedAgreeWithFoundation() {
         for _ in 0..<2_000 {
             let u = UUID()
