@@ -72,7 +72,7 @@ public final class LedgerApp: Sendable {
                            metrics: Metrics, logger: Logger) throws -> StorageBackend {
         let db = try LedgerApp.openWriter(configuration)
         let checkpointer = try Checkpointer(path: configuration.databasePath)
-        let writer = WriteQueue(connection: db, checkpointer: checkpointer, batchState: DeferredRowWrites(),
+        let writer = WriteQueue(connection: db, checkpointer: checkpointer, batchState: WriterRowState(),
                                 afterEveryCommit: { commit in
             readCache.invalidate(tokens: commit.revokedTokens)
             metrics.recordCommit(jobs: commit.jobs)

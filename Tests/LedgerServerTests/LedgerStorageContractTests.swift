@@ -426,7 +426,7 @@ final class SQLiteLedgerStorageTests: LedgerStorageContractTests {
         let path = dir.appendingPathComponent("db.sqlite").path
         let db = try SQLiteConnection(path: path)
         try Migrator.migrate(db, Schema.migrations)
-        let writer = WriteQueue(connection: db, maxBatch: 16, batchState: DeferredRowWrites()) { _ in }
+        let writer = WriteQueue(connection: db, maxBatch: 16, batchState: WriterRowState()) { _ in }
         self.writer = writer
         return SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer)
     }

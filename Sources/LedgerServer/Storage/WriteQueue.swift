@@ -43,13 +43,17 @@ final class WriteQueue: Sendable {
         }
     }
 
-    /// Row writes the jobs of a batch hold back to write once (see `DeferredRowWrites`).
+    /// What the jobs of a batch keep between statements: row writes held back to write
+    /// once, rows read once (see `WriterRowState`).
     protocol BatchState: AnyObject {
         /// Grows with every write held back (compared around a job: did it change anything).
         var changeCount: Int { get }
-        /// Writes what is held back into the transaction.
-        func flush(_ db: SQLiteConnection) throws
-        /// Forgets what is held back (the transaction, or the job's savepoint, rolled back).
+        /// Called at the start of each batch's transaction.
+        func begin(_ db: SQLiteConnection) throws
+        /// Writes what is held back into the transaction; `beforeOtherStatements`: what
+        /// follows may change any row, so rows read and kept are forgotten too.
+        func flush(_ db: SQLiteConnection, beforeOtherStatements: Bool) throws
+        /// Forgets everything (the transaction, or the job's savepoint, rolled back).
         func discard()
     }
 
@@ -229,10 +233,15 @@ final class WriteQueue: Sendable {
         do {
             // Prepared once and kept (execute would parse the text on every batch).
             try db.run("BEGIN IMMEDIATE")
+            try batchState?.begin(db)
             for job in batch {
                 // A job that does not know of the held-back writes, or one with a savepoint
                 // of its own, starts with them in the database.
-                if savepoints || !job.defersRowWrites { try batchState?.flush(db) }
+                if !job.defersRowWrites {
+                    try batchState?.flush(db, beforeOtherStatements: true)
+                } else if savepoints {
+                    try batchState?.flush(db, beforeOtherStatements: false)
+                }
                 let before = db.totalChanges, heldBefore = batchState?.changeCount ?? 0
                 do {
                     if savepoints { try db.run("SAVEPOINT job") }
@@ -257,7 +266,7 @@ final class WriteQueue: Sendable {
                     out.results.append(.failure(error))
                 }
             }
-            try batchState?.flush(db)
+            try batchState?.flush(db, beforeOtherStatements: false)
             try db.run("COMMIT")
         } catch {
             batchState?.discard()

@@ -9,7 +9,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     let reads: ReadPool
     let writer: WriteQueue
     /// The row writes the writer holds back until COMMIT, when it was made with them.
-    private let deferred: DeferredRowWrites?
+    private let deferred: WriterRowState?
 
     var cachesReads: Bool { true }
     var isOutOfSpace: Bool { writer.isOutOfSpace }
@@ -17,7 +17,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     init(reads: ReadPool, writer: WriteQueue) {
         self.reads = reads
         self.writer = writer
-        self.deferred = writer.batchState as? DeferredRowWrites
+        self.deferred = writer.batchState as? WriterRowState
     }
 
     func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T {

@@ -9,12 +9,12 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// `deferred` may hold (a households row's seq, a child's balance).
     let connection: SQLiteConnection
     /// The writer's batch-wide deferred row writes (nil on readers and outside the writer).
-    private let deferred: DeferredRowWrites?
+    private let deferred: WriterRowState?
     /// The connection, once the deferred row writes are in the database: every statement
     /// but the fast paths' goes through here.
     var db: SQLiteConnection {
         get throws {
-            try deferred?.flush(connection)
+            try deferred?.flush(connection, beforeOtherStatements: true)
             return connection
         }
     }
@@ -25,7 +25,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// Whether a token was revoked (the token cache must forget).
     private(set) var revokedTokens = false
 
-    init(_ db: SQLiteConnection, deferred: DeferredRowWrites? = nil) {
+    init(_ db: SQLiteConnection, deferred: WriterRowState? = nil) {
         self.connection = db
         self.deferred = deferred
     }
@@ -156,15 +156,18 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func accessRecord(household: String, account: String) throws -> AccessRecord? {
+        if let kept = deferred?.accessRecord(household: household, account: account) { return kept }
         // Reads neither a seq nor a balance: no need to write the deferred rows first.
         guard let r = try connection.queryOne("""
             SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL
             FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = ?2
             WHERE h.id = ?1
             """, [.text(household), .text(account)]) else { return nil }
-        return AccessRecord(ownerAccountId: r.string(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
-                            permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
-                            everAccepted: !r.isNull(1) && r.bool(3))
+        let record = AccessRecord(ownerAccountId: r.string(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
+                                  permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
+                                  everAccepted: !r.isNull(1) && r.bool(3))
+        deferred?.remember(record, household: household, account: account)
+        return record
     }
 
     func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing> {

@@ -9,7 +9,7 @@ import XCTest
 /// group commit every statement still sees them as written, a job that fails after
 /// changing them leaves nothing behind, and the committed rows are what writing them one
 /// by one would have left.
-final class DeferredRowWritesTests: XCTestCase {
+final class WriterRowStateTests: XCTestCase {
     private struct Refused: Error {}
     private var directory: URL!
     private var path: String { directory.appendingPathComponent("db.sqlite").path }
@@ -37,7 +37,7 @@ final class DeferredRowWritesTests: XCTestCase {
         let db = try SQLiteConnection(path: path)
         try Migrator.migrate(db, Schema.migrations)
         let commits = Mutex<[Int]>([])
-        let writer = WriteQueue(connection: db, batchState: DeferredRowWrites(),
+        let writer = WriteQueue(connection: db, batchState: WriterRowState(),
                                 afterEveryCommit: { c in commits.withLock { $0.append(c.jobs) } }) { _ in }
         defer { writer.stop() }
         let storage = SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer)
@@ -130,7 +130,7 @@ final class DeferredRowWritesTests: XCTestCase {
     func testAFailedBatchForgetsWhatItHeldBack() throws {
         let db = try SQLiteConnection(path: path)
         try Migrator.migrate(db, Schema.migrations)
-        let deferred = DeferredRowWrites()
+        let deferred = WriterRowState()
         deferred.setBalance(household: "h", child: "c", cents: 5)
         XCTAssertEqual(deferred.balance(household: "h", child: "c"), 5)
         deferred.discard()
@@ -151,10 +151,86 @@ final class DeferredRowWritesTests: XCTestCase {
         XCTAssertEqual(deferred.advanceSeq(household: "h"), 8)
         XCTAssertEqual(deferred.advanceSeq(household: "h"), 9)
         deferred.setBalance(household: "h", child: "c", cents: 42)
-        try deferred.flush(db)
+        try deferred.flush(db, beforeOtherStatements: false)
         XCTAssertEqual(try db.queryOne("SELECT seq FROM households WHERE id = 'h'")?.int(0), 9)
         XCTAssertEqual(try db.queryOne("SELECT balance_cents FROM children WHERE id = 'c'")?.int(0), 42)
         XCTAssertNil(deferred.balance(household: "h", child: "c"))
         XCTAssertNil(deferred.advanceSeq(household: "h"))
+    }
+
+    /// A parent's access is read once while only POSTs run; a change to it — in the same
+    /// batch through any other statement, in a later batch, or by another connection to
+    /// the file — is seen by the next write.
+    func testAKeptAccessRecordNeverOutlivesAChange() throws {
+        let db = try SQLiteConnection(path: path)
+        try Migrator.migrate(db, Schema.migrations)
+        let writer = WriteQueue(connection: db, batchState: WriterRowState()) { _ in }
+        defer { writer.stop() }
+        let storage = SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer)
+        let now = self.now
+        let (owner, _) = try storage.writeAndWait { try $0.createAccount(handle: "ann", displayName: "Ann", deviceName: "a", now: now) }
+        let (parent, _) = try storage.writeAndWait { try $0.createAccount(handle: "bob", displayName: "Bob", deviceName: "b", now: now) }
+        let h = UUID().lowercased, c = UUID().lowercased
+        _ = try storage.writeAndWait { tx in
+            _ = try tx.createHousehold(id: h, name: "Home", currency: "EUR", owner: owner.id, ifAbsentOnly: true, now: now)
+            return try tx.createChild(household: h, account: owner.id, id: c, name: "Ada", sortOrder: nil, now: now).isCreated
+        }
+        try writer.sync { db in
+            try db.run("""
+                INSERT INTO participants (household_id, account_id, permission, status, invitation_id, invited_at, updated_at, accepted_at)
+                VALUES (?, ?, 'readWrite', 'accepted', 'inv1', 1, 1, 1)
+                """, [.text(h), .text(parent.id)])
+        }
+        let post: @Sendable (any LedgerWriting) throws -> TransactionWrite = { tx in
+            try tx.addTransaction(household: h, author: parent.id, LedgerStorageContractTests.new(c, 1), now: now, checkingAccess: .write)
+        }
+        func expectRefused(_ why: String, line: UInt = #line) {
+            XCTAssertThrowsError(try storage.writeAndWait(post), why, line: line) { e in
+                XCTAssertEqual(e as? LedgerStorageError, .accessRevoked, why, line: line)
+            }
+        }
+        let setStatus = { (status: String) in
+            { (db: SQLiteConnection) throws -> Void in
+                try db.run("UPDATE participants SET status = ? WHERE account_id = ?", [.text(status), .text(parent.id)])
+            }
+        }
+
+        // Later batches: writes by the parent, its access revoked through the writer, refused.
+        XCTAssertTrue(try storage.writeAndWait(post).saved)
+        XCTAssertTrue(try storage.writeAndWait(post).saved)
+        try writer.sync(setStatus("revoked"))
+        expectRefused("revoked in an earlier batch")
+        try writer.sync(setStatus("accepted"))
+        XCTAssertTrue(try storage.writeAndWait(post).saved)
+
+        // By another connection (an admin command on the same file).
+        let other = try SQLiteConnection(path: path)
+        try setStatus("revoked")(other)
+        expectRefused("revoked by another connection")
+        try setStatus("accepted")(other)
+        XCTAssertTrue(try storage.writeAndWait(post).saved)
+
+        // In one batch: a POST, a job changing the access through the storage's own
+        // statements, a POST.
+        let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
+        writer.submit(WriteQueue.Job(work: { _ in started.signal(); gate.wait(); return WriteQueue.WriteEffects() },
+                                     completion: { _ in }))
+        started.wait()
+        let results = Results()
+        results.group.enter()
+        storage.write({ tx in try post(tx).balanceCents }) { results.set(0, $0) }
+        results.group.enter()
+        storage.write({ tx -> Int64 in
+            try (tx as! SQLiteLedgerTransaction).db.run("UPDATE participants SET status = 'revoked' WHERE account_id = ?",
+                                                        [.text(parent.id)])
+            return 0
+        }) { results.set(1, $0) }
+        results.group.enter()
+        storage.write({ tx in try post(tx).balanceCents }) { results.set(2, $0) }
+        gate.signal()
+        XCTAssertEqual(results.group.wait(timeout: .now() + 30), .success)
+        if case .success(let cents)? = results.get(0) { XCTAssertEqual(cents, 5) } else { XCTFail("\(String(describing: results.get(0)))") }
+        guard case .failure(let e)? = results.get(2) else { return XCTFail("the POST after the revocation was saved") }
+        XCTAssertEqual(e as? LedgerStorageError, .accessRevoked)
     }
 }
