@@ -166,6 +166,8 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
     mutating func appendUnchecked(_ key: String, _ value: JSONValue) { pairs.append((key, value)) }
 
+    mutating func reserveCapacity(_ n: Int) { pairs.reserveCapacity(n) }
+
     public static func == (a: JSONObject, b: JSONObject) -> Bool {
         a.pairs.count == b.pairs.count && zip(a.pairs, b.pairs).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
     }
@@ -232,6 +234,9 @@ struct JSONParser {
         var seen: Set<String>?
         skipWS()
         if i < bytes.count && bytes[i] == 125 { i += 1; depth -= 1; return .object(obj) }
+        // Room for a few members at once (most request bodies have two to five), instead
+        // of growing the array at the first and second.
+        obj.reserveCapacity(4)
         while true {
             skipWS()
             guard i < bytes.count, bytes[i] == 34 else { throw fail("expected a string key") }

@@ -10,6 +10,21 @@ final class InputHardeningTests: XCTestCase {
     override func setUpWithError() throws { s = try TestServer() }
     override func tearDown() { s.stop() }
 
+    /// Every member not allowed is named in the errors; objects of any size keep their
+    /// members in order.
+    func testUnknownMembersAreEachNamed() throws {
+        var b = try JSONBody.parse(Array(#"{"amountCents":1,"extra":2,"note":"n","Note":3,"zz":{"a":1}}"#.utf8))
+        b.allowOnly(["amountCents", "note"])
+        XCTAssertEqual(b.errors, ["extra": "is not a known field", "Note": "is not a known field", "zz": "is not a known field"])
+        var wide = try JSONBody.parse(Array(#"{"g":1,"a":2,"f":3,"b":4,"e":5,"c":6,"d":7}"#.utf8))
+        wide.allowOnly(["a", "b", "c", "d", "e", "f", "g"])
+        XCTAssertEqual(wide.errors, [:])
+        XCTAssertEqual(wide.object.keys, ["g", "a", "f", "b", "e", "c", "d"])
+        var one = try JSONBody.parse(Array(#"{"x":[{"y":{}}]}"#.utf8))
+        one.allowOnly([])
+        XCTAssertEqual(one.errors, ["x": "is not a known field"])
+    }
+
     func testCurrencyMustBeARealISO4217Code() {
         let (_, t) = s.signup("mum")
         for code in ["ZZZ", "XXX", "XTS", "AAA"] {
