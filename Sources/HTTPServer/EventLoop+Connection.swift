@@ -248,7 +248,8 @@ extension EventLoop {
             if core.configuration.accessLog != nil {
                 c.logs.append(.init(endOffset: c.bytesQueued, entry: AccessLogEntry(
                     method: first.method, path: first.path, routeLabel: response.routeLabel, status: response.status,
-                    bytes: bodyBytes, duration: first.startedAt, remoteAddress: response.clientAddress ?? c.remoteAddress)))
+                    bytes: bodyBytes, duration: first.startedAt, remoteAddress: response.clientAddress ?? c.remoteAddress,
+                    routeIndex: response.routeIndex)))
             }
             if close {
                 c.closeAfterWrite = true

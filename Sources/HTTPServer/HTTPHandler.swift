@@ -33,9 +33,12 @@ public struct AccessLogEntry: Sendable {
     /// handed to the socket.
     public var duration: Double
     public var remoteAddress: String
+    /// The response's `routeIndex`.
+    public var routeIndex: Int?
 
     public init(method: String, path: String, routeLabel: String?, status: Int, bytes: Int, duration: Double,
-                remoteAddress: String) {
+                remoteAddress: String, routeIndex: Int? = nil) {
+        self.routeIndex = routeIndex
         self.method = method
         self.path = path
         self.routeLabel = routeLabel

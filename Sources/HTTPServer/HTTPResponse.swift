@@ -10,6 +10,10 @@ public struct HTTPResponse: Sendable {
     /// The client address to log when it differs from the peer (e.g. taken from
     /// `X-Forwarded-For` of a trusted proxy). Not sent on the wire.
     public var clientAddress: String?
+    /// A number the application gives the route (its place in a table), handed to the
+    /// access log with `routeLabel` so per-route bookkeeping can index a table instead of
+    /// hashing the label. Not sent on the wire.
+    public var routeIndex: Int?
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], routeLabel: String? = nil) {
         self.status = status

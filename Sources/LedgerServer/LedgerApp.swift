@@ -39,7 +39,8 @@ public final class LedgerApp: Sendable {
         let accessLines = logger.accessLines
         http.accessLog = { entry in
             let route = entry.routeLabel ?? "unmatched"
-            metrics.record(route: route, method: entry.method, status: entry.status, seconds: entry.duration)
+            metrics.record(route: route, routeIndex: entry.routeIndex, method: entry.method, status: entry.status,
+                           seconds: entry.duration)
             if accessLines { AccessLine.log(entry, route: route, to: logger) }
         }
         if !configuration.trustedProxies.isEmpty {

@@ -201,6 +201,24 @@ final class AccessLineTests: XCTestCase {
         }
     }
 
+    /// Counting by route index gives the same metrics as by label alone, whatever indices
+    /// arrive (a label seen under another index, unknown, negative or huge indices).
+    func testRouteIndicesCountAsTheirLabels() {
+        let byLabel = Metrics(), byIndex = Metrics()
+        let answers: [(String, Int?, String, Int)] = [
+            ("/v1/a", 3, "GET", 200), ("/v1/b", 1, "POST", 201), ("/v1/a", 3, "GET", 200), ("/v1/a", 4, "HEAD", 200),
+            ("/v1/b", 3, "GET", 404), ("/v1/a", 3, "GET", 500), ("not_found", nil, "GET", 404), ("/v1/c", -1, "PUT", 200),
+            ("/v1/c", 5000, "PUT", 200), ("/v1/b", 1, "POST", 201), ("/v1/a", 1, "GET", 200), ("/v1/b", 1, "POST", 422),
+        ]
+        for (i, (route, index, method, status)) in answers.enumerated() {
+            byLabel.record(route: route, method: method, status: status, seconds: Double(i) / 1000)
+            byIndex.record(route: route, routeIndex: index, method: method, status: status, seconds: Double(i) / 1000)
+        }
+        XCTAssertEqual(byIndex.render(openConnections: 1, parkedPolls: 0), byLabel.render(openConnections: 1, parkedPolls: 0))
+        XCTAssertTrue(byIndex.render(openConnections: 1, parkedPolls: 0)
+            .contains(#"kidledger_http_requests_total{route="/v1/a",method="GET",status="200"} 3"#))
+    }
+
     func testHistogramBucketsAreCumulative() {
         let m = Metrics()
         for s in [0.0004, 0.003, 0.003, 100] { m.record(route: "/healthz", method: "GET", status: 200, seconds: s) }

@@ -27,7 +27,7 @@ final class AppHandler: HTTPHandler {
         switch router.match(method: request.method, path: request.path) {
         case .found(let route, let params):
             let ctx = RequestContext(request: request, params: params, responder: responder,
-                                     services: services, routeLabel: route.template)
+                                     services: services, routeLabel: route.template, routeIndex: route.index)
             // Over SQLite, short reads and small writes run on the event loop (no thread hop;
             // a write only parses its body there); long-polls, feed pages, batch pushes and
             // large bodies go to the workers. Over PostgreSQL every route that may touch

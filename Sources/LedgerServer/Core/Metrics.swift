@@ -15,9 +15,37 @@ final class Metrics: Sendable {
         var count: UInt64 = 0
     }
     private struct State {
-        var routes: [String: RouteStats] = [:]
+        /// Each route label's statistics, in the order first seen, and where each label is.
+        var routes: [(label: String, stats: RouteStats)] = []
+        var slots: [String: Int] = [:]
+        /// The slot of a response's `routeIndex` (the router's place of the route), so a
+        /// request of a routed path finds its slot without hashing the label; nil until seen.
+        var slotOfRouteIndex: [Int?] = []
         var commits: UInt64 = 0
         var committedJobs: UInt64 = 0
+
+        /// The slot of `label`: by `routeIndex` when it was seen with this label before
+        /// (the label compared, one comparison of the same string), else by the label.
+        mutating func slot(_ label: String, routeIndex: Int?) -> Int {
+            if let routeIndex, routeIndex >= 0, routeIndex < slotOfRouteIndex.count, let known = slotOfRouteIndex[routeIndex],
+               routes[known].label == label {
+                return known
+            }
+            let slot: Int
+            if let existing = slots[label] {
+                slot = existing
+            } else {
+                slot = routes.count
+                routes.append((label, RouteStats()))
+                slots[label] = slot
+            }
+            // Route indices are places in the router: a few dozen.
+            if let routeIndex, routeIndex >= 0, routeIndex < 1024 {
+                while slotOfRouteIndex.count <= routeIndex { slotOfRouteIndex.append(nil) }
+                slotOfRouteIndex[routeIndex] = slot
+            }
+            return slot
+        }
     }
     private let state = Mutex(State())
 
@@ -32,14 +60,15 @@ final class Metrics: Sendable {
         return "other"
     }
 
-    func record(route: String, method: String, status: Int, seconds: Double) {
+    /// Counts one answer of `route`; `routeIndex` (the response's) spares hashing the label.
+    func record(route: String, routeIndex: Int? = nil, method: String, status: Int, seconds: Double) {
         let methodLabel = Metrics.methodLabel(method)
         // The first bucket the duration fits; past the last one it counts only in +Inf.
         var bucket = 0
         while bucket < Metrics.buckets.count && seconds > Metrics.buckets[bucket] { bucket += 1 }
         state.withLock { s in
-            Metrics.count(&s.routes[route, default: RouteStats()], method: methodLabel, status: status,
-                          bucket: bucket, seconds: seconds)
+            let slot = s.slot(route, routeIndex: routeIndex)
+            Metrics.count(&s.routes[slot].stats, method: methodLabel, status: status, bucket: bucket, seconds: seconds)
         }
     }
 
@@ -62,7 +91,7 @@ final class Metrics: Sendable {
         state.withLock { s in
             var out = "# HELP kidledger_http_requests_total HTTP requests answered, by route, method and status.\n"
             out += "# TYPE kidledger_http_requests_total counter\n"
-            let routes = s.routes.sorted { $0.key < $1.key }
+            let routes = s.routes.sorted { $0.label < $1.label }
             let answers = routes.flatMap { route, stats in stats.answers.map { (route: route, answer: $0) } }
             for a in answers.sorted(by: { ($0.route, $0.answer.status, $0.answer.method) < ($1.route, $1.answer.status, $1.answer.method) }) {
                 out += "kidledger_http_requests_total{route=\"\(a.route)\",method=\"\(a.answer.method)\",status=\"\(a.answer.status)\"} \(a.answer.count)\n"

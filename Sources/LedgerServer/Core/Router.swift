@@ -39,9 +39,12 @@ struct Router: Sendable {
         /// a write to storage (reads nothing): with the caller's token remembered it may
         /// run on the event loop over PostgreSQL too.
         let queuesWrite: Bool
+        /// The route's place in the router (its `routeIndex` in responses and the access log).
+        let index: Int
 
         init(method: String, template: String, literals: [[UInt8]], parameterNames: [String?],
-             handler: @escaping RouteHandler, inline: Bool, lightweight: Bool, queuesWrite: Bool = false) {
+             handler: @escaping RouteHandler, inline: Bool, lightweight: Bool, queuesWrite: Bool = false, index: Int = 0) {
+            self.index = index
             self.queuesWrite = queuesWrite
             self.method = method
             self.template = template
@@ -100,7 +103,8 @@ struct Router: Sendable {
         routes.append(Route(method: method, template: template,
                             literals: segments.map { Array($0.utf8) }, parameterNames: names,
                             handler: handler, inline: inline,
-                            lightweight: Route.isLightweight(template, inline: inline), queuesWrite: queuesWrite))
+                            lightweight: Route.isLightweight(template, inline: inline), queuesWrite: queuesWrite,
+                            index: routes.count))
     }
 
     func match(method: String, path: String) -> Match {
