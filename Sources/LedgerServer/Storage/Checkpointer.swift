@@ -13,9 +13,13 @@ import Synchronization
 /// (`restartRequested`) to run a RESTART checkpoint between two batches, which has little
 /// left to copy and lets the log be reused from its start.
 final class Checkpointer: Sendable {
-    /// Seconds between checkpoints while writes continue. Default 0.2: each checkpoint
+    /// Seconds between checkpoints while writes continue. Default 1: each checkpoint
     /// copies a page once however often it changed since the last one, so the hot pages of
-    /// a busy ledger (the newest leaf of each append-only index) are copied less often.
+    /// a busy ledger (the newest leaf of each append-only index) and the leaves of the
+    /// random-key id index that several inserts hit are copied less often. Measured with
+    /// durable POSTs at full speed (64 connections): 2,161 bytes copied per request every
+    /// 0.2 s, 1,016 every second. Readers skip the frames already copied, and the log
+    /// starts over at `restartFrames` either way.
     let interval: Double
     /// WAL frames after which the writer restarts the log. Default 65,536 (256 MiB of 4 KiB
     /// pages, about 1.5 s of sustained writes at full speed). A restart stalls the writer while it
@@ -35,7 +39,7 @@ final class Checkpointer: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private nonisolated(unsafe) let db: SQLiteConnection
 
-    init(path: String, interval: Double = 0.2, restartFrames: Int = 65_536) throws {
+    init(path: String, interval: Double = 1, restartFrames: Int = 65_536) throws {
         db = try SQLiteConnection(path: path)
         self.interval = interval
         self.restartFrames = restartFrames
