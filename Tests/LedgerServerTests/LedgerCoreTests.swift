@@ -1,6 +1,7 @@
 import Foundation
 import LedgerModel
 @testable import LedgerServer
+import Synchronization
 import XCTest
 
 /// Accounts, tokens, households, children and transactions over real HTTP.
@@ -271,6 +272,21 @@ final class LedgerCoreTests: XCTestCase {
 
 /// The header fast path for bearer tokens answers exactly as the general parse does.
 final class BearerHeaderTests: XCTestCase {
+    /// Token hashes from reused digest contexts, on many threads at once, equal an
+    /// independent SHA-256 (LedgerModel's).
+    func testTokenHashesFromReusedContextsAreRight() {
+        let failures = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 16) { i in
+            for n in 0..<200 {
+                let secret = n % 2 == 0 ? TokenSecret.generate() : String(repeating: "x", count: (i * 7 + n) % 300)
+                if TokenSecret.sha256(secret) != SHA256.digest(Array(secret.utf8)) { failures.withLock { $0 += 1 } }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, 0)
+        let secret = TokenSecret.generate()
+        XCTAssertEqual(TokenSecret.bearerHash("Bearer \(secret)"), SHA256.digest(Array(secret.utf8)))
+    }
+
     func testFastPathAgreesWithTheGeneralParse() {
         let secret = TokenSecret.generate()
         for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
