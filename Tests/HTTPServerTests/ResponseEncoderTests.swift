@@ -56,3 +56,26 @@ final class ResponseEncoderTests: XCTestCase {
                        + "Date: D\r\nServer: S\r\n\r\n\u{1}")
     }
 }
+
+final class RequestTargetTests: XCTestCase {
+    /// Targets split at their first "?" into path and query, at every position of short
+    /// and long targets.
+    func testTargetsSplitAtTheFirstQuestionMark() {
+        XCTAssertTrue(HTTPRequest.split("") == ("", nil))
+        XCTAssertTrue(HTTPRequest.split("?") == ("", ""))
+        XCTAssertTrue(HTTPRequest.split("/a?b?c") == ("/a", "b?c"))
+        XCTAssertTrue(HTTPRequest.split("/é?q=ü") == ("/é", "q=ü"))
+        for length in [1, 7, 8, 31, 32, 33, 100] {
+            let plain = "/" + String(repeating: "p", count: length)
+            XCTAssertTrue(HTTPRequest.split(plain) == (plain, nil), plain)
+            for at in 0...plain.count {
+                var target = plain
+                target.insert("?", at: target.index(target.startIndex, offsetBy: at))
+                let expected = (String(target.prefix(at)), String(target.dropFirst(at + 1)))
+                let split = HTTPRequest.split(target)
+                XCTAssertEqual(split.path, expected.0, target)
+                XCTAssertEqual(split.query, expected.1, target)
+            }
+        }
+    }
+}
