@@ -345,9 +345,14 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         if let deferred {
             deferred.setBalance(household: household, child: child, cents: cents)
         } else {
-            try db.run("UPDATE children SET balance_cents = ? WHERE household_id = ? AND id = ?",
-                       [.integer(cents), .text(household), .text(child)])
+            try Self.writeBalance(db, household: household, child: child, cents: cents)
         }
+    }
+
+    /// The child's row takes `cents` as its balance (here, or when held-back rows are written).
+    static func writeBalance(_ db: SQLiteConnection, household: String, child: String, cents: Int64) throws {
+        try db.run("UPDATE children SET balance_cents = ? WHERE household_id = ? AND id = ?",
+                   [.integer(cents), .text(household), .text(child)])
     }
 
     // MARK: sharing

@@ -99,8 +99,7 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
             advanced.append((household, s.current))
         }
         for (key, cents) in balances {
-            try db.run("UPDATE children SET balance_cents = ? WHERE household_id = ? AND id = ?",
-                       [.integer(cents), .text(key.household), .text(key.child)])
+            try SQLiteLedgerTransaction.writeBalance(db, household: key.household, child: key.child, cents: cents)
         }
         seqs.removeAll(keepingCapacity: true)
         balances.removeAll(keepingCapacity: true)
