@@ -164,6 +164,10 @@ run() {
     case $kind in *-nofsync) bport=$nofsync_port; bhh=$nofsync_hh; btok=$nofsync_token ;; esac
     [ "$per" = 0 ] || b0=$(balance "$bport" "$bhh" "$btok")
     p=$(procs "$kind")
+    # Dirty pages left by earlier runs (the no-fsync server's above all: its writes reach the
+    # disk only when the kernel gets round to them) are written out now, not by kernel
+    # threads competing for the cores during this run.
+    sync
     # shellcheck disable=SC2086
     t0=$(ticks $p)
     if [ -n "$script" ]; then
