@@ -15,6 +15,14 @@ final class ReadCacheTests: XCTestCase {
         XCTAssertNil(cache.response("k"), "a commit makes every GET answer stale")
     }
 
+    func testKeysSeparateTheirPartsAndTellKindsApart() {
+        XCTAssertEqual(ReadCache.key("children", "h", "acct", "false"), "children h acct false")
+        XCTAssertEqual(ReadCache.key("child", "", "é", "x y"), "child  é x y")
+        XCTAssertNotEqual(ReadCache.key("child", "a", "b", "c"), ReadCache.key("children", "a", "b", "c"))
+        let long = String(repeating: "z", count: 300)
+        XCTAssertEqual(ReadCache.key("child", long, long, long).utf8.count, "child".utf8.count + 3 + 900)
+    }
+
     func testAnAnswerReadBeforeACommitIsNeverServedAfterIt() {
         let cache = ReadCache()
         let stamped = cache.current           // generation taken before the read …

@@ -42,7 +42,7 @@ enum ChildRoutes {
         case "true"?: includeArchived = true
         default: throw APIError.validation("includeArchived", "must be true or false")
         }
-        return try ctx.cachedRead("children \(household) \(c.accountId) \(includeArchived)") { r in
+        return try ctx.cachedRead(ReadCache.key("children", household, c.accountId, includeArchived ? "true" : "false")) { r in
             _ = try r.membership(household: household, account: c.accountId, need: .read)
             let kids = try r.children(household: household, includeArchived: includeArchived)
             return RequestContext.jsonResponse(200, .object(["items": .array(kids.map(\.json)), "nextCursor": .null]))
@@ -53,7 +53,7 @@ enum ChildRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let childId = try ctx.id("childId")
-        return try ctx.cachedRead("child \(household) \(childId) \(c.accountId)") { r in
+        return try ctx.cachedRead(ReadCache.key("child", household, childId, c.accountId)) { r in
             _ = try r.membership(household: household, account: c.accountId, need: .read)
             guard let child = try r.child(household: household, id: childId) else { throw LedgerStorageError.childNotFound }
             return RequestContext.jsonResponse(200, child.json, etag: child.changeTag)
