@@ -41,10 +41,13 @@ struct Router: Sendable {
         let queuesWrite: Bool
         /// The route's place in the router (its `routeIndex` in responses and the access log).
         let index: Int
+        /// `Router.methodCode(method)`, compared on every request instead of the string.
+        let methodCode: UInt8
 
         init(method: String, template: String, literals: [[UInt8]], parameterNames: [String?],
              handler: @escaping RouteHandler, inline: Bool, lightweight: Bool, queuesWrite: Bool = false, index: Int = 0) {
             self.index = index
+            self.methodCode = Router.methodCode(method)
             self.queuesWrite = queuesWrite
             self.method = method
             self.template = template
@@ -128,14 +131,31 @@ struct Router: Sendable {
         }
     }
 
+    /// A number for each method routes use, 0 for any other: matching compares these for
+    /// every route of the path's length (comparing two different strings costs more).
+    static func methodCode(_ method: String) -> UInt8 {
+        switch method {
+        case "GET": 1
+        case "HEAD": 2
+        case "POST": 3
+        case "PUT": 4
+        case "PATCH": 5
+        case "DELETE": 6
+        default: 0
+        }
+    }
+
     private func match(method: String, path: String, _ bytes: UnsafeBufferPointer<UInt8>,
                        _ parts: UnsafeMutableBufferPointer<Range<Int>>, candidates: [Int]) -> Match {
+        let code = Self.methodCode(method)
         var found: Int?
         for index in candidates {
-            let routeMethod = routes[index].method
-            guard routeMethod == method || (method == "HEAD" && routeMethod == "GET") else { continue }
-            guard routes[index].fits(bytes, parts) else { continue }
-            if found == nil || routeMethod == method { found = index }
+            let route = routes[index]
+            let same = route.methodCode == code && (code != 0 || route.method == method)
+            // HEAD is answered by the GET route when there is no HEAD route of its own.
+            guard same || (code == 2 && route.methodCode == 1) else { continue }
+            guard route.fits(bytes, parts) else { continue }
+            if found == nil || same { found = index }
         }
         if let found { return .found(routes[found], PathParameters(names: routes[found].parameterNames, path: path)) }
         // No route of this method: the methods of the routes the path fits, for the 405.
