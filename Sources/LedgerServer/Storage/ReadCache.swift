@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPServer
+import LedgerModel
 import Synchronization
 
 /// Answers to repeated reads, kept in memory until a commit changes what they depend on.
@@ -108,25 +109,11 @@ final class ReadCache: Sendable {
     /// once into a string of its exact size (an interpolated string grows piece by piece:
     /// about 2,400 instructions per authenticated child list, this a few hundred).
     static func key(_ kind: StaticString, _ a: String, _ b: String, _ c: String) -> String {
-        var a = a, b = b, c = c
-        let count = kind.utf8CodeUnitCount + a.utf8.count + b.utf8.count + c.utf8.count + 3
-        return String(unsafeUninitializedCapacity: count) { out in
-            var o = 0
-            func put(_ bytes: UnsafeBufferPointer<UInt8>) {
-                if let base = bytes.baseAddress, !bytes.isEmpty {
-                    out.baseAddress!.advanced(by: o).update(from: base, count: bytes.count)
-                }
-                o += bytes.count
-            }
-            func space() {
-                out[o] = UInt8(ascii: " ")
-                o += 1
-            }
-            put(UnsafeBufferPointer(start: kind.utf8Start, count: kind.utf8CodeUnitCount))
-            space(); a.withUTF8(put)
-            space(); b.withUTF8(put)
-            space(); c.withUTF8(put)
-            return o
+        String(writing: kind.utf8CodeUnitCount + a.utf8.count + b.utf8.count + c.utf8.count + 3) { w in
+            w.put(literal: kind)
+            w.put(UInt8(ascii: " ")); w.put(utf8: a)
+            w.put(UInt8(ascii: " ")); w.put(utf8: b)
+            w.put(UInt8(ascii: " ")); w.put(utf8: c)
         }
     }
 
