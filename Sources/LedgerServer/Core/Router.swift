@@ -135,8 +135,8 @@ struct Router: Sendable {
     /// every route of the path's length (comparing two different strings costs more).
     static func methodCode(_ method: String) -> UInt8 {
         switch method {
-        case "GET": 1
-        case "HEAD": 2
+        case "GET": getCode
+        case "HEAD": headCode
         case "POST": 3
         case "PUT": 4
         case "PATCH": 5
@@ -144,6 +144,7 @@ struct Router: Sendable {
         default: 0
         }
     }
+    private static let getCode: UInt8 = 1, headCode: UInt8 = 2
 
     private func match(method: String, path: String, _ bytes: UnsafeBufferPointer<UInt8>,
                        _ parts: UnsafeMutableBufferPointer<Range<Int>>, candidates: [Int]) -> Match {
@@ -153,7 +154,7 @@ struct Router: Sendable {
             let route = routes[index]
             let same = route.methodCode == code && (code != 0 || route.method == method)
             // HEAD is answered by the GET route when there is no HEAD route of its own.
-            guard same || (code == 2 && route.methodCode == 1) else { continue }
+            guard same || (code == Self.headCode && route.methodCode == Self.getCode) else { continue }
             guard route.fits(bytes, parts) else { continue }
             if found == nil || same { found = index }
         }
