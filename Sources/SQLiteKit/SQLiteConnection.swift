@@ -81,6 +81,12 @@ public final class SQLiteConnection {
         kidledger_sqlite3_config_memstatus(0) == SQLITE_OK
     }()
 
+    /// Applies the process-wide settings if SQLite has not initialised yet; true when they
+    /// are in force. Anything that may initialise SQLite before the first connection opens
+    /// (`sqlite3_vfs_find` does) must call this first: once initialised, SQLite refuses them.
+    @discardableResult
+    package static func applyProcessSettings() -> Bool { configured }
+
     deinit {
         byAddress.removeAll()
         cache.removeAll()

@@ -1,4 +1,5 @@
 import CSQLite
+import SQLiteKit
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -31,6 +32,8 @@ enum CoalescingWALVFS {
 
     /// Registers the VFS once (not as the default); returns its name for `sqlite3_open_v2`.
     static let registeredName: String? = {
+        // sqlite3_vfs_find initialises SQLite: the process settings go first.
+        SQLiteConnection.applyProcessSettings()
         guard let base = sqlite3_vfs_find(nil) else { return nil }
         let vfs = UnsafeMutablePointer<sqlite3_vfs>.allocate(capacity: 1)
         vfs.initialize(to: base.pointee)

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import CSQLite
 import SQLiteKit
 @testable import SQLiteServerKit
 
@@ -8,6 +9,16 @@ import SQLiteKit
 /// a transaction behave as with the default VFS, and the file is a valid database after.
 final class CoalescingWALVFSTests: XCTestCase {
     func tempPath() -> String { temporaryDatabasePath("coalescing") }
+
+    /// Registering the VFS initialises SQLite (`sqlite3_vfs_find`), after which SQLite
+    /// refuses process settings: they must be in force once a writer is open, whatever
+    /// opened first. Without memory statistics SQLite counts no bytes in use.
+    func testMemoryStatisticsAreOffOnceTheWriterIsOpen() throws {
+        let writer = try SQLiteConnection.coalescingWALWriter(path: tempPath())
+        try writer.execute("CREATE TABLE t (x)")
+        XCTAssertTrue(SQLiteConnection.applyProcessSettings())
+        XCTAssertEqual(sqlite3_memory_used(), 0)
+    }
 
     func testCommitsAreVisibleToOtherConnectionsAtOnce() throws {
         let path = tempPath()

@@ -305,13 +305,11 @@ extension WriteQueue {
     }
 }
 
-/// A thread-safe slot for one result.
+/// A thread-safe slot for one result. The lock lives inside the box (`NSLock` is an
+/// object of its own with a heap-allocated mutex: two more allocations per write request).
 final class ResultBox<T>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private var result: Result<T, Error>?
-    func set(_ r: Result<T, Error>) { lock.lock(); result = r; lock.unlock() }
-    func get() throws -> T {
-        lock.lock(); defer { lock.unlock() }
-        return try result!.get()
-    }
+    func set(_ r: Result<T, Error>) { lock.withLock { _ in result = r } }
+    func get() throws -> T { try lock.withLock { _ in result }!.get() }
 }
