@@ -201,11 +201,25 @@ enum Written<Record: Sendable>: Sendable {
 }
 
 /// A transaction written (or found already written) and its child's balance after it.
-struct TransactionWrite: Sendable, Equatable {
-    var transaction: LedgerTransaction
-    var balanceCents: Int64
+///
+/// A class: the answer passes from the writer to the request through several generic
+/// hops (result slot, completion, `Result` mappings), and each copy of a struct holding a
+/// transaction's eleven strings retains every one of them.
+final class TransactionWrite: Sendable, Equatable {
+    let transaction: LedgerTransaction
+    let balanceCents: Int64
     /// false: an identical record was already there (an idempotent replay).
-    var saved: Bool
+    let saved: Bool
+
+    init(transaction: LedgerTransaction, balanceCents: Int64, saved: Bool) {
+        self.transaction = transaction
+        self.balanceCents = balanceCents
+        self.saved = saved
+    }
+
+    static func == (a: TransactionWrite, b: TransactionWrite) -> Bool {
+        a.transaction == b.transaction && a.balanceCents == b.balanceCents && a.saved == b.saved
+    }
 }
 
 /// What one durable commit changed, for wake-ups and caches.
