@@ -5,7 +5,10 @@ where wrk's fixed duration would leave the request count to chance.
 
 Usage: exact-load.py PORT KIND REQUESTS CONNECTIONS [HOUSEHOLD CHILD TOKEN] [TAG]
 KIND: healthz | children | post (a new transaction per request, Idempotency-Key unique per TAG)
+      | push (POST …/changes with 400 new transactions per request, random ids unique per TAG;
+        CHILD may be a comma-separated list, taken in turn)
 """
+import random
 import selectors
 import socket
 import sys
@@ -13,6 +16,20 @@ import sys
 port, kind, total, conns = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 hh, child, token = (sys.argv[5:8] + ["", "", ""])[:3]
 tag = sys.argv[8] if len(sys.argv) > 8 else "x"
+children = child.split(",")
+child = children[0]
+rng = random.Random(tag)
+
+
+def push_body():
+    # Ids start with random bits, as a device's random UUIDs would: inserts land all over
+    # the id index.
+    records = [f'{{"id":"{rng.getrandbits(128):032x}","childId":"{children[i % len(children)]}","amountCents":1,'
+               f'"note":"","source":"manual","createdAt":"2026-12-02T10:00:00.000Z"}}' for i in range(400)]
+    for i, r in enumerate(records):
+        h = r[7:39]
+        records[i] = r[:7] + f"{h[:8]}-{h[8:12]}-4{h[13:16]}-8{h[17:20]}-{h[20:32]}" + r[39:]
+    return '{"transactions":[' + ",".join(records) + ']}'
 
 
 def request(conn_index, n):
@@ -26,6 +43,11 @@ def request(conn_index, n):
         return (f"POST /v1/households/{hh}/children/{child}/transactions HTTP/1.1\r\n{host}"
                 f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\nIdempotency-Key: exact-{tag}-{conn_index}-{n}\r\n\r\n{body}").encode()
+    if kind == "push":
+        body = push_body()
+        return (f"POST /v1/households/{hh}/changes HTTP/1.1\r\n{host}"
+                f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n{body}").encode()
     raise SystemExit(f"unknown kind {kind}")
 
 
@@ -65,6 +87,8 @@ while state:
             if len(buf) < end + 4 + length:
                 break
             status = int(head.split(" ", 2)[1])
+            if kind == "push" and status == expected and buf[end + 4:end + 4 + length].count(b'"saved"') != 400:
+                status = -1  # every pushed transaction is new: each must be saved
             if status != expected:
                 bad += 1
                 if bad < 3:

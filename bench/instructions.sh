@@ -10,6 +10,8 @@
 #   healthz    GET /healthz
 #   children   authenticated GET …/children (11 children)
 #   post       durable POST …/transactions, each request a new transaction
+#   push       POST …/changes of 400 new transactions (not run by default; counted per
+#              request, so divide by 400 for a record)
 #
 # Usage: bench/instructions.sh [requests=4000] [connections=4] [kinds="healthz children post"]
 # Environment: SERVER_BIN (default: release build of kidledger-server), PORT (18311),
@@ -48,9 +50,13 @@ eval "$(bench_seed "" "http://127.0.0.1:$port")"
 child="${children%%,*}"
 stop_server "$pid"
 
-warm=$(( requests / 4 > 200 ? requests / 4 : 200 ))
+warm_for() {  # KIND: a quarter of the requests, at least 200 (10 pushes of 400 records)
+    local floor=200
+    [ "$1" = push ] && floor=10
+    echo $(( requests / 4 > floor ? requests / 4 : floor ))
+}
 load() {  # KIND COUNT TAG
-    python3 "$here/exact-load.py" "$port" "$1" "$2" "$conns" "$hh" "$child" "$token" "$3"
+    python3 "$here/exact-load.py" "$port" "$1" "$2" "$conns" "$hh" "$([ "$1" = push ] && echo "$children" || echo "$child")" "$token" "$3"
 }
 
 printf '%-10s %14s %14s\n' kind "instr/request" "syscalls/req" > "$tmp/table.txt"
@@ -59,7 +65,7 @@ for kind in $kinds; do
         "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2> "$tmp/valgrind.log" &
     pid=$!; pids+=($pid)
     wait_up
-    load "$kind" "$warm" "cg-warm"
+    load "$kind" "$(warm_for "$kind")" "cg-warm"
     callgrind_control -z "$pid" >/dev/null
     callgrind_control -i on "$pid" >/dev/null
     load "$kind" "$requests" "cg"
@@ -73,7 +79,7 @@ for kind in $kinds; do
         "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
         pid=$!; pids+=($pid)
         wait_up
-        load "$kind" "$warm" "st-warm"
+        load "$kind" "$(warm_for "$kind")" "st-warm"
         # Attached to every thread after the warm-up, detached after the run.
         # shellcheck disable=SC2046
         strace -c -f -o "$tmp/strace.$kind" $(ls "/proc/$pid/task" | sed 's/^/-p /') 2> "$tmp/strace.log" &
@@ -90,5 +96,5 @@ for kind in $kinds; do
     if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$tmp"/cg."$kind".* "$KEEP/"; fi
     printf '%-10s %14.0f %14s\n' "$kind" "$(python3 -c "print($ir / $requests)")" "$syscalls" >> "$tmp/table.txt"
 done
-echo "release server, default access logging to a file; $requests requests over $conns keep-alive connections after $warm to warm up"
+echo "release server, default access logging to a file; $requests requests over $conns keep-alive connections after a quarter as many (at least 200; 10 pushes) to warm up"
 cat "$tmp/table.txt"

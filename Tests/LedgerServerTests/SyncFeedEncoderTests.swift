@@ -65,4 +65,28 @@ final class SyncFeedEncoderTests: XCTestCase {
             XCTAssertEqual(String(decoding: page.body, as: UTF8.self), expected.serializedString)
         }
     }
+
+    /// A push's answer, written in one pass, is the bytes of `{"results": results.map(\.json)}`
+    /// for every kind of outcome, ids that need escapes included.
+    func testPushAnswerMatchesResultJSON() {
+        let c = child(1, 2)
+        let tx = transaction(2, 3, of: c)
+        let outcomes: [PushResult.Outcome] = [
+            .saved(changeTag: nil), .saved(changeTag: "v7"), .unchanged(changeTag: nil), .unchanged(changeTag: "tag \"q\""),
+            .childConflict(c), .transactionConflict(tx), .refused(.childNotFound), .refused(.transactionNotFound),
+            .refused(.tooManyChildren(limit: 3)), .invalid(code: "clock_skew", fields: [:]),
+            .invalid(code: "validation_failed", fields: ["note": "too long", "amountCents": "must not be 0"]),
+        ]
+        var results: [PushResult] = []
+        for (i, outcome) in outcomes.enumerated() {
+            for id in [UUID().lowercased, names[i % names.count], ""] {
+                results.append(PushResult(kind: i % 2 == 0 ? .transaction : .child, id: id, outcome: outcome))
+            }
+        }
+        for n in [0, 1, results.count] {
+            let some = Array(results.prefix(n))
+            XCTAssertEqual(String(decoding: PushResult.answerBody(some), as: UTF8.self),
+                           JSONValue.object(["results": .array(some.map(\.json))]).serializedString)
+        }
+    }
 }

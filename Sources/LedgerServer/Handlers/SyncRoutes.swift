@@ -41,7 +41,7 @@ enum SyncRoutes {
         return ctx.write(household: household, { w in
             try w.push(batch, household: household, caller: c, maxChildren: maxChildren, now: Timestamp.nowMs())
         }, answer: { results in
-            RequestContext.jsonResponse(200, .object(["results": .array(results.map(\.json))]))
+            RequestContext.jsonResponse(200, body: PushResult.answerBody(results))
         })
     }
 
