@@ -103,6 +103,14 @@ public enum LedgerIDs {
         }
     }
 
+    /// `s` as a UUID in lowercase canonical form (`parse(s)?.lowercased`); `s` itself when
+    /// it is already in that form (ids sent by the SDK are), neither parsed nor written again.
+    public static func lowercaseCanonical(_ s: String) -> String? {
+        var text = s
+        if text.withUTF8({ isLowercaseCanonical(utf8: $0) }) { return s }
+        return parse(s)?.lowercased
+    }
+
     /// Parses a UUID in any case; nil when malformed. (A String is read in place: the
     /// generic form below goes through the protocol's witnesses when called from another
     /// module, several times the cost of the parse.)

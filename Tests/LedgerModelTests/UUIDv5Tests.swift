@@ -106,6 +106,25 @@ final class UUIDv5Tests: XCTestCase {
         }
     }
 
+    /// `lowercaseCanonical` is `parse(_:)?.lowercased` for every kind of input.
+    func testLowercaseCanonicalOfAString() {
+        var id = Array("3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44".utf8)
+        var texts = ["3F0A9DB7-21C5-4F2A-9B1E-0C7D3A1E2B44", "3f0A9db7-21c5-4f2a-9b1e-0c7d3a1e2b44", "3f0a9db721c54f2a9b1e0c7d3a1e2b44",
+                     "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b4", "", "not a uuid", "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b44 ",
+                     "3f0a9db7-21c5-4f2a-9b1e-0c7d3a1e2b4é", UUID().uuidString, UUID().uuidString.lowercased()]
+        for position in [0, 7, 8, 13, 35] {
+            for byte: UInt8 in [0x2d, 0x30, 0x39, 0x41, 0x46, 0x47, 0x61, 0x66, 0x67, 0x7b] {
+                let kept = id[position]
+                id[position] = byte
+                texts.append(String(decoding: id, as: UTF8.self))
+                id[position] = kept
+            }
+        }
+        for text in texts {
+            XCTAssertEqual(LedgerIDs.lowercaseCanonical(text), LedgerIDs.parse(text)?.lowercased, text)
+        }
+    }
+
     /// The idempotency id from the account id as text is the one from the parsed id, in
     /// any case; malformed text has none.
     func testIdempotencyIdFromAccountText() {

@@ -72,8 +72,8 @@ struct JSONBody {
 
     mutating func uuid(_ key: String, required: Bool = false) -> String? {
         guard let s = string(key, required: required) else { return nil }
-        guard let u = LedgerIDs.parse(s) else { fail(key, "must be a UUID"); return nil }
-        return u.lowercased
+        guard let id = LedgerIDs.lowercaseCanonical(s) else { fail(key, "must be a UUID"); return nil }
+        return id
     }
 
     mutating func timestamp(_ key: String, required: Bool = false) -> Int64? {

@@ -43,12 +43,14 @@ struct PushBatch: Sendable {
         }
         var idErrors: [String: String] = [:]
         var batch = PushBatch()
+        batch.children.reserveCapacity(kids.count)
+        batch.transactions.reserveCapacity(txs.count)
         for (i, v) in kids.enumerated() {
-            guard let (o, id) = identified(v, "children[\(i)]", &idErrors) else { continue }
+            guard let (o, id) = identified(v, "children", i, &idErrors) else { continue }
             batch.children.append(child(o, id: id, now: now))
         }
         for (i, v) in txs.enumerated() {
-            guard let (o, id) = identified(v, "transactions[\(i)]", &idErrors) else { continue }
+            guard let (o, id) = identified(v, "transactions", i, &idErrors) else { continue }
             batch.transactions.append(transaction(o, id: id, now: now))
         }
         if !idErrors.isEmpty { throw APIError.validation(idErrors) }
@@ -63,18 +65,25 @@ struct PushBatch: Sendable {
         }
     }
 
-    private static func identified(_ v: JSONValue, _ path: String, _ errors: inout [String: String]) -> (JSONObject, String)? {
-        guard case .object(let o) = v else { errors[path] = "must be an object, not \(v.typeName)"; return nil }
-        guard case .string(let raw)? = o["id"], let u = LedgerIDs.parse(raw) else {
-            errors[path + ".id"] = o["id"] == nil ? "is required" : "must be a UUID"
+    /// The object at `list[index]` and its id in canonical form; nil, with an error under
+    /// `list[index]` (named only then), when it is not an object with a UUID id.
+    private static func identified(_ v: JSONValue, _ list: String, _ index: Int,
+                                   _ errors: inout [String: String]) -> (JSONObject, String)? {
+        guard case .object(let o) = v else { errors["\(list)[\(index)]"] = "must be an object, not \(v.typeName)"; return nil }
+        guard case .string(let raw)? = o["id"], let id = LedgerIDs.lowercaseCanonical(raw) else {
+            errors["\(list)[\(index)].id"] = o["id"] == nil ? "is required" : "must be a UUID"
             return nil
         }
-        return (o, u.lowercased)
+        return (o, id)
     }
+
+    /// The fields a pushed child and transaction may have (one array each, not one per record).
+    private static let childFields = ["id", "name", "sortOrder", "archived", "createdAt", "modifiedAt", "modifiedBy", "baseChangeTag"]
+    private static let transactionFields = ["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId"]
 
     private static func child(_ o: JSONObject, id: String, now: Int64) -> Item<ChildRecord> {
         var b = JSONBody(o)
-        b.allowOnly(["id", "name", "sortOrder", "archived", "createdAt", "modifiedAt", "modifiedBy", "baseChangeTag"])
+        b.allowOnly(childFields)
         let name = b.name("name", required: true)
         let sortOrder = b.int("sortOrder", required: true)
         let archived = b.bool("archived")
@@ -95,14 +104,14 @@ struct PushBatch: Sendable {
 
     private static func transaction(_ o: JSONObject, id: String, now: Int64) -> Item<NewTransaction> {
         var b = JSONBody(o)
-        b.allowOnly(["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId"])
+        b.allowOnly(transactionFields)
         let childId = b.uuid("childId", required: true)
         let fields = NewTransaction.fields(&b, complete: true)
         let reversesId = b.uuid("reversesId")
         guard b.errors.isEmpty, let childId, let fields else {
             return .invalid(id: id, code: "validation_failed", fields: b.errors)
         }
-        if NewTransaction.clockSkew([("createdAt", fields.createdAt)], now: now) != nil {
+        if let createdAt = fields.createdAt, Timestamp.isTooFarAhead(createdAt, now: now) {
             return .invalid(id: id, code: "clock_skew", fields: [:])
         }
         return .valid(NewTransaction(id: id, childId: childId, amountCents: fields.amountCents, note: fields.note,
