@@ -7,6 +7,7 @@ Usage: exact-load.py PORT KIND REQUESTS CONNECTIONS [HOUSEHOLD CHILD TOKEN] [TAG
 KIND: healthz | children | post (a new transaction per request, Idempotency-Key unique per TAG)
       | push (POST …/changes with 400 new transactions per request, random ids unique per TAG;
         CHILD may be a comma-separated list, taken in turn)
+      | feed (GET …/changes?limit=500 of HOUSEHOLD: the first page)
 """
 import random
 import selectors
@@ -43,6 +44,8 @@ def request(conn_index, n):
         return (f"POST /v1/households/{hh}/children/{child}/transactions HTTP/1.1\r\n{host}"
                 f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\nIdempotency-Key: exact-{tag}-{conn_index}-{n}\r\n\r\n{body}").encode()
+    if kind == "feed":
+        return f"GET /v1/households/{hh}/changes?limit=500 HTTP/1.1\r\n{host}Authorization: Bearer {token}\r\n\r\n".encode()
     if kind == "push":
         body = push_body()
         return (f"POST /v1/households/{hh}/changes HTTP/1.1\r\n{host}"

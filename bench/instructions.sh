@@ -12,6 +12,8 @@
 #   post       durable POST …/transactions, each request a new transaction
 #   push       POST …/changes of 400 new transactions (not run by default; counted per
 #              request, so divide by 400 for a record)
+#   feed       GET …/changes?limit=500, the first page of a household of 1,200 transactions
+#              (not run by default; each pull also records the device's pull, a durable write)
 #
 # Usage: bench/instructions.sh [requests=4000] [connections=4] [kinds="healthz children post"]
 # Environment: SERVER_BIN (default: release build of kidledger-server), PORT (18311),
@@ -50,13 +52,15 @@ eval "$(bench_seed "" "http://127.0.0.1:$port")"
 child="${children%%,*}"
 stop_server "$pid"
 
-warm_for() {  # KIND: a quarter of the requests, at least 200 (10 pushes of 400 records)
+warm_for() {  # KIND: a quarter of the requests, at least 200 (10 pushes of 400 records, 50 feed pages)
     local floor=200
     [ "$1" = push ] && floor=10
+    [ "$1" = feed ] && floor=50
     echo $(( requests / 4 > floor ? requests / 4 : floor ))
 }
 load() {  # KIND COUNT TAG
-    python3 "$here/exact-load.py" "$port" "$1" "$2" "$conns" "$hh" "$([ "$1" = push ] && echo "$children" || echo "$child")" "$token" "$3"
+    python3 "$here/exact-load.py" "$port" "$1" "$2" "$conns" "$([ "$1" = feed ] && echo "$feed" || echo "$hh")" \
+        "$([ "$1" = push ] && echo "$children" || echo "$child")" "$token" "$3"
 }
 
 printf '%-10s %14s %14s\n' kind "instr/request" "syscalls/req" > "$tmp/table.txt"
@@ -96,5 +100,5 @@ for kind in $kinds; do
     if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$tmp"/cg."$kind".* "$KEEP/"; fi
     printf '%-10s %14.0f %14s\n' "$kind" "$(python3 -c "print($ir / $requests)")" "$syscalls" >> "$tmp/table.txt"
 done
-echo "release server, default access logging to a file; $requests requests over $conns keep-alive connections after a quarter as many (at least 200; 10 pushes) to warm up"
+echo "release server, default access logging to a file; $requests requests over $conns keep-alive connections after a quarter as many (at least 200; 10 pushes, 50 feed pages) to warm up"
 cat "$tmp/table.txt"

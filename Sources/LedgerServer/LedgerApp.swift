@@ -84,7 +84,7 @@ public final class LedgerApp: Sendable {
                 logger.log(["event": "storage_recovered"])
             }
         }) { touched in notifier.notify(touched) }
-        let reads = ReadPool(path: configuration.databasePath)
+        let reads = ReadPool(path: configuration.databasePath, mmapBytes: configuration.readerMmapBytes)
         let storage = SQLiteLedgerStorage(reads: reads, writer: writer)
         return StorageBackend(storage: storage, sqlite: SQLiteBackend(reads: reads, writer: writer),
                               workers: DispatchWorkers(queue: reads.queue), offLoop: false, readiness: {
