@@ -49,7 +49,7 @@ enum TransactionRoutes {
         }
         try b.check()
         guard let fields else { throw APIError.internal() }
-        if let skew = NewTransaction.clockSkew([("createdAt", fields.createdAt)], now: Timestamp.nowMs()) { throw skew }
+        if let skew = NewTransaction.clockSkew("createdAt", fields.createdAt, now: Timestamp.nowMs()) { throw skew }
         let keyed = id == nil ? key : nil
         let chosen = id != nil
         if let keyed { id = LedgerIDs.idempotencyID(accountIdText: c.accountId, key: keyed)!.lowercased }

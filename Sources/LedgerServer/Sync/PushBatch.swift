@@ -111,7 +111,7 @@ struct PushBatch: Sendable {
         guard b.errors.isEmpty, let childId, let fields else {
             return .invalid(id: id, code: "validation_failed", fields: b.errors)
         }
-        if let createdAt = fields.createdAt, Timestamp.isTooFarAhead(createdAt, now: now) {
+        if NewTransaction.clockSkew("createdAt", fields.createdAt, now: now) != nil {
             return .invalid(id: id, code: "clock_skew", fields: [:])
         }
         return .valid(NewTransaction(id: id, childId: childId, amountCents: fields.amountCents, note: fields.note,

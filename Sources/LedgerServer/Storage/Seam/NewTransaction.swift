@@ -87,7 +87,14 @@ struct NewTransaction: Sendable {
     /// The first of `stamps` (field name, value) more than 24 hours ahead of `now`, as the
     /// `clockSkew` refusal; nil when every one can be taken.
     static func clockSkew(_ stamps: [(String, Int64?)], now: Int64) -> LedgerStorageError? {
-        guard let (field, _) = stamps.first(where: { $0.1.map { Timestamp.isTooFarAhead($0, now: now) } ?? false }) else { return nil }
+        for (field, stamp) in stamps { if let skew = clockSkew(field, stamp, now: now) { return skew } }
+        return nil
+    }
+
+    /// The `clockSkew` refusal when `stamp` (of `field`) is more than 24 hours ahead of
+    /// `now`; nil otherwise. The one-stamp form: no array per call (a POST, a pushed record).
+    static func clockSkew(_ field: String, _ stamp: Int64?, now: Int64) -> LedgerStorageError? {
+        guard let stamp, Timestamp.isTooFarAhead(stamp, now: now) else { return nil }
         return .clockSkew(field: field, now: now)
     }
 }
