@@ -28,8 +28,19 @@
 # The same loop with SQLite's default rollback journal is shown beside it, for scale only.
 # Every write run checks that the ledger grew by the requests wrk completed.
 #
+# BACKEND=postgres measures the same over PostgreSQL: a throwaway cluster
+# (scripts/pg-cluster.sh: fsync on, durable commits) with two databases, one per server; the
+# second has `synchronous_commit = off` (a commit does not wait for its WAL flush), which is
+# the no-fsync side there. The database's own work runs in PostgreSQL's processes, so each
+# row also shows PostgreSQL's CPU per request (the postmaster and its children, as
+# bench/pg-post.sh counts it); the server column is kidledger-server's alone. The reference
+# loop is pgbench with one client inserting one row per transaction into the durable
+# database, for as long. SERVER_BIN defaults to the release build with the Postgres trait
+# (`--scratch-path .build-postgres`).
+#
 # Usage: bench/cpu-per-request.sh [duration=5s] [connections=64] [rounds=3] [warm-up=5s]
-# Environment: SERVER_BIN (default: release build of kidledger-server), WRK_THREADS (2),
+# Environment: BACKEND (sqlite, or postgres), SERVER_BIN (default: release build of
+# kidledger-server), WRK_THREADS (2),
 # KINDS (which to run besides nginx, default "healthz children feed feed-gzip push post"; post
 # includes post-nofsync),
 # PUSH_CONNS (4), OUR_PORT, NOFSYNC_PORT, NGINX_PORT, APT_LOCK (lock held while installing).
@@ -43,13 +54,22 @@ push_conns="${PUSH_CONNS:-4}"
 port="${OUR_PORT:-18301}"
 nofsync_port="${NOFSYNC_PORT:-18302}"
 nginx_port="${NGINX_PORT:-18303}"
+backend="${BACKEND:-sqlite}"
+case $backend in sqlite|postgres) ;; *) echo "BACKEND must be sqlite or postgres, not $backend" >&2; exit 2 ;; esac
 
 # The load generator, the reference server and the fsync-less runner, installed when missing.
 need=()
 command -v wrk >/dev/null || need+=(wrk)
 [ -x /usr/sbin/nginx ] || need+=(nginx-light)
-command -v eatmydata >/dev/null || need+=(eatmydata)
 command -v curl >/dev/null || need+=(curl)
+pgbin=""
+if [ "$backend" = sqlite ]; then
+    command -v eatmydata >/dev/null || need+=(eatmydata)
+else
+    for v in 15 16 17 14; do [ -x "/usr/lib/postgresql/$v/bin/pgbench" ] && { pgbin=/usr/lib/postgresql/$v/bin; break; }; done
+    [ -n "$pgbin" ] || need+=(postgresql)
+    pkg-config --exists libpq 2>/dev/null || need+=(libpq-dev)
+fi
 if [ ${#need[@]} -gt 0 ]; then
     apt_lock="${APT_LOCK:-/var/lock/kidledger-apt.lock}"
     [ -d "$(dirname "$apt_lock")" ] || apt_lock=/tmp/apt-install.lock
@@ -58,7 +78,15 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 source "$(dirname "$0")/lib.sh"
-bench_server_bin
+if [ "$backend" = postgres ]; then
+    for v in 15 16 17 14; do [ -x "/usr/lib/postgresql/$v/bin/pgbench" ] && { pgbin=/usr/lib/postgresql/$v/bin; break; }; done
+    if [ -z "${SERVER_BIN:-}" ]; then
+        (cd "$repo" && swift build -c release --traits Postgres --scratch-path .build-postgres --product kidledger-server >&2)
+        SERVER_BIN="$(cd "$repo" && swift build -c release --traits Postgres --scratch-path .build-postgres --show-bin-path)/kidledger-server"
+    fi
+else
+    bench_server_bin
+fi
 clk=$(getconf CLK_TCK)
 
 wait_up() {
@@ -71,14 +99,34 @@ wait_up() {
 
 # Default logging (an access line per request) to a file, as a deployment would have it.
 mkdir -p "$tmp/data" "$tmp/data-nofsync"
-"$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
-server_pid=$!; pids+=($server_pid)
-eatmydata "$SERVER_BIN" serve --port "$nofsync_port" --data-dir "$tmp/data-nofsync" > "$tmp/server-nofsync.log" 2>&1 &
-nofsync_pid=$!; pids+=($nofsync_pid)   # eatmydata execs the server: same process
+if [ "$backend" = sqlite ]; then
+    "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
+    server_pid=$!; pids+=($server_pid)
+    eatmydata "$SERVER_BIN" serve --port "$nofsync_port" --data-dir "$tmp/data-nofsync" > "$tmp/server-nofsync.log" 2>&1 &
+    nofsync_pid=$!; pids+=($nofsync_pid)   # eatmydata execs the server: same process
+else
+    # A folder of its own: the cluster belongs to the postgres user, $tmp is root's only.
+    cluster=$(mktemp -d -u /tmp/kidledger-pg.XXXXXX)
+    trap 'bench_cleanup; bash "$repo/scripts/pg-cluster.sh" stop "$cluster"' EXIT
+    url=$(bash "$repo/scripts/pg-cluster.sh" start "$cluster")
+    nofsync_url="${url%/*}/kidledger_nofsync"
+    "$pgbin/psql" "$url" -qAtX -c "CREATE DATABASE kidledger_nofsync" >/dev/null
+    "$pgbin/psql" "$url" -qAtX -c "ALTER DATABASE kidledger_nofsync SET synchronous_commit = off" >/dev/null
+    "$SERVER_BIN" migrate --database-url "$url" >&2
+    "$SERVER_BIN" migrate --database-url "$nofsync_url" >&2
+    postmaster=$(head -n 1 "$cluster/data/postmaster.pid")
+    KIDLEDGER_DATABASE_URL=$url "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
+    server_pid=$!; pids+=($server_pid)
+    KIDLEDGER_DATABASE_URL=$nofsync_url "$SERVER_BIN" serve --port "$nofsync_port" --data-dir "$tmp/data-nofsync" \
+        > "$tmp/server-nofsync.log" 2>&1 &
+    nofsync_pid=$!; pids+=($nofsync_pid)
+fi
 bench_start_nginx "$nginx_port"
 nginx_pid=${pids[-1]}
 wait_up "$port"; wait_up "$nofsync_port"; wait_up "$nginx_port"
-grep -q libeatmydata "/proc/$nofsync_pid/maps" || { echo "the no-fsync server does not have libeatmydata loaded" >&2; exit 1; }
+if [ "$backend" = sqlite ]; then
+    grep -q libeatmydata "/proc/$nofsync_pid/maps" || { echo "the no-fsync server does not have libeatmydata loaded" >&2; exit 1; }
+fi
 
 eval "$(bench_seed "" "http://127.0.0.1:$port")"
 eval "$(bench_seed nofsync_ "http://127.0.0.1:$nofsync_port")"
@@ -130,6 +178,19 @@ ticks() {
     done
     echo "$total"
 }
+# PostgreSQL's CPU in clock ticks: the postmaster, its children, and the children it has
+# reaped (a backend that exits between two readings moves its ticks there). 0 on SQLite.
+pg_ticks() {
+    [ "$backend" = postgres ] || { echo 0; return; }
+    local p t total=0
+    # shellcheck disable=SC2046
+    for p in "$postmaster" $(ps -o pid= --ppid "$postmaster"); do
+        t=$(awk -v kids="$([ "$p" = "$postmaster" ] && echo 1 || echo 0)" \
+            '{ sub(/^.*\) /, ""); print $12 + $13 + (kids ? $14 + $15 : 0) }' "/proc/$p/stat" 2>/dev/null) || continue
+        [ -n "$t" ] && total=$(( total + t ))
+    done
+    echo "$total"
+}
 procs() {  # the processes whose CPU a kind is charged
     case $1 in
         nginx) echo "$nginx_pid $(ps -o pid= --ppid "$nginx_pid" | tr '\n' ' ')" ;;
@@ -145,7 +206,7 @@ balance() {  # sum of the 11 children's balances (every written transaction adds
 invocation=0
 # run ROUND KIND DURATION: one wrk run of KIND, its CPU and requests appended to results.
 run() {
-    local round=$1 kind=$2 d=$3 c=$conns url script="" per=0 b0=0 b1 p t0 t1
+    local round=$1 kind=$2 d=$3 c=$conns url script="" per=0 b0=0 b1 p t0 t1 g0 g1
     local h=() bport=$port bhh=$hh btok=$token
     invocation=$((invocation + 1))
     case $kind in
@@ -169,14 +230,14 @@ run() {
     # threads competing for the cores during this run.
     sync
     # shellcheck disable=SC2086
-    t0=$(ticks $p)
+    t0=$(ticks $p); g0=$(pg_ticks)
     if [ -n "$script" ]; then
         wrk -t"$threads" -c"$c" -d"$d" -s "$script" "$url" -- "$invocation" > "$tmp/wrk.txt" 2>&1
     else
         wrk -t"$threads" -c"$c" -d"$d" "${h[@]}" "$url" > "$tmp/wrk.txt" 2>&1
     fi
     # shellcheck disable=SC2086
-    t1=$(ticks $p)
+    t1=$(ticks $p); g1=$(pg_ticks)
     sleep 0.5   # requests still in flight finish before the next run starts counting
     local reqs rps non2xx errors
     reqs=$(awk '/ requests in / {print $1}' "$tmp/wrk.txt")
@@ -192,13 +253,14 @@ run() {
             echo "WARNING: $kind: $reqs requests but $(( b1 - b0 )) new transactions (expected $per each)" >&2
         fi
     fi
-    [ "$round" = warm ] || echo "$round $kind $((t1 - t0)) $reqs $rps $non2xx $errors" >> "$tmp/results.txt"
+    [ "$round" = warm ] || echo "$round $kind $((t1 - t0)) $reqs $rps $non2xx $errors $((g1 - g0))" >> "$tmp/results.txt"
 }
 
 # The reference for durable writes: a bare SQLite loop on the same disk committing one row
 # per transaction (WAL, synchronous=FULL, as the server's writer), for the bench's duration;
 # with JOURNAL=delete the same loop in SQLite's default rollback-journal mode.
 raw_loop() {  # ROUND [JOURNAL=wal]: appends "ROUND raw-sqlite[-delete] - commits commits/s 0 0"
+    if [ "$backend" = postgres ]; then raw_pgbench "$1"; return; fi
     python3 - "$tmp/raw.sqlite" "${duration%s}" "$1" "${2:-wal}" >> "$tmp/results.txt" <<'PY'
 import os, sqlite3, sys, time
 path, seconds, round_, journal = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -212,8 +274,20 @@ n, start = 0, time.monotonic()
 while time.monotonic() - start < seconds:
     db.execute("INSERT INTO t (id, amount) VALUES (?, 1)", (f"row-{n}",))
     n += 1
-print(round_, "raw-sqlite" if journal == "wal" else "raw-sqlite-" + journal, 0, n, n / (time.monotonic() - start), 0, 0)
+print(round_, "raw-sqlite" if journal == "wal" else "raw-sqlite-" + journal, 0, n, n / (time.monotonic() - start), 0, 0, 0)
 PY
+}
+# On PostgreSQL: pgbench, one client, one row inserted per transaction into the durable
+# database, for as long (appends "ROUND raw-pg - transactions tps 0 0 0").
+raw_pgbench() {
+    "$pgbin/psql" "$url" -qAtX -c "CREATE TABLE IF NOT EXISTS bench_raw (n bigserial PRIMARY KEY, id uuid NOT NULL UNIQUE, amount bigint NOT NULL)"
+    echo "INSERT INTO bench_raw (id, amount) VALUES (gen_random_uuid(), 1);" > "$tmp/raw.sql"
+    "$pgbin/pgbench" -n -M prepared -c 1 -T "${duration%s}" -f "$tmp/raw.sql" "$url" > "$tmp/pgbench.txt" 2>&1 \
+        || { cat "$tmp/pgbench.txt" >&2; exit 1; }
+    local tps n
+    tps=$(awk '/^tps = / {print $3; exit}' "$tmp/pgbench.txt")
+    n=$(awk -F': ' '/number of transactions actually processed/ {split($2, a, "/"); print a[1]}' "$tmp/pgbench.txt")
+    echo "$1 raw-pg 0 $n $tps 0 0 0" >> "$tmp/results.txt"
 }
 
 echo "== warm-up (write paths $warmup each, the others 1s)" >&2
@@ -236,19 +310,25 @@ for r in $(seq 1 "$rounds"); do
     if $writes; then
         if [ $((r % 2)) = 1 ]; then run "$r" post "$duration"; run "$r" post-nofsync "$duration"
         else run "$r" post-nofsync "$duration"; run "$r" post "$duration"; fi
-        raw_loop "$r"; raw_loop "$r" delete
+        raw_loop "$r"; [ "$backend" = postgres ] || raw_loop "$r" delete
     fi
 done
 
-"$SERVER_BIN" check --data-dir "$tmp/data" > "$tmp/check.json" || { echo "check failed:" >&2; cat "$tmp/check.json" >&2; exit 1; }
+if [ "$backend" = postgres ]; then
+    "$SERVER_BIN" check --database-url "$url" > "$tmp/check.json"
+else
+    "$SERVER_BIN" check --data-dir "$tmp/data" > "$tmp/check.json"
+fi || { echo "check failed:" >&2; cat "$tmp/check.json" >&2; exit 1; }
 
-python3 - "$tmp/results.txt" "$clk" "$(wc -l < "$tmp/server.log")" <<'PY'
+python3 - "$tmp/results.txt" "$clk" "$(wc -l < "$tmp/server.log")" "$backend" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-clk, loglines = int(sys.argv[2]), int(sys.argv[3])
-us, rps, bad = {}, {}, {}
-for r, kind, ticks, reqs, rate, non2xx, errors in rows:
+clk, loglines, backend = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+pg = backend == "postgres"
+us, pgus, rps, bad = {}, {}, {}, {}
+for r, kind, ticks, reqs, rate, non2xx, errors, pgticks in rows:
     us.setdefault(kind, {})[r] = int(ticks) * 1e6 / clk / int(reqs)
+    pgus.setdefault(kind, {})[r] = int(pgticks) * 1e6 / clk / int(reqs)
     rps.setdefault(kind, {})[r] = float(rate)
     bad[kind] = bad.get(kind, 0) + int(non2xx) + int(errors)
 rounds = sorted(us["nginx"], key=int)
@@ -259,14 +339,16 @@ labels = {
     "feed": "GET …/changes?limit=500",
     "feed-gzip": "GET …/changes?limit=500, gzip",
     "push": "POST …/changes (400 transactions)",
-    "push-nofsync": "POST …/changes (400), eatmydata",
+    "push-nofsync": "POST …/changes (400), " + ("sync. commit off" if pg else "eatmydata"),
     "post": "POST …/transactions, durable",
-    "post-nofsync": "POST …/transactions, eatmydata",
+    "post-nofsync": "POST …/transactions, " + ("sync. commit off" if pg else "eatmydata"),
 }
 def span(xs, fmt):
     return (fmt % xs[0]) if len(xs) == 1 else (fmt % min(xs)) + "–" + (fmt % max(xs))
-print(f"server CPU per request (utime+stime / requests completed), {len(rounds)} round(s); median [range]")
-print(f"{'request':38} {'µs/request':>20} {'nginx/kidledger':>18} {'req/s':>10} {'errors':>7}")
+print(f"server CPU per request (utime+stime / requests completed), {len(rounds)} round(s); median [range]"
+      + (", backend PostgreSQL (its own CPU per request in the last column)" if pg else ""))
+print(f"{'request':38} {'µs/request':>20} {'nginx/kidledger':>18} {'req/s':>10} {'errors':>7}"
+      + (f" {'PostgreSQL µs/request':>22}" if pg else ""))
 for kind in labels:
     if kind not in us: continue
     xs = [us[kind][r] for r in rounds]
@@ -274,18 +356,28 @@ for kind in labels:
     ratio = [us["nginx"][r] / us[kind][r] for r in rounds]
     rfmt = "%.2g" if max(ratio) < 0.1 else "%.2f"
     ratio_s = "" if kind == "nginx" else (rfmt % statistics.median(ratio)) + " [" + span(ratio, rfmt) + "]"
+    pgs = ""
+    if pg and kind != "nginx":
+        ps = [pgus[kind][r] for r in rounds]
+        pfmt = "%.0f" if max(ps) >= 100 else "%.1f"
+        pgs = f" {(pfmt % statistics.median(ps)) + ' [' + span(ps, pfmt) + ']':>22}"
     print(f"{labels[kind]:38} {(fmt % statistics.median(xs)) + ' [' + span(xs, fmt) + ']':>20} {ratio_s:>18} "
-          f"{statistics.median([rps[kind][r] for r in rounds]):>10.0f} {bad[kind]:>7}")
+          f"{statistics.median([rps[kind][r] for r in rounds]):>10.0f} {bad[kind]:>7}" + pgs)
 if "post" in rps:
     dur = [rps["post"][r] / rps["post-nofsync"][r] for r in rounds]
     print("durable ÷ no-fsync POST throughput, per round: " + " ".join("%.2f" % x for x in dur)
           + f" (median {statistics.median(dur):.2f})")
-    for loop, text in (("raw-sqlite", "durable POST throughput ÷ a bare SQLite loop committing one row per transaction"),
-                       ("raw-sqlite-delete", "  for scale: ÷ the same loop in SQLite's default rollback-journal mode")):
+    loops = ((("raw-pg", "durable POST throughput ÷ pgbench, one client inserting one row per transaction"),) if pg else
+             (("raw-sqlite", "durable POST throughput ÷ a bare SQLite loop committing one row per transaction"),
+              ("raw-sqlite-delete", "  for scale: ÷ the same loop in SQLite's default rollback-journal mode")))
+    for loop, text in loops:
         raw = [rps["post"][r] / rps[loop][r] for r in rounds]
         print(text + " (" + "/".join("%.0f" % rps[loop][r] for r in rounds) + " commits/s), per round: "
               + " ".join("%.1f" % x for x in raw) + f" (median {statistics.median(raw):.1f})")
 print(f"per round µs: " + "; ".join(f"{k} " + "/".join("%.1f" % us[k][r] for r in rounds) for k in labels if k in us))
+if pg:
+    print(f"per round PostgreSQL µs: " + "; ".join(f"{k} " + "/".join("%.1f" % pgus[k][r] for r in rounds)
+                                                  for k in labels if k in pgus and k != "nginx"))
 print(f"server log: {loglines} lines (default access logging, to a file)")
 PY
 echo "check after the run: $(cat "$tmp/check.json")"

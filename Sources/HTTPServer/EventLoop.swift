@@ -20,7 +20,16 @@ final class EventLoop: @unchecked Sendable {
 
     private let queue: EpollQueue
     private let wakeFD: Int32
-    private let inbox = Mutex<[Task]>([])
+    /// Tasks from other threads (answers from request threads, many on PostgreSQL), guarded
+    /// by `inboxLock`: a plain pthread mutex, not `Mutex`, which on Linux spins and then
+    /// hands itself to the next waiter in the kernel (with more request threads than cores,
+    /// the others queue behind a waiter not yet running; see `Locked` in LedgerModel).
+    private let inboxLock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        pthread_mutex_init(m, nil)
+        return m
+    }()
+    nonisolated(unsafe) private var inbox: [Task] = []
     private let threadID = Atomic<UInt>(0)
 
     // Loop-thread state, touched on every request: no dynamic exclusivity check (see
@@ -69,6 +78,8 @@ final class EventLoop: @unchecked Sendable {
     }
 
     deinit {
+        pthread_mutex_destroy(inboxLock)
+        inboxLock.deallocate()
         readBuffer.deallocate()
         close(wakeFD)
         if reserveFD >= 0 { close(reserveFD) }
@@ -87,10 +98,10 @@ final class EventLoop: @unchecked Sendable {
     // MARK: - Cross-thread entry points
 
     func enqueue(_ task: Task) {
-        let wasEmpty = inbox.withLock { tasks -> Bool in
-            tasks.append(task)
-            return tasks.count == 1
-        }
+        pthread_mutex_lock(inboxLock)
+        inbox.append(task)
+        let wasEmpty = inbox.count == 1
+        pthread_mutex_unlock(inboxLock)
         if wasEmpty {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
@@ -160,11 +171,10 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func drainInbox() {
-        let tasks = inbox.withLock { tasks -> [Task] in
-            let taken = tasks
-            tasks.removeAll()
-            return taken
-        }
+        pthread_mutex_lock(inboxLock)
+        let tasks = inbox
+        inbox.removeAll()
+        pthread_mutex_unlock(inboxLock)
         for task in tasks {
             switch task {
             case .adopt(let fd, let address, let key):

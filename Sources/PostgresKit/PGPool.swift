@@ -1,12 +1,13 @@
 #if Postgres
 import Dispatch
-import Synchronization
+import LedgerModel
 
 /// Up to `size` connections to one database, handed to one caller at a time. Connections
 /// open lazily; one that died or was left inside a transaction is dropped, not reused.
 public final class PGPool: Sendable {
     private struct Slot: @unchecked Sendable { let connection: PGConnection }
-    private let idle = Mutex<[Slot]>([])
+    /// Idle connections; many request threads take turns here (see `Locked`).
+    private let idle = Locked<[Slot]>([])
     private let permits: DispatchSemaphore
     public let url: String
     public let size: Int

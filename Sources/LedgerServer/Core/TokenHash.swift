@@ -1,7 +1,6 @@
 import COpenSSL
 import Foundation
 import StoreKitJWS
-import Synchronization
 
 /// Device token secrets: `kl_` + 43 base64url characters (32 random bytes).
 /// Only their SHA-256 is stored; comparisons are constant-time.
@@ -50,37 +49,16 @@ enum TokenSecret {
         Array(s.utf8).withUnsafeBytes { digest($0) }
     }
 
-    /// SHA-256 through the algorithm fetched once: OpenSSL's one-shot `SHA256()` looks it
-    /// up in the provider on every call, which costs more than hashing a token.
-    nonisolated(unsafe) private static let sha256Algorithm: OpaquePointer? = EVP_MD_fetch(nil, "SHA256", nil)
-
-    /// Digest contexts kept for reuse: `EVP_Digest` allocates, sets up and frees one per
-    /// call, which costs more than hashing a token. Each is used by one caller at a time
-    /// (taken out of the pool, put back after).
-    private static let contexts = Mutex<[DigestContext]>([])
-
-    /// An `EVP_MD_CTX`, handed between threads only through the pool.
-    private struct DigestContext: @unchecked Sendable {
-        let pointer: OpaquePointer
-    }
-
+    /// SHA-256 through a digest context each thread keeps (`kidledger_sha256`): OpenSSL's
+    /// one-shot `SHA256()` looks the algorithm up in the provider on every call, which
+    /// costs more than hashing a token, and a pool of contexts shared by the threads that
+    /// serve requests is a lock they queue on.
     private static func digest(_ input: UnsafeRawBufferPointer) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: 32) { out, count in
             count = 32
-            if let md = sha256Algorithm, let ctx = contexts.withLock({ $0.popLast()?.pointer }) ?? EVP_MD_CTX_new() {
-                if EVP_DigestInit_ex2(ctx, md, nil) == 1, EVP_DigestUpdate(ctx, input.baseAddress, input.count) == 1,
-                   EVP_DigestFinal_ex(ctx, out.baseAddress, nil) == 1 {
-                    let kept = contexts.withLock { pool -> Bool in
-                        guard pool.count < 64 else { return false }
-                        pool.append(DigestContext(pointer: ctx))
-                        return true
-                    }
-                    if !kept { EVP_MD_CTX_free(ctx) }
-                    return
-                }
-                EVP_MD_CTX_free(ctx)
+            if kidledger_sha256(input.baseAddress, input.count, out.baseAddress) != 1 {
+                _ = SHA256(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, out.baseAddress)
             }
-            _ = SHA256(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, out.baseAddress)
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LedgerModel
 
 /// Where request work that may wait on the database runs, off the event loops.
 protocol RequestWorkers: Sendable {
@@ -36,7 +36,8 @@ final class WorkerPool: RequestWorkers {
         var stopped = false
         var count: Int { jobs.count - head }
     }
-    private let state = Mutex(State())
+    /// Taken by every request and every thread of the pool (see `Locked`).
+    private let state = Locked(State())
     private let available = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
     let threads: Int
