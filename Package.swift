@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
         // Fakes for tests of LedgerClient and of apps: in-memory and fault-injecting
         // transports, a seeded generator. Not part of the library.
-        .target(name: "LedgerClientTesting", dependencies: ["LedgerClient"]),
+        .target(name: "LedgerClientTesting", dependencies: ["LedgerClient", "LedgerModel"]),
 
         // Executables: argument parsing and wiring only.
         .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer"]),

@@ -1,4 +1,5 @@
 import LedgerClient
+import LedgerModel
 
 /// Wraps a transport and, driven by a seeded generator, drops requests before they are sent
 /// or responses after the server applied them — the two failures a phone sees on a bad network.

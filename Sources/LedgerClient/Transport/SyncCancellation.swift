@@ -1,3 +1,5 @@
+import LedgerModel
+
 /// A cancellation signal shared by a sync and the requests it sends. Cancelling it makes the
 /// engine stop at its next step (never inside a local transaction) and the transport abandon
 /// the request in flight. Calling code wires it to its task:

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import GzipKit
+import LedgerModel
 
 /// The production transport: HTTP(S) through `URLSession`, gzip-aware.
 package final class URLSessionTransport: Transport {
