@@ -114,6 +114,8 @@ else
     "$pgbin/psql" "$url" -qAtX -c "ALTER DATABASE kidledger_nofsync SET synchronous_commit = off" >/dev/null
     "$SERVER_BIN" migrate --database-url "$url" >&2
     "$SERVER_BIN" migrate --database-url "$nofsync_url" >&2
+    # The reference loop's table (raw_pgbench), in the durable database.
+    "$pgbin/psql" "$url" -qAtX -c "CREATE TABLE bench_raw (n bigserial PRIMARY KEY, id uuid NOT NULL UNIQUE, amount bigint NOT NULL)"
     postmaster=$(head -n 1 "$cluster/data/postmaster.pid")
     KIDLEDGER_DATABASE_URL=$url "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
     server_pid=$!; pids+=($server_pid)
@@ -280,7 +282,6 @@ PY
 # On PostgreSQL: pgbench, one client, one row inserted per transaction into the durable
 # database, for as long (appends "ROUND raw-pg - transactions tps 0 0 0").
 raw_pgbench() {
-    "$pgbin/psql" "$url" -qAtX -c "CREATE TABLE IF NOT EXISTS bench_raw (n bigserial PRIMARY KEY, id uuid NOT NULL UNIQUE, amount bigint NOT NULL)"
     echo "INSERT INTO bench_raw (id, amount) VALUES (gen_random_uuid(), 1);" > "$tmp/raw.sql"
     "$pgbin/pgbench" -n -M prepared -c 1 -T "${duration%s}" -f "$tmp/raw.sql" "$url" > "$tmp/pgbench.txt" 2>&1 \
         || { cat "$tmp/pgbench.txt" >&2; exit 1; }

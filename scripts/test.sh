@@ -25,6 +25,16 @@ for tool in curl jq; do command -v "$tool" >/dev/null 2>&1 || need+=("$tool"); d
 [ ${#need[@]} -eq 0 ] || apt_install "${need[@]}"
 . scripts/python-env.sh || { echo "could not install the Python test tools into .venv/" >&2; exit 1; }
 
+# Apple's App Store certificates and signed data, which the JWS, subscription and App Store
+# peer tests read, live in the project's shared folder beside this repository
+# (../shared/vectors/app-store). Without it those tests fail: say so first and last.
+vectors=../shared/vectors/app-store
+vectors_note=""
+if [ ! -f "$vectors/test-chain/testCA.pem" ]; then
+  vectors_note="NOTE: $(cd .. && pwd)/shared/vectors/app-store is missing: the tests that read Apple's App Store vectors (JWS, certificate chain, subscriptions, App Store peer) fail without it. Put the project's shared/ folder beside this repository."
+  echo "$vectors_note" >&2
+fi
+
 results=.build/test-results
 mkdir -p "$results"
 rm -f "$results"/*.log
@@ -143,5 +153,6 @@ fi
 echo
 echo "=== summary (logs in $results/) ==="
 printf '%s\n' "${summary[@]}"
+[ -z "$vectors_note" ] || echo "$vectors_note"
 echo "total: $total_passed passed, $total_failed failed, $total_skipped skipped"
 [ "$total_failed" -eq 0 ]
