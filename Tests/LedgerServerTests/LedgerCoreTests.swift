@@ -272,8 +272,9 @@ final class LedgerCoreTests: XCTestCase {
 
 /// The header fast path for bearer tokens answers exactly as the general parse does.
 final class BearerHeaderTests: XCTestCase {
-    /// Token hashes from reused digest contexts, on many threads at once, equal an
-    /// independent SHA-256 (LedgerModel's).
+    /// Token hashes from each thread's reused digest context, on many threads at once and
+    /// on threads that end (their contexts are freed then), equal an independent SHA-256
+    /// (LedgerModel's).
     func testTokenHashesFromReusedContextsAreRight() {
         let failures = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 16) { i in
@@ -282,6 +283,15 @@ final class BearerHeaderTests: XCTestCase {
                 if TokenSecret.sha256(secret) != SHA256.digest(Array(secret.utf8)) { failures.withLock { $0 += 1 } }
             }
         }
+        let ended = DispatchSemaphore(value: 0)
+        for i in 0..<8 {
+            Thread {
+                let secret = String(repeating: "y", count: 40 + i)
+                if TokenSecret.sha256(secret) != SHA256.digest(Array(secret.utf8)) { failures.withLock { $0 += 1 } }
+                ended.signal()
+            }.start()
+        }
+        for _ in 0..<8 { ended.wait() }
         XCTAssertEqual(failures.withLock { $0 }, 0)
         let secret = TokenSecret.generate()
         XCTAssertEqual(TokenSecret.bearerHash("Bearer \(secret)"), SHA256.digest(Array(secret.utf8)))
