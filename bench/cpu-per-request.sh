@@ -180,18 +180,9 @@ ticks() {
     done
     echo "$total"
 }
-# PostgreSQL's CPU in clock ticks: the postmaster, its children, and the children it has
-# reaped (a backend that exits between two readings moves its ticks there). 0 on SQLite.
+# PostgreSQL's CPU in clock ticks (bench_pg_ticks); 0 on SQLite.
 pg_ticks() {
-    [ "$backend" = postgres ] || { echo 0; return; }
-    local p t total=0
-    # shellcheck disable=SC2046
-    for p in "$postmaster" $(ps -o pid= --ppid "$postmaster"); do
-        t=$(awk -v kids="$([ "$p" = "$postmaster" ] && echo 1 || echo 0)" \
-            '{ sub(/^.*\) /, ""); print $12 + $13 + (kids ? $14 + $15 : 0) }' "/proc/$p/stat" 2>/dev/null) || continue
-        [ -n "$t" ] && total=$(( total + t ))
-    done
-    echo "$total"
+    if [ "$backend" = postgres ]; then bench_pg_ticks "$postmaster"; else echo 0; fi
 }
 procs() {  # the processes whose CPU a kind is charged
     case $1 in

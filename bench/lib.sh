@@ -3,7 +3,8 @@
 # bench_server_bin (sets SERVER_BIN, building a release binary when unset) and
 # bench_start_nginx PORT (nginx, 1 worker, fixed 200 "ok" reply, keep-alive) and
 # bench_post_lua FILE HOUSEHOLD CHILD TOKEN (a wrk script posting a new transaction per request) and
-# bench_seed PREFIX URL (an account and households to measure against, as shell assignments).
+# bench_seed PREFIX URL (an account and households to measure against, as shell assignments) and
+# bench_pg_ticks POSTMASTER (PostgreSQL's CPU so far, in clock ticks).
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tmp="$(mktemp -d)"
@@ -96,4 +97,18 @@ assert len(page["children"]) + len(page["transactions"]) == 500 and page["moreCo
 print(" ".join(f"{prefix}{k}={shlex.quote(v)}" for k, v in
                [("token", token), ("hh", hh), ("feed", feed), ("children", ",".join(children))]))
 PY
+}
+
+# PostgreSQL's utime + stime in clock ticks: the postmaster, its children, and the children
+# it has reaped (a backend that exits between two readings moves its ticks there; one that
+# exits while being read is skipped).
+bench_pg_ticks() {  # POSTMASTER
+    local p t total=0
+    # shellcheck disable=SC2046
+    for p in "$1" $(ps -o pid= --ppid "$1"); do
+        t=$(awk -v kids="$([ "$p" = "$1" ] && echo 1 || echo 0)" \
+            '{ sub(/^.*\) /, ""); print $12 + $13 + (kids ? $14 + $15 : 0) }' "/proc/$p/stat" 2>/dev/null) || continue
+        [ -n "$t" ] && total=$(( total + t ))
+    done
+    echo "$total"
 }

@@ -129,21 +129,17 @@ COMMIT;
 SQL
 bench_post_lua "$tmp/post.lua" "$(IFS=,; echo "${hhs[*]}")" "$(IFS=,; echo "${children[*]}")" "$token"
 
-ticks_of() {  # utime+stime (+ reaped children's, for the postmaster) of the given pids
+server_ticks() {  # utime+stime of the server processes (one that exited counts nothing; pg_ticks says so)
     local p t total=0
-    for p in "$@"; do
-        # A backend may exit between listing and reading (a session closing): skip it.
-        t=$(awk -v kids="$([ "$p" = "$postmaster" ] && echo 1 || echo 0)" \
-            '{ sub(/^.*\) /, ""); print $12 + $13 + (kids ? $14 + $15 : 0) }' "/proc/$p/stat" 2>/dev/null) || continue
+    for p in "${server_pids[@]}"; do
+        t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$p/stat" 2>/dev/null) || continue
         [ -n "$t" ] && total=$(( total + t ))
     done
     echo "$total"
 }
-server_ticks() { ticks_of "${server_pids[@]}"; }
 pg_ticks() {
     for p in "${server_pids[@]}"; do [ -r "/proc/$p/stat" ] || { echo "a server exited:" >&2; cat "$tmp"/server-*.log >&2; exit 1; }; done
-    # shellcheck disable=SC2046
-    ticks_of "$postmaster" $(ps -o pid= --ppid "$postmaster")
+    bench_pg_ticks "$postmaster"
 }
 balance_of() { # KIND: the sum of its households' balances
     psql_at "SELECT coalesce(sum(c.balance_cents), 0) FROM children c JOIN households h ON h.id = c.household_id WHERE h.name = '$1'"

@@ -13,8 +13,8 @@ package final class Locked<Value>: @unchecked Sendable {
 
     package init(_ value: Value) { self.value = value }
 
-    /// Runs `body` with exclusive access to the value.
-    /// Inlined where it is called, so it is specialised for the value's type.
+    /// Runs `body` with exclusive access to the value. Inlinable, so callers in other
+    /// modules may specialise it; the optimiser does not always (see `ReadCache`).
     @inlinable
     package func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         lock.lock()

@@ -53,7 +53,7 @@ final class ReadCache: Sendable {
     /// Guards `storage`. Taken by every request that authenticates or reads a cached
     /// answer, on PostgreSQL from many request threads: a plain mutex, for `Locked`'s
     /// reason, held here directly (`Locked.withLock` called from another module runs
-    /// unspecialised, about 250 instructions a call on this path).
+    /// unspecialised: the child list measured 29,588 instructions through it, 29,440 so).
     private let lock = NSLock()
     nonisolated(unsafe) private var storage = State()
 
