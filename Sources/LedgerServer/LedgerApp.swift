@@ -130,6 +130,10 @@ public final class LedgerApp: Sendable {
         // disk they were a temporary file created, written and unlinked in every group
         // commit once they outgrew 64 KiB.
         try db.execute("PRAGMA temp_store = MEMORY")
+        // Each insert lands on a random leaf of the id index: with SQLite's default 2 MiB
+        // cache most of those leaves had been evicted and were read again (from the WAL or
+        // the file, 1.6 `pread`s per durable POST at 64 connections); with 32 MiB, 0.26.
+        try db.execute("PRAGMA cache_size = -\(max(configuration.writerCacheBytes >> 10, 64))")
         return db
     }
 

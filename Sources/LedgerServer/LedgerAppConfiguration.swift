@@ -22,6 +22,11 @@ public struct LedgerAppConfiguration: Sendable {
     /// an I/O error on a mapped page ends the process with SIGBUS instead of an error
     /// answer. 0 reads through `pread` only. Default 2 GiB.
     public var readerMmapBytes: Int = 2 << 30
+    /// SQLite: the writer connection's page cache (`PRAGMA cache_size`), held as the ledger
+    /// grows. Every new transaction lands on a random leaf of the id index; a cache that
+    /// holds those leaves spares a read of each (from the WAL or the file) per write.
+    /// Default 32 MiB (SQLite's own default is 2 MiB); at least 64 KiB is used.
+    public var writerCacheBytes: Int = 32 << 20
     public var http: HTTPServerConfiguration
     /// Default `.open`.
     public var registration: Registration = .open

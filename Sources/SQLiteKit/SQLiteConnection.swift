@@ -76,9 +76,14 @@ public final class SQLiteConnection {
     }
 
     /// Process-wide settings applied once, before SQLite initialises: no memory-usage
-    /// statistics (they take a global mutex on every allocation, and nothing reads them).
+    /// statistics (they take a global mutex on every allocation, and nothing reads them),
+    /// and the default page cache behind a wrapper that keeps B-tree page swaps from making
+    /// every later commit scan the whole cache (see `kidledger_install_page_cache` in the
+    /// CSQLite shim): without it a commit after a page split costs more the larger the cache.
     private static let configured: Bool = {
-        kidledger_sqlite3_config_memstatus(0) == SQLITE_OK
+        let memstatus = kidledger_sqlite3_config_memstatus(0)
+        let pageCache = kidledger_install_page_cache()
+        return memstatus == SQLITE_OK && pageCache == SQLITE_OK
     }()
 
     /// Applies the process-wide settings if SQLite has not initialised yet; true when they
@@ -86,6 +91,11 @@ public final class SQLiteConnection {
     /// (`sqlite3_vfs_find` does) must call this first: once initialised, SQLite refuses them.
     @discardableResult
     package static func applyProcessSettings() -> Bool { configured }
+
+    /// Page swaps the page cache wrapper has handled in this process, for tests. Read here,
+    /// in the file that installs the wrapper: the C shim's functions and their counter are
+    /// compiled into each Swift file that calls them.
+    package static var pageCacheSwaps: UInt { kidledger_page_cache_swap_count() }
 
     deinit {
         byAddress.removeAll()
