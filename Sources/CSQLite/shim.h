@@ -92,7 +92,10 @@ static inline int kidledger_page_cache_pagecount(sqlite3_pcache *p) {
 static inline sqlite3_pcache_page *kidledger_page_cache_fetch(sqlite3_pcache *p, unsigned int key, int createFlag) {
     kidledger_page_cache *c = (kidledger_page_cache *)p;
     unsigned int k = kidledger_page_cache_key(c, key);
-    if (createFlag && k > c->maxKey && key != c->swapKey) c->maxKey = k;
+    /* Any key a page may be created under counts, the stand-in's too (SQLite never
+     * creates the locking page, but if a damaged file led it there, the next swap still
+     * gets a key of its own). */
+    if (createFlag && k > c->maxKey) c->maxKey = k;
     return kidledger_page_cache_base()->xFetch(c->inner, k, createFlag);
 }
 
