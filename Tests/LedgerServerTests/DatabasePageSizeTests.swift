@@ -7,10 +7,7 @@ import XCTest
 /// the page size it was made with, and opens and migrates as before.
 final class DatabasePageSizeTests: XCTestCase {
     private func withDataDirectory(_ body: (LedgerAppConfiguration) throws -> Void) throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-pagesize-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        try body(LedgerAppConfiguration(dataDirectory: dir, port: 0))
+        try withTemporaryDataDirectory("pagesize", body)
     }
 
     func testANewDatabaseGetsTheServersPageSize() throws {

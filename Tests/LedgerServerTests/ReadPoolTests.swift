@@ -34,13 +34,12 @@ final class ReadPoolTests: XCTestCase {
 /// The writer's page cache is as configured (`--writer-cache-mb`, default 32 MiB).
 final class WriterCacheTests: XCTestCase {
     func testTheWriterCacheIsAsConfigured() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("writer-cache-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        var configuration = LedgerAppConfiguration(dataDirectory: dir)
-        XCTAssertEqual(configuration.writerCacheBytes, 32 << 20)
-        XCTAssertEqual(try LedgerApp.openWriter(configuration).queryOne("PRAGMA cache_size")?.int(0), -32_768)
-        configuration.writerCacheBytes = 1 << 20
-        XCTAssertEqual(try LedgerApp.openWriter(configuration).queryOne("PRAGMA cache_size")?.int(0), -1_024)
+        try withTemporaryDataDirectory("writer-cache") { defaults in
+            var configuration = defaults
+            XCTAssertEqual(configuration.writerCacheBytes, 32 << 20)
+            XCTAssertEqual(try LedgerApp.openWriter(configuration).queryOne("PRAGMA cache_size")?.int(0), -32_768)
+            configuration.writerCacheBytes = 1 << 20
+            XCTAssertEqual(try LedgerApp.openWriter(configuration).queryOne("PRAGMA cache_size")?.int(0), -1_024)
+        }
     }
 }

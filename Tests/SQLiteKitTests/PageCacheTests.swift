@@ -75,7 +75,7 @@ final class PageCacheTests: XCTestCase {
                              file: StaticString = #filePath, line: UInt = #line) throws {
         XCTAssertEqual(try db.queryOne("PRAGMA integrity_check")?.string(0), "ok", message, file: file, line: line)
         XCTAssertEqual(try db.queryOne("SELECT COUNT(*) FROM t")?.int(0), Int64(ids.count), message, file: file, line: line)
-        let stored = Set(try db.query("SELECT id FROM t ORDER BY id").map { $0.string(0) })
+        let stored = Set(try db.query("SELECT id FROM t").map { $0.string(0) })
         XCTAssertEqual(stored, Set(ids), message, file: file, line: line)
     }
 }
