@@ -73,17 +73,8 @@ public final class LedgerApp: Sendable {
                            metrics: Metrics, logger: Logger) throws -> StorageBackend {
         let db = try LedgerApp.openWriter(configuration)
         let checkpointer = try Checkpointer(path: configuration.databasePath)
-        var durability = WriteQueue.Durability.inCommit
-        var gate: DurabilityGate?
-        if configuration.overlapsCommitSync {
-            let wal = try db.deferWALCommitSyncs()
-            let hold = configuration.beforeCommitSync
-            let g = DurabilityGate()
-            gate = g
-            durability = .overlapped(sync: { hold?(); try wal.sync() }, gate: g)
-        }
         let writer = WriteQueue(connection: db, checkpointer: checkpointer, batchState: WriterRowState(),
-                                durability: durability, afterEveryCommit: { commit in
+                                afterEveryCommit: { commit in
             readCache.invalidate(tokens: commit.revokedTokens)
             metrics.recordCommit(jobs: commit.jobs)
         }, onSpace: { full in
@@ -95,7 +86,7 @@ public final class LedgerApp: Sendable {
         }) { touched in notifier.notify(touched) }
         let reads = ReadPool(path: configuration.databasePath, mmapBytes: configuration.readerMmapBytes)
         let storage = SQLiteLedgerStorage(reads: reads, writer: writer)
-        var backend = StorageBackend(storage: storage, sqlite: SQLiteBackend(reads: reads, writer: writer),
+        return StorageBackend(storage: storage, sqlite: SQLiteBackend(reads: reads, writer: writer),
                               workers: DispatchWorkers(queue: reads.queue), offLoop: false, readiness: {
             if storage.isOutOfSpace {
                 var e = APIError(503, "not_ready", "The disk is full: writes fail until there is room again.")
@@ -109,8 +100,6 @@ public final class LedgerApp: Sendable {
                 return APIError(503, "not_ready", "The database does not answer.")
             }
         }, stop: { writer.stop() })
-        backend.durability = gate
-        return backend
     }
 
     #if !Postgres

@@ -27,14 +27,6 @@ public struct LedgerAppConfiguration: Sendable {
     /// holds those leaves spares a read of each (from the WAL or the file) per write.
     /// Default 32 MiB (SQLite's own default is 2 MiB); at least 64 KiB is used.
     public var writerCacheBytes: Int = 32 << 20
-    /// SQLite: whether a group commit's fsync overlaps the next group's statements. On,
-    /// COMMIT writes the WAL and a thread of its own makes it durable while the writer runs
-    /// the jobs that arrived meanwhile; every job is still answered only after its commit's
-    /// sync, and an answer that read a commit waits for that commit's sync too. Off, COMMIT
-    /// syncs (`synchronous=FULL`) and the writer waits for the disk. Default on.
-    public var overlapsCommitSync = true
-    /// Tests only: runs on the syncing thread before each overlapped sync (to hold it).
-    package var beforeCommitSync: (@Sendable () -> Void)? = nil
     public var http: HTTPServerConfiguration
     /// Default `.open`.
     public var registration: Registration = .open

@@ -20,13 +20,6 @@ import Darwin
 /// and the sync writes the gathered bytes first. Other connections therefore never see a
 /// frame that is still in this buffer; with NORMAL they could. `SQLiteConnection` refuses
 /// the combination.
-///
-/// A connection may also defer its commits' syncs (`deferWALCommitSyncs`): the commit's
-/// sync then writes the gathered bytes and returns without `fdatasync`, and the caller
-/// makes them durable itself (`DeferredWALSync.sync`) before it tells anyone the commit
-/// happened. Syncs SQLite asks for with `SQLITE_SYNC_FULL` stay real: with
-/// `checkpoint_fullfsync` on, those are the checkpoint's (the WAL must be durable before
-/// its frames are copied into the database file) and the header's when the WAL starts over.
 enum CoalescingWALVFS {
     static let name = "kidledger-coalescing-wal"
 
@@ -82,12 +75,6 @@ enum CoalescingWALVFS {
         (UnsafeMutableRawPointer(file) + headerSize).assumingMemoryBound(to: sqlite3_file.self)
     }
 
-    /// This VFS's state of a WAL file object; nil for any other file.
-    static func walBuffer(_ file: UnsafeMutablePointer<sqlite3_file>) -> Buffer? {
-        guard file.pointee.pMethods == UnsafePointer(walMethods), stateSlot(file).pointee != nil else { return nil }
-        return buffer(file)
-    }
-
     private static func buffer(_ file: UnsafeMutablePointer<sqlite3_file>?) -> Buffer {
         Unmanaged<Buffer>.fromOpaque(stateSlot(file!).pointee!).takeUnretainedValue()
     }
@@ -125,16 +112,11 @@ enum CoalescingWALVFS {
         return call(f, methods)
     }
 
-    /// The contiguous bytes not yet written: `count` bytes for file offset `start`; and
-    /// whether commit syncs are deferred (set once, before the connection is shared).
-    final class Buffer {
+    /// The contiguous bytes not yet written: `count` bytes for file offset `start`.
+    private final class Buffer {
         let bytes = UnsafeMutableRawPointer.allocate(byteCount: CoalescingWALVFS.capacity, alignment: 4096)
         var start: Int64 = 0
         var count = 0
-        var defersCommitSyncs = false
-        /// Syncs deferred to the caller, and syncs made (used by tests).
-        var deferredSyncs = 0
-        var syncs = 0
         deinit { bytes.deallocate() }
 
         func overlaps(_ offset: Int64, _ length: Int) -> Bool {
@@ -184,17 +166,7 @@ enum CoalescingWALVFS {
             return methods.xWrite(f, data, amount, offset)
         }
         m.pointee.xTruncate = { file, size in forward(file, flushFirst: true) { $1.xTruncate($0, size) } }
-        m.pointee.xSync = { file, flags in
-            let b = buffer(file)
-            if b.defersCommitSyncs && flags & 0x0F != SQLITE_SYNC_FULL {
-                // A commit's sync: the frames go to the file, the caller makes them durable.
-                let rc = flush(file)
-                if rc == SQLITE_OK { b.deferredSyncs += 1 }
-                return rc
-            }
-            b.syncs += 1
-            return forward(file, flushFirst: true) { $1.xSync($0, flags) }
-        }
+        m.pointee.xSync = { file, flags in forward(file, flushFirst: true) { $1.xSync($0, flags) } }
         m.pointee.xFileSize = { file, size in forward(file, flushFirst: true) { $1.xFileSize($0, size) } }
         m.pointee.xLock = { file, level in forward(file, flushFirst: false) { $1.xLock($0, level) } }
         m.pointee.xUnlock = { file, level in forward(file, flushFirst: false) { $1.xUnlock($0, level) } }

@@ -6,8 +6,7 @@ import Synchronization
 import XCTest
 
 /// A failing job leaves nothing behind and takes no other job of its batch with it,
-/// whether it failed before writing, after writing, or with an error SQLite raised — with
-/// syncs inside COMMIT and with syncs overlapping the next batch.
+/// whether it failed before writing, after writing, or with an error SQLite raised.
 final class WriteQueueTests: XCTestCase {
     private enum Kind: CaseIterable { case ok, refusesBeforeWriting, refusesAfterWriting, otherErrorAfterWriting, constraint }
     private struct Odd: Error {}
@@ -19,28 +18,12 @@ final class WriteQueueTests: XCTestCase {
     }
 
     func testFailingJobsRollBackAloneInEveryMix() throws {
-        try failingJobsRollBackAlone(overlapped: false)
-    }
-
-    func testFailingJobsRollBackAloneInEveryMixWithOverlappedSyncs() throws {
-        try failingJobsRollBackAlone(overlapped: true)
-    }
-
-    private func failingJobsRollBackAlone(overlapped: Bool) throws {
         try withTemporaryDatabase("wq") { path in
             let db = try SQLiteConnection.coalescingWALWriter(path: path)
             try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL UNIQUE); CREATE TABLE c (n INTEGER NOT NULL)")
             try db.execute("INSERT INTO c VALUES (0)")
             let counted = Mutex(0)
-            var durability = WriteQueue.Durability.inCommit
-            let gate = DurabilityGate()
-            var syncedBefore = 0
-            if overlapped {
-                let wal = try db.deferWALCommitSyncs()
-                durability = .overlapped(sync: { try wal.sync() }, gate: gate)
-                syncedBefore = try XCTUnwrap(db.walSyncCounts).synced
-            }
-            let writer = WriteQueue(connection: db, maxBatch: 64, durability: durability,
+            let writer = WriteQueue(connection: db, maxBatch: 64,
                                     afterEveryCommit: { summary in counted.withLock { $0 += summary.jobs } }) { _ in }
             defer { writer.stop() }
 
@@ -97,16 +80,6 @@ final class WriteQueueTests: XCTestCase {
             XCTAssertEqual(try reader.queryOne("SELECT n FROM c")?.int(0), Int64(expectedRows.count))
             // The commit metric counts what was made durable, not the failed jobs beside it.
             XCTAssertEqual(counted.withLock { $0 }, expectedRows.count)
-            if overlapped {
-                let (committed, durable) = gate.counts
-                XCTAssertGreaterThan(committed, 0)
-                XCTAssertEqual(durable, committed, "every commit was synced before its jobs were answered")
-                // A commit whose jobs all failed writes no frame and asks for no sync.
-                let syncs = try XCTUnwrap(db.walSyncCounts)
-                XCTAssertGreaterThan(syncs.deferred, 0)
-                XCTAssertLessThanOrEqual(syncs.deferred, Int(committed))
-                XCTAssertEqual(syncs.synced, syncedBefore, "SQLite synced nothing itself: every COMMIT left its sync to the queue")
-            }
         }
     }
 }

@@ -5,11 +5,9 @@ import LedgerModel
 /// Storage refusals (`LedgerStorageError`) become HTTP answers in one place
 /// (`LedgerStorageError+HTTP.swift`), when `respond(_:)` or the router sees them.
 extension RequestContext {
-    /// Runs `body` against one consistent snapshot of storage (and notes the newest commit
-    /// it may have seen, which the answer then waits for: see `respond`).
+    /// Runs `body` against one consistent snapshot of storage.
     func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T {
-        defer { if let gate = services.durability { readHorizon = gate.horizon } }
-        return try services.storage.read(body)
+        try services.storage.read(body)
     }
 
     /// Runs `body` in a write transaction (on SQLite: a job of the next group commit) and,
@@ -40,8 +38,7 @@ extension RequestContext {
         if let hit = cache.response(key) { return .response(hit) }
         let generation = cache.current
         let response = try read(body)
-        // An answer that read a commit not yet durable is sent when it is, and not kept.
-        if response.status == 200 && readIsDurable { cache.store(response, key: key, readAt: generation) }
+        if response.status == 200 { cache.store(response, key: key, readAt: generation) }
         return .response(response)
     }
 }

@@ -18,9 +18,6 @@ final class RequestContext: @unchecked Sendable {
     private(set) var caller: Caller?
     /// The client address after trusted-proxy resolution.
     let clientAddress: String
-    /// The newest commit this request's reads may have seen (`DurabilityGate.horizon`);
-    /// 0 before any read, or when every commit is durable once visible.
-    var readHorizon: UInt64 = 0
 
     init(request: HTTPRequest, params: PathParameters, responder: any HTTPResponder, services: Services, routeLabel: String,
          routeIndex: Int? = nil) {
@@ -33,26 +30,14 @@ final class RequestContext: @unchecked Sendable {
         self.clientAddress = services.clientAddress.resolve(request)
     }
 
-    /// Answers (from any thread), tagging the response with the route label and index. An
-    /// answer whose reads may have seen a commit that is not durable yet waits for it.
+    /// Answers (from any thread), tagging the response with the route label and index.
     func respond(_ response: consuming HTTPResponse) {
         // Consumed: tagged in place instead of copied (a retain of every field).
         var r = response
         r.routeLabel = routeLabel
         r.routeIndex = routeIndex
         if clientAddress != request.remoteAddress { r.clientAddress = clientAddress }
-        if readHorizon != 0, let gate = services.durability, !gate.isDurable(readHorizon) {
-            let answer = r, responder = self.responder
-            gate.whenDurable(readHorizon) { responder.respond(answer) }
-            return
-        }
         responder.respond(r)
-    }
-
-    /// Whether everything this request has read so far is durable (what may be kept in the
-    /// read cache for other requests).
-    var readIsDurable: Bool {
-        readHorizon == 0 || services.durability?.isDurable(readHorizon) ?? true
     }
 
     func respond(_ error: Error) {
@@ -137,7 +122,7 @@ final class RequestContext: @unchecked Sendable {
         guard let c = try read({ try $0.caller(tokenHash: hash) }) else {
             throw authenticationFailed("The token is unknown or was revoked.")
         }
-        if readIsDurable { cache.store(c, hash: hash, readAt: generation) }
+        cache.store(c, hash: hash, readAt: generation)
         caller = c
         return c
     }

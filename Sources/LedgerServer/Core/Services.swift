@@ -27,9 +27,6 @@ struct StorageBackend: Sendable {
     var waitUntilReady: @Sendable (Double) -> Void = { _ in }
     /// Stops what the backend runs (after the HTTP server has drained).
     let stop: @Sendable () -> Void
-    /// With SQLite's overlapped syncs: which commits are durable, for answers built from
-    /// reads (`RequestContext.respond`). nil when every commit is durable once visible.
-    var durability: DurabilityGate? = nil
 }
 
 /// The shared machinery every handler uses.
@@ -57,8 +54,6 @@ final class Services: Sendable {
     /// Encrypts and authenticates list cursors.
     let cursors: Cursor
     let registrationLimiter: RegistrationLimiter
-    /// `backend.durability`, held here for the request path.
-    let durability: DurabilityGate?
 
     func connectionCount() -> Int { connections.get(0) }
 
@@ -75,7 +70,6 @@ final class Services: Sendable {
         self.configuration = configuration
         self.backend = backend
         self.storage = backend.storage
-        self.durability = backend.durability
         self.readCache = readCache
         self.notifier = notifier
         self.metrics = metrics

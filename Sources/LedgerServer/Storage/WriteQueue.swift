@@ -2,12 +2,11 @@ import Foundation
 import SQLiteKit
 import Synchronization
 
-/// One writer thread over one read-write connection. Jobs submitted from any thread run
-/// in batches committed together in one SQLite transaction (group commit); a failing job
-/// rolls back alone (see `execute(_:into:)`). Completions run only once the batch is
-/// durable — after its COMMIT, or with `.overlapped` durability after the sync that follows
-/// it while the next batch runs — on a queue of their own, so building the answers
-/// overlaps the writer's next batch.
+/// One writer thread over one read-write connection. Jobs submitted from any thread are
+/// drained in batches and committed together in one SQLite transaction (group commit);
+/// a failing job rolls back alone (see `run(_:savepoints:)`). Completions run
+/// only after the batch's COMMIT returned, i.e. after the data is durable, on a queue of
+/// their own, so building the answers overlaps the writer's next batch.
 final class WriteQueue: Sendable {
     /// One unit of work for a group commit. `work` runs on the writer thread inside the
     /// batch's transaction and reports what it changed; `completion` runs once the batch
@@ -66,17 +65,6 @@ final class WriteQueue: Sendable {
         var revokesTokens = false
     }
 
-    /// How a commit is made durable.
-    enum Durability: Sendable {
-        /// Inside COMMIT (`synchronous=FULL`): jobs are answered when it returns.
-        case inCommit
-        /// COMMIT only writes the WAL (its sync deferred, `deferWALCommitSyncs`); `sync` then
-        /// makes it durable on a thread of its own while the writer runs the next jobs, whose
-        /// COMMIT waits for that sync to end. `gate` learns of every commit before it is
-        /// visible and of every sync after it, for answers built from reads.
-        case overlapped(sync: @Sendable () throws -> Void, gate: DurabilityGate)
-    }
-
     private struct State {
         var jobs: [Job] = []
         var stopped = false
@@ -86,7 +74,6 @@ final class WriteQueue: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Signalled for each job submitted and each sync ended.
     private let signal = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private nonisolated(unsafe) let db: SQLiteConnection
@@ -118,11 +105,9 @@ final class WriteQueue: Sendable {
     /// While out of space with nothing queued, how often the writer tries a small write
     /// (seconds, default 1), so readiness comes back without waiting for a client's write.
     let spaceProbeInterval: Double
-    /// With `.overlapped`: the thread that syncs commits and then answers them.
-    private let syncer: CommitSyncer?
 
     init(connection: SQLiteConnection, maxBatch: Int = 256, checkpointer: Checkpointer? = nil,
-         batchState: BatchState? = nil, durability: Durability = .inCommit, spaceProbeInterval: Double = 1,
+         batchState: BatchState? = nil, spaceProbeInterval: Double = 1,
          afterEveryCommit: @escaping @Sendable (CommitSummary) -> Void = { _ in },
          onSpace: @escaping @Sendable (SQLiteError?) -> Void = { _ in },
          onCommit: @escaping @Sendable (Set<String>) -> Void) {
@@ -134,13 +119,6 @@ final class WriteQueue: Sendable {
         self.afterEveryCommit = afterEveryCommit
         self.onSpace = onSpace
         self.onCommit = onCommit
-        if case .overlapped(let sync, let gate) = durability {
-            let signal = self.signal
-            syncer = CommitSyncer(sync: sync, gate: gate, completions: completions, afterEveryCommit: afterEveryCommit,
-                                  onCommit: onCommit, ended: { signal.signal() })
-        } else {
-            syncer = nil
-        }
         let t = Thread { [self] in self.run() }
         t.name = "kidledger-writer"
         t.start()
@@ -168,7 +146,6 @@ final class WriteQueue: Sendable {
         state.withLock { $0.stopped = true }
         signal.signal()
         done.wait()
-        syncer?.stop()
         completions.sync {}
         checkpointer?.stop()
     }
@@ -183,172 +160,120 @@ final class WriteQueue: Sendable {
         return try box.get()
     }
 
-    /// The transaction being filled: its jobs (in order), and what those run so far did.
-    private struct OpenBatch {
-        var jobs: [Job] = []
-        var results: [Result<Void, Error>] = []
-        var touched = Set<String>()
-        var revokedTokens = false
-        /// Whether each job runs inside a savepoint of its own (see `runJob`).
-        var savepoints = false
-    }
-
-    /// The writer thread. Queued jobs run in the open transaction as they come (up to
-    /// `maxBatch` in one); the transaction commits as soon as no sync is in flight — at
-    /// once with `.inCommit`, where COMMIT itself syncs; with `.overlapped`, when the sync of
-    /// the previous commit has ended, so the jobs that arrive meanwhile run during it.
     private func run() {
-        var open: OpenBatch?
         while true {
-            if let batch = open, !(syncer?.isBusy ?? false) {
-                open = nil
-                commit(batch)
-                continue
-            }
-            let room = maxBatch - (open?.jobs.count ?? 0)
-            let (jobs, stopped) = state.withLock { s -> ([Job], Bool) in
-                let n = min(s.jobs.count, room)
-                let b = Array(s.jobs.prefix(n))
-                s.jobs.removeFirst(n)
-                return (b, s.stopped)
-            }
-            if !jobs.isEmpty {
-                execute(jobs, into: &open)
-                continue
-            }
-            if stopped && open == nil && !(syncer?.isBusy ?? false) && state.withLock({ $0.jobs.isEmpty }) {
-                done.signal()
-                return
-            }
-            if open == nil && isOutOfSpace {
-                if signal.wait(timeout: .now() + spaceProbeInterval) == .timedOut { probeSpace() }
+            if isOutOfSpace {
+                if signal.wait(timeout: .now() + spaceProbeInterval) == .timedOut { probeSpace(); continue }
             } else {
                 signal.wait()
             }
+            while true {
+                let (batch, stopped) = state.withLock { s -> ([Job], Bool) in
+                    let n = min(s.jobs.count, maxBatch)
+                    let b = Array(s.jobs.prefix(n))
+                    s.jobs.removeFirst(n)
+                    return (b, s.stopped)
+                }
+                if batch.isEmpty {
+                    if stopped { done.signal(); return }
+                    break
+                }
+                commit(batch)
+            }
         }
     }
 
-    /// Thrown by `runJob` without savepoints when a job failed after it had changed rows:
-    /// the transaction is rolled back and its jobs run again with a savepoint each.
+    /// What one batch produced inside its transaction.
+    private struct BatchRun {
+        var results: [Result<Void, Error>] = []
+        var touched = Set<String>()
+        var revokedTokens = false
+    }
+
+    /// Thrown by `run(_:savepoints: false)` when a job failed after it had changed rows: the
+    /// transaction is rolled back and the batch runs again with a savepoint per job.
     private struct NeedsSavepoints: Error {}
 
-    /// Runs `jobs` in the open transaction, beginning one when there is none. A failing job
-    /// must leave nothing behind. Most jobs check everything before they write and fail
-    /// with a `LedgerStorageError` (or `APIError`) having changed no row, so by default jobs
-    /// run without savepoints (each costs a copy of every page the job touches); a job that
-    /// fails in any other way, or after it changed rows, rolls the transaction back and
-    /// every job of it runs again with a savepoint of its own (none of them was committed
-    /// or answered). When the transaction itself fails (SQLite ended it, the disk is full),
-    /// every job in it fails alike: each is answered with the error and may be retried as
-    /// it was, none is half applied.
-    private func execute(_ jobs: [Job], into open: inout OpenBatch?) {
+    private func commit(_ batch: [Job]) {
+        let run: BatchRun
         do {
-            let fresh = open == nil
-            if fresh { open = OpenBatch() }
-            open!.jobs += jobs
-            if fresh { try begin() }
-            var i = open!.results.count
-            while i < open!.jobs.count {
-                do {
-                    try runJob(open!.jobs[i], in: &open!)
-                    i += 1
-                } catch is NeedsSavepoints {
-                    batchState?.discard()
-                    try db.execute("ROLLBACK")
-                    try begin()
-                    let all = open!.jobs
-                    open = OpenBatch(jobs: all, savepoints: true)
-                    i = 0
-                }
+            do {
+                run = try self.run(batch, savepoints: false)
+            } catch is NeedsSavepoints {
+                run = try self.run(batch, savepoints: true)
             }
         } catch {
-            let failed = open?.jobs ?? jobs
-            open = nil
-            abandon(failed, error)
-        }
-    }
-
-    /// Rolls back what is open and answers `jobs` with `error`. `number`: the commit's
-    /// number when its COMMIT failed (readers may wait for it: it is passed as done).
-    private func abandon(_ jobs: [Job], _ error: Error, number: UInt64? = nil) {
-        batchState?.discard()
-        if db.isInTransaction { try? db.execute("ROLLBACK") }
-        if let full = error as? SQLiteError, full.isFull { spaceChanged(full) }
-        if let syncer {
-            // Behind the commits still being synced, so answers keep their order.
-            syncer.enqueue(.init(number: number, summary: nil, touched: [], answers: jobs.map { ($0, .failure(error)) }))
-        } else {
-            completions.async { for job in jobs { job.completion(.failure(error)) } }
-        }
-    }
-
-    private func begin() throws {
-        // Prepared once and kept (execute would parse the text on every batch).
-        try db.run("BEGIN IMMEDIATE")
-        try batchState?.begin(db)
-    }
-
-    /// Runs one job in the open transaction and records its result.
-    private func runJob(_ job: Job, in open: inout OpenBatch) throws {
-        // A job that does not know of the held-back writes, or one with a savepoint of its
-        // own, starts with them in the database.
-        if !job.defersRowWrites {
-            try batchState?.flush(db, beforeOtherStatements: true)
-        } else if open.savepoints {
-            try batchState?.flush(db, beforeOtherStatements: false)
-        }
-        let before = db.totalChanges, heldBefore = batchState?.changeCount ?? 0
-        do {
-            if open.savepoints { try db.run("SAVEPOINT job") }
-            let outcome = try job.work(db)
-            if open.savepoints { try db.run("RELEASE job") }
-            for household in outcome.touched { open.touched.insert(household) }
-            open.revokedTokens = open.revokedTokens || outcome.revokesTokens
-            open.results.append(.success(()))
-        } catch {
-            // SQLite may have ended the transaction itself (I/O error, disk full): then
-            // nothing of it may be committed or run on without it.
-            guard db.isInTransaction, !((error as? SQLiteError)?.isFull ?? false) else { throw error }
-            if open.savepoints {
-                batchState?.discard()
-                try db.execute("ROLLBACK TO job; RELEASE job")
-            } else if !(error is LedgerStorageError || error is APIError) || db.totalChanges != before
-                        || batchState?.changeCount ?? 0 != heldBefore {
-                throw NeedsSavepoints()
-            }
-            open.results.append(.failure(error))
-        }
-    }
-
-    /// Commits the open transaction and has its jobs answered once it is durable.
-    private func commit(_ batch: OpenBatch) {
-        var number: UInt64?
-        do {
-            try batchState?.flush(db, beforeOtherStatements: false)
-            // Counted before COMMIT makes it visible: a read that sees it knows to wait.
-            number = syncer?.gate.beginCommit()
-            try db.run("COMMIT")
-        } catch {
-            abandon(batch.jobs, error, number: number)
+            if let full = error as? SQLiteError, full.isFull { spaceChanged(full) }
+            completions.async { for job in batch { job.completion(.failure(error)) } }
             return
         }
         // A small commit can succeed on a full disk (pages rewritten in place): readiness
         // comes back only when the probe's pages fit.
         if isOutOfSpace { probeSpace() }
-        let succeeded = batch.results.reduce(0) { n, r in if case .success = r { n + 1 } else { n } }
-        let summary = CommitSummary(jobs: succeeded, revokedTokens: batch.revokedTokens)
-        let answered = Array(zip(batch.jobs, batch.results))
-        if let syncer {
-            syncer.enqueue(.init(number: number, summary: summary, touched: batch.touched, answers: answered))
-        } else {
-            afterEveryCommit(summary)
-            if !batch.touched.isEmpty { onCommit(batch.touched) }
-            completions.async { for (job, r) in answered { job.completion(r) } }
-        }
+        let succeeded = run.results.reduce(0) { n, r in if case .success = r { n + 1 } else { n } }
+        afterEveryCommit(CommitSummary(jobs: succeeded, revokedTokens: run.revokedTokens))
+        if !run.touched.isEmpty { onCommit(run.touched) }
+        let answered = Array(zip(batch, run.results))
+        completions.async { for (job, r) in answered { job.completion(r) } }
         if let checkpointer {
             checkpointer.committed()
             if checkpointer.restartRequested { try? db.execute("PRAGMA wal_checkpoint(RESTART)") }
         }
+    }
+
+    /// Runs the jobs in one transaction and commits it. A failing job must leave nothing
+    /// behind. Most jobs check everything before they write and fail with a `LedgerStorageError` (or
+    /// `APIError`) having changed no row, so by default jobs run without savepoints (each costs a copy
+    /// of every page the job touches); a job that fails in any other way, or after it
+    /// changed rows, sends the whole batch round again with a savepoint per job. Nothing
+    /// of the first round was committed or answered.
+    private func run(_ batch: [Job], savepoints: Bool) throws -> BatchRun {
+        var out = BatchRun()
+        out.results.reserveCapacity(batch.count)
+        do {
+            // Prepared once and kept (execute would parse the text on every batch).
+            try db.run("BEGIN IMMEDIATE")
+            try batchState?.begin(db)
+            for job in batch {
+                // A job that does not know of the held-back writes, or one with a savepoint
+                // of its own, starts with them in the database.
+                if !job.defersRowWrites {
+                    try batchState?.flush(db, beforeOtherStatements: true)
+                } else if savepoints {
+                    try batchState?.flush(db, beforeOtherStatements: false)
+                }
+                let before = db.totalChanges, heldBefore = batchState?.changeCount ?? 0
+                do {
+                    if savepoints { try db.run("SAVEPOINT job") }
+                    let outcome = try job.work(db)
+                    if savepoints { try db.run("RELEASE job") }
+                    for household in outcome.touched { out.touched.insert(household) }
+                    out.revokedTokens = out.revokedTokens || outcome.revokesTokens
+                    out.results.append(.success(()))
+                } catch {
+                    // SQLite may have ended the transaction itself (I/O error, disk full):
+                    // then nothing of the batch may be committed or run on without it. Out
+                    // of space, the whole batch fails alike: each of its jobs is answered
+                    // 507 and may be retried as it was, none is half applied.
+                    guard db.isInTransaction, !((error as? SQLiteError)?.isFull ?? false) else { throw error }
+                    if savepoints {
+                        batchState?.discard()
+                        try db.execute("ROLLBACK TO job; RELEASE job")
+                    } else if !(error is LedgerStorageError || error is APIError) || db.totalChanges != before
+                                || batchState?.changeCount ?? 0 != heldBefore {
+                        throw NeedsSavepoints()
+                    }
+                    out.results.append(.failure(error))
+                }
+            }
+            try batchState?.flush(db, beforeOtherStatements: false)
+            try db.run("COMMIT")
+        } catch {
+            batchState?.discard()
+            if db.isInTransaction { try? db.execute("ROLLBACK") }
+            throw error
+        }
+        return out
     }
 }
 
