@@ -29,11 +29,37 @@ final class CheckpointerTests: XCTestCase {
                 largest = max(largest, size)
             }
             writer.stop()
+            XCTAssertFalse(checkpointer.lastPrepare.isEmpty, "a restart was prepared beside the writer")
             XCTAssertLessThan(largest, 6 * 1024 * 1024, "the log starts over instead of growing with every commit")
             let after = (try? FileManager.default.attributesOfItem(atPath: walPath)[.size] as? UInt64) ?? 0
             XCTAssertEqual(after, 0, "stopping truncates the log: the database file is complete")
             let reader = try SQLiteConnection(path: path, mode: .readOnly)
             XCTAssertEqual(try reader.queryOne("SELECT COUNT(*) FROM t")?.int(0), 4000)
         }
+    }
+
+    /// Before asking the writer for a RESTART, the checkpoint thread copies and fsyncs pass
+    /// after pass while a pass still finds many new frames, so the RESTART (which stalls
+    /// every write) is left only what came in during a short last pass.
+    func testARestartIsPreparedUntilAPassFindsFewNewFrames() {
+        func run(_ cumulative: [Int?], from start: Int) -> (passes: [Int], calls: Int) {
+            var calls = 0
+            let passes = Checkpointer.preparePasses(from: start) {
+                defer { calls += 1 }
+                return calls < cumulative.count ? cumulative[calls] : 0
+            }
+            return (passes, calls)
+        }
+        // Shrinking passes: stop at the first one under the threshold.
+        let few = Checkpointer.fewFrames
+        XCTAssertEqual(run([10_000 + 6_000, 16_000 + 2_000, 18_000 + few - 1, 99_999], from: 10_000).passes,
+                       [6_000, 2_000, few - 1])
+        // A pass that fails ends it.
+        XCTAssertEqual(run([5_000, nil, 9_000], from: 0).passes, [5_000])
+        // Passes that never shrink: bounded.
+        let endless = run(Array(1...20).map { Optional($0 * 10 * few) }, from: 0)
+        XCTAssertEqual(endless.passes.count, Checkpointer.maxPreparePasses)
+        XCTAssertEqual(endless.calls, Checkpointer.maxPreparePasses)
+        XCTAssertEqual(Set(endless.passes), [10 * few])
     }
 }

@@ -23,8 +23,8 @@ final class Checkpointer: Sendable {
     let interval: Double
     /// WAL frames after which the writer restarts the log. Default 65,536 (256 MiB of 4 KiB
     /// pages, about 1.5 s of sustained writes at full speed). A restart stalls the writer while it
-    /// copies the last frames and fsyncs the database file (2–8 ms in the benchmark once
-    /// `prepareRestart` has done the bulk of it), so it should be rare; the log
+    /// copies the last frames and fsyncs the database file (median 5–7 ms, at most 10 ms in
+    /// the benchmark once `prepareRestart` has done the bulk of it), so it should be rare; the log
     /// file keeps its largest size until the server stops (TRUNCATE) — when writes pause,
     /// the log is reused from its start without a restart.
     let restartFrames: Int
@@ -78,8 +78,8 @@ final class Checkpointer: Sendable {
                 done.signal()
                 return
             }
-            if let frames = try? checkpoint("PASSIVE"), frames > restartFrames {
-                prepareRestart()
+            if let pass = try? checkpoint("PASSIVE"), pass.frames > restartFrames {
+                prepareRestart(copied: pass.copied)
                 restart.store(true, ordering: .releasing)
             }
             Thread.sleep(forTimeInterval: interval)
@@ -91,17 +91,48 @@ final class Checkpointer: Sendable {
     /// the log, and SQLite fsyncs the database file only when a pass does: the pages copied
     /// since the last restart are still unsynced, and the RESTART had to fsync all of them
     /// (15–50 ms at 500,000 transactions in the benchmark, growing with the database). So:
-    /// fsync the database file now, copy what was committed during the pass, fsync again;
-    /// the RESTART is left the last few milliseconds of frames (2–8 ms in the same run).
-    private func prepareRestart() {
+    /// fsync the database file now, then copy what was committed meanwhile and fsync again,
+    /// pass after pass while a pass still finds many new frames (each pass is shorter than
+    /// the one before: it copies what came in during it), so the RESTART is left only the
+    /// frames of the last short pass. One pass was not enough: the first fsync and copy take
+    /// long enough (about 100 ms under full load) that the writer's RESTART still copied
+    /// about 6,000 pages and stalled every write for 16–27 ms.
+    private func prepareRestart(copied: Int) {
         try? db.syncDatabaseFile()
-        _ = try? checkpoint("PASSIVE")
-        try? db.syncDatabaseFile()
+        lastPrepare = Checkpointer.preparePasses(from: copied) {
+            guard let pass = try? checkpoint("PASSIVE") else { return nil }
+            try? db.syncDatabaseFile()
+            return pass.copied
+        }
     }
 
-    /// Frames in the WAL after a checkpoint in `mode`.
-    private func checkpoint(_ mode: String) throws -> Int {
-        guard let row = try db.queryOne("PRAGMA wal_checkpoint(\(mode))") else { return 0 }
-        return Int(row.int(1))
+    /// Runs `pass` (a copy and an fsync; it answers how many of the log's frames are copied
+    /// after it, nil when it failed) until one pass copies fewer than `fewFrames` new
+    /// frames, or `maxPreparePasses` have run. `copied`: frames copied before the first.
+    /// Answers the new frames of each pass.
+    static func preparePasses(from copied: Int, _ pass: () -> Int?) -> [Int] {
+        var before = copied
+        var passes: [Int] = []
+        while passes.count < maxPreparePasses, let now = pass() {
+            passes.append(now - before)
+            before = now
+            if passes.last! < fewFrames { break }
+        }
+        return passes
+    }
+
+    /// At most this many copy-and-fsync passes before asking for the restart.
+    static let maxPreparePasses = 6
+    /// A pass that copied fewer new frames than this ends the preparation.
+    static let fewFrames = 1024
+
+    /// New frames each pass of the last `prepareRestart` copied (tests; checkpoint thread only).
+    nonisolated(unsafe) private(set) var lastPrepare: [Int] = []
+
+    /// After a checkpoint in `mode`: frames in the WAL, and how many of them are copied into
+    /// the database file.
+    private func checkpoint(_ mode: String) throws -> (frames: Int, copied: Int) {
+        guard let row = try db.queryOne("PRAGMA wal_checkpoint(\(mode))") else { return (0, 0) }
+        return (Int(row.int(1)), Int(row.int(2)))
     }
 }
