@@ -45,7 +45,10 @@ public final class HTTPServer: Sendable {
             for loop in loops { loop.peers = loops }
             var threads: [pthread_t] = []
             for loop in loops {
-                let box = Unmanaged.passRetained(ThreadBody { loop.run() })
+                let box = Unmanaged.passRetained(ThreadBody {
+                    nameCurrentThread("kl-loop-\(loop.index)")
+                    loop.run()
+                })
                 var tid = pthread_t()
                 let rc = pthread_create(&tid, nil, { arg in
                     let body = Unmanaged<ThreadBody>.fromOpaque(arg!).takeRetainedValue()

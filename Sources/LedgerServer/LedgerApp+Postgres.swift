@@ -29,7 +29,7 @@ extension LedgerApp {
             throw AdminCommands.Failure(description: "--database-url " + problem)
         }
         let connections = max(1, configuration.databaseConnections)
-        let workers = WorkerPool(name: "kidledger-worker", threads: connections, maxQueued: 4096)
+        let workers = WorkerPool(name: "kl-worker", threads: connections, maxQueued: 4096)
         // What a commit means to this process, whichever process made it.
         let apply: @Sendable (StorageCommit) -> Void = { commit in
             if !commit.revokedTokens.isEmpty {

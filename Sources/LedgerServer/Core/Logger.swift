@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HTTPServer
 import LedgerModel
 import Synchronization
 
@@ -20,12 +21,12 @@ final class Logger: Sendable {
         self.level = level
         if level != .none {
             let t = Thread { [weak self] in
+                nameCurrentThread("kl-log")
                 while let self {
                     Thread.sleep(forTimeInterval: 0.1)
                     self.flush()
                 }
             }
-            t.name = "kidledger-log"
             t.start()
         }
     }

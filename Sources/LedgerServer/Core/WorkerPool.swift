@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import LedgerModel
 
 /// Where request work that may wait on the database runs, off the event loops.
@@ -49,8 +50,10 @@ final class WorkerPool: RequestWorkers {
         self.threads = threads
         self.maxQueued = maxQueued
         for i in 0..<threads {
-            let t = Thread { [self] in loop() }
-            t.name = "\(name)-\(i)"
+            let t = Thread { [self] in
+                nameCurrentThread("\(name)-\(i)")
+                loop()
+            }
             t.start()
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import SQLiteKit
 import SQLiteServerKit
 import Synchronization
@@ -43,8 +44,10 @@ final class Checkpointer: Sendable {
         db = try SQLiteConnection(path: path)
         self.interval = interval
         self.restartFrames = restartFrames
-        let t = Thread { [self] in self.run() }
-        t.name = "kidledger-checkpoint"
+        let t = Thread { [self] in
+            nameCurrentThread("kl-checkpoint")
+            self.run()
+        }
         t.start()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import SQLiteKit
 import Synchronization
 
@@ -119,8 +120,10 @@ final class WriteQueue: Sendable {
         self.afterEveryCommit = afterEveryCommit
         self.onSpace = onSpace
         self.onCommit = onCommit
-        let t = Thread { [self] in self.run() }
-        t.name = "kidledger-writer"
+        let t = Thread { [self] in
+            nameCurrentThread("kl-writer")
+            self.run()
+        }
         t.start()
     }
 

@@ -1,5 +1,6 @@
 #if Postgres
 import Foundation
+import HTTPServer
 import PostgresKit
 import Synchronization
 
@@ -74,12 +75,16 @@ final class PostgresChangeBus: Sendable {
 
     /// Starts the listening and the publishing threads.
     func start() {
-        let thread = Thread { [self] in listen() }
-        thread.name = "kidledger.pg.listen"
+        let thread = Thread { [self] in
+            nameCurrentThread("kl-pg-listen")
+            listen()
+        }
         thread.start()
         state.withLock { $0.publishing = true }
-        let sender = Thread { [self] in sendPublished() }
-        sender.name = "kidledger.pg.notify"
+        let sender = Thread { [self] in
+            nameCurrentThread("kl-pg-notify")
+            sendPublished()
+        }
         sender.start()
     }
 

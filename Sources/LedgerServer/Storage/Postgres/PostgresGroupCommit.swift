@@ -1,5 +1,6 @@
 #if Postgres
 import Foundation
+import HTTPServer
 import PostgresKit
 
 /// Group commit over PostgreSQL: writes that keep to one household (`LedgerStorage.write(household:…)`)
@@ -74,8 +75,10 @@ final class PostgresGroupCommit: @unchecked Sendable {
         if !started {
             started = true
             for n in 0..<committers {
-                let thread = Thread { [self] in commit() }
-                thread.name = "kidledger.pg.commit.\(n)"
+                let thread = Thread { [self] in
+                    nameCurrentThread("kl-pg-commit-\(n)")
+                    commit()
+                }
                 thread.start()
             }
         }

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Where a request's server CPU goes, thread by thread: utime + stime of each of the
+# server's threads (/proc/<pid>/task/<tid>/stat) across one wrk run of fixed duration,
+# divided by the requests wrk completed. The server names its threads (kl-writer,
+# kl-checkpoint, kl-loop-N, kl-log; over PostgreSQL kl-worker-N, kl-pg-…); the
+# queues' threads (answers, reads) are the dispatch library's and are summed as
+# "dispatch". Release build, default access logging to a file, a fresh data folder.
+#
+# Usage: bench/cpu-per-thread.sh [duration=6s] [connections=64] [kind=post]
+#   kind: post (durable POST …/transactions, a new transaction each), children
+#   (authenticated GET …/children), healthz.
+# Environment: SERVER_BIN (default: release build), EATMYDATA=1 (run the server under
+# eatmydata: fsync a no-op), WRK_THREADS (2), PORT (18411).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+duration="${1:-6s}"; conns="${2:-64}"; kind="${3:-post}"
+port="${PORT:-18411}"; threads="${WRK_THREADS:-2}"
+case $kind in post|children|healthz) ;; *) echo "kind must be post, children or healthz" >&2; exit 2 ;; esac
+bench_server_bin
+prefix=()
+if [ "${EATMYDATA:-0}" = 1 ]; then
+    command -v eatmydata >/dev/null || { echo "needs eatmydata: apt-get install -y eatmydata" >&2; exit 1; }
+    prefix=(eatmydata)
+fi
+mkdir -p "$tmp/data"
+"${prefix[@]}" "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
+spid=$!; pids+=($spid)
+for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.05; done
+eval "$(bench_seed "" "http://127.0.0.1:$port")"
+base="http://127.0.0.1:$port"
+args=()
+case $kind in
+    post) bench_post_lua "$tmp/post.lua" "$hh" "${children%%,*}" "$token"; args=(-s "$tmp/post.lua" "$base") ;;
+    children) args=(-H "Authorization: Bearer $token" "$base/v1/households/$hh/children") ;;
+    healthz) args=("$base/healthz") ;;
+esac
+# Warm-up: a fresh database grows its files and indexes before anything is counted.
+wrk -t"$threads" -c"$conns" -d3s "${args[@]}" -- warm >/dev/null
+snapshot() {  # tid name utime stime, per thread
+    for t in /proc/"$spid"/task/*; do
+        read -r name < "$t/comm" || continue
+        stat=$(cat "$t/stat" 2>/dev/null) || continue
+        echo "$(basename "$t") ${name// /_} $(echo "${stat##*) }" | awk '{print $12, $13}')"
+    done
+}
+commits() { curl -fs "$base/metrics" | awk '/^kidledger_db_commits_total/ {print $2}'; }
+c0=$(commits); sync; snapshot > "$tmp/a"
+out=$(wrk -t"$threads" -c"$conns" -d"$duration" "${args[@]}" -- run)
+snapshot > "$tmp/b"; c1=$(commits)
+requests=$(awk '/requests in/ {print $1}' <<<"$out")
+clk=$(getconf CLK_TCK)
+echo "kidledger-server${prefix:+ under eatmydata}, $kind, wrk -t$threads -c$conns -d$duration: $requests requests," \
+     "$(( (${c1%.*} - ${c0%.*}) )) commits"
+join <(sort "$tmp/a") <(sort "$tmp/b") | awk -v n="$requests" -v clk="$clk" '
+    { name = $2; if (name ~ /overcommit|^kidledger-serv/) name = (name ~ /overcommit/ ? "dispatch" : "main");
+      u = ($6 - $3) * 1e6 / clk / n; s = ($7 - $4) * 1e6 / clk / n
+      U[name] += u; S[name] += s; TU += u; TS += s }
+    END { for (k in U) if (U[k] + S[k] >= 0.05) printf "%-16s %10.2f %10.2f %10.2f\n", k, U[k], S[k], U[k] + S[k]
+          printf "~total %10.2f %10.2f %10.2f\n", TU, TS, TU + TS }' > "$tmp/rows"
+printf "%-16s %10s %10s %10s\n" "thread" "user µs" "sys µs" "total µs"
+grep -v '^~total' "$tmp/rows" | sort -k4 -rn
+awk '/^~total/ {printf "%-16s %10s %10s %10s\n", "all threads", $2, $3, $4}' "$tmp/rows"
