@@ -37,9 +37,16 @@ final class ThreadNameTests: XCTestCase {
         let server = HTTPServer(configuration: config, handler: ClosureHandler(HTTPServerTests.echo))
         try server.start()
         defer { server.shutdown() }
-        let names = Set((try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")).compactMap {
-            ThreadNameTests.comm("/proc/self/task/\($0)/comm")
-        })
+        // Each loop names itself as its thread begins: wait for both.
+        var names = Set<String>()
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            names = Set((try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")).compactMap {
+                ThreadNameTests.comm("/proc/self/task/\($0)/comm")
+            })
+            if names.isSuperset(of: ["kl-loop-0", "kl-loop-1"]) { break }
+            Thread.sleep(forTimeInterval: 0.01)
+        } while Date() < deadline
         XCTAssertTrue(names.isSuperset(of: ["kl-loop-0", "kl-loop-1"]), "\(names.sorted())")
         #else
         throw XCTSkip("reads the names from /proc")
