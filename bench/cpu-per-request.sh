@@ -89,14 +89,6 @@ else
 fi
 clk=$(getconf CLK_TCK)
 
-wait_up() {
-    for _ in $(seq 1 200); do
-        curl -fs "http://127.0.0.1:$1/healthz" >/dev/null 2>&1 && return 0
-        sleep 0.05
-    done
-    echo "server on port $1 did not come up" >&2; cat "$tmp"/*.log >&2 || true; exit 1
-}
-
 # Default logging (an access line per request) to a file, as a deployment would have it.
 mkdir -p "$tmp/data" "$tmp/data-nofsync"
 if [ "$backend" = sqlite ]; then
@@ -125,7 +117,7 @@ else
 fi
 bench_start_nginx "$nginx_port"
 nginx_pid=${pids[-1]}
-wait_up "$port"; wait_up "$nofsync_port"; wait_up "$nginx_port"
+bench_wait_up "$port"; bench_wait_up "$nofsync_port"; bench_wait_up "$nginx_port"
 if [ "$backend" = sqlite ]; then
     grep -q libeatmydata "/proc/$nofsync_pid/maps" || { echo "the no-fsync server does not have libeatmydata loaded" >&2; exit 1; }
 fi

@@ -25,7 +25,7 @@ fi
 mkdir -p "$tmp/data"
 "${prefix[@]}" "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
 spid=$!; pids+=($spid)
-for _ in $(seq 1 200); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.05; done
+bench_wait_up "$port"
 eval "$(bench_seed "" "http://127.0.0.1:$port")"
 base="http://127.0.0.1:$port"
 args=()

@@ -16,17 +16,8 @@ bench_start_nginx "$nginx_port"
 server_pid=$!
 pids+=($server_pid)
 
-wait_up() {
-    for _ in $(seq 1 200); do
-        curl -fs "http://127.0.0.1:$1/healthz" >/dev/null 2>&1 && return 0
-        sleep 0.05
-    done
-    echo "server on port $1 did not come up" >&2
-    cat "$tmp/server.log" >&2 || true
-    exit 1
-}
-wait_up "$nginx_port"
-wait_up "$our_port"
+bench_wait_up "$nginx_port"
+bench_wait_up "$our_port"
 
 # wrk latency figures come as e.g. 812.00us / 1.23ms / 1.01s; print milliseconds.
 to_ms() { awk '{ v=$1; if (v ~ /us$/) { sub(/us$/,"",v); print v/1000 } else if (v ~ /ms$/) { sub(/ms$/,"",v); print v } else if (v ~ /s$/) { sub(/s$/,"",v); print v*1000 } else print v }'; }

@@ -32,13 +32,6 @@ command -v callgrind_control >/dev/null || { echo "needs callgrind_control (valg
 source "$here/lib.sh"
 bench_server_bin
 
-wait_up() {
-    for _ in $(seq 1 600); do
-        curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    echo "server did not come up" >&2; cat "$tmp/server.log" >&2 || true; exit 1
-}
 stop_server() {
     kill "$1"; wait "$1" 2>/dev/null || true
 }
@@ -47,7 +40,7 @@ stop_server() {
 mkdir -p "$tmp/data"
 "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
 pid=$!; pids+=($pid)
-wait_up
+bench_wait_up "$port" 600 0.1   # slow under valgrind
 eval "$(bench_seed "" "http://127.0.0.1:$port")"
 child="${children%%,*}"
 stop_server "$pid"
@@ -68,7 +61,7 @@ for kind in $kinds; do
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$tmp/cg.$kind.%p" \
         "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2> "$tmp/valgrind.log" &
     pid=$!; pids+=($pid)
-    wait_up
+    bench_wait_up "$port" 600 0.1   # slow under valgrind
     load "$kind" "$(warm_for "$kind")" "cg-warm"
     callgrind_control -z "$pid" >/dev/null
     callgrind_control -i on "$pid" >/dev/null
@@ -82,7 +75,7 @@ for kind in $kinds; do
     if [ "${STRACE:-1}" != 0 ]; then
         "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
         pid=$!; pids+=($pid)
-        wait_up
+        bench_wait_up "$port" 600 0.1   # slow under valgrind
         load "$kind" "$(warm_for "$kind")" "st-warm"
         # Attached to every thread after the warm-up, detached after the run.
         # shellcheck disable=SC2046

@@ -18,7 +18,7 @@ source "$(dirname "$0")/lib.sh"
 bench_server_bin
 "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" --quiet > "$tmp/server.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 50); do curl -fs "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
+bench_wait_up "$port" 50 0.1
 base="http://127.0.0.1:$port"
 token=$(curl -fs -XPOST "$base/v1/accounts" -H 'content-type: application/json' -d '{"handle":"bench","displayName":"Bench"}' | python3 -c 'import sys,json;print(json.load(sys.stdin)["token"]["secret"])')
 hh=$(curl -fs -XPOST "$base/v1/households" -H "authorization: Bearer $token" -H 'content-type: application/json' -d '{"name":"Bench"}' | python3 -c 'import sys,json;print(json.load(sys.stdin)["id"])')

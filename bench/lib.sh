@@ -4,7 +4,8 @@
 # bench_start_nginx PORT (nginx, 1 worker, fixed 200 "ok" reply, keep-alive) and
 # bench_post_lua FILE HOUSEHOLD CHILD TOKEN (a wrk script posting a new transaction per request) and
 # bench_seed PREFIX URL (an account and households to measure against, as shell assignments) and
-# bench_pg_ticks POSTMASTER (PostgreSQL's CPU so far, in clock ticks).
+# bench_pg_ticks POSTMASTER (PostgreSQL's CPU so far, in clock ticks) and
+# bench_wait_up PORT [tries=200] [seconds=0.05] (waits for /healthz, or exits with the logs).
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tmp="$(mktemp -d)"
@@ -19,6 +20,17 @@ bench_server_bin() {
         (cd "$repo" && swift build -c release --product kidledger-server >&2)
         SERVER_BIN="$(cd "$repo" && swift build -c release --show-bin-path)/kidledger-server"
     fi
+}
+
+# Waits until http://127.0.0.1:PORT/healthz answers, trying TRIES times SECONDS apart;
+# otherwise prints the logs in $tmp and exits 1.
+bench_wait_up() {
+    local port=$1 tries=${2:-200} pause=${3:-0.05}
+    for _ in $(seq 1 "$tries"); do
+        curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && return 0
+        sleep "$pause"
+    done
+    echo "server on port $port did not come up" >&2; cat "$tmp"/*.log >&2 2>/dev/null || true; exit 1
 }
 
 source "$repo/scripts/nginx-private.sh"
