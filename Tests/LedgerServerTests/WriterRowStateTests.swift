@@ -33,30 +33,59 @@ final class WriterRowStateTests: XCTestCase {
         func get(_ i: Int) -> Result<Int64, Error>? { lock.lock(); defer { lock.unlock() }; return values[i] }
     }
 
-    func testOneBatchReadsWhatItWroteAndCommitsTheSums() throws {
+    /// Jobs per commit, as the writer reports them.
+    private final class CommitLog: Sendable {
+        let jobs = Mutex<[Int]>([])
+    }
+
+    /// A writer with its row state, an owner's household with `children` children, the
+    /// household's seq, and the writer held by a job until `gate` is signalled, so that
+    /// everything submitted meanwhile runs as one batch. `commits`: jobs per commit after
+    /// the setup's.
+    private struct HeldBatch {
+        let writer: WriteQueue
+        let storage: SQLiteLedgerStorage
+        let commits: CommitLog
+        let owner: String
+        let household: String
+        let children: [String]
+        let seqBefore: Int64
+        let gate: DispatchSemaphore
+    }
+
+    private func holdBatch(children count: Int) throws -> HeldBatch {
         let db = try SQLiteConnection(path: path)
         try Migrator.migrate(db, Schema.migrations)
-        let commits = Mutex<[Int]>([])
+        let commits = CommitLog()
         let writer = WriteQueue(connection: db, batchState: WriterRowState(),
-                                afterEveryCommit: { c in commits.withLock { $0.append(c.jobs) } }) { _ in }
-        defer { writer.stop() }
+                                afterEveryCommit: { c in commits.jobs.withLock { $0.append(c.jobs) } }) { _ in }
         let storage = SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer)
         let now = self.now
         let (owner, _) = try storage.writeAndWait { try $0.createAccount(handle: "ann", displayName: "Ann", deviceName: "phone", now: now) }
-        let h = UUID().lowercased, c = UUID().lowercased, d = UUID().lowercased
+        let h = UUID().lowercased, children = (0..<count).map { _ in UUID().lowercased }
         _ = try storage.writeAndWait { tx in
             _ = try tx.createHousehold(id: h, name: "Home", currency: "EUR", owner: owner.id, ifAbsentOnly: true, now: now)
-            _ = try tx.createChild(household: h, account: owner.id, id: c, name: "Ada", sortOrder: nil, now: now)
-            return try tx.createChild(household: h, account: owner.id, id: d, name: "Bo", sortOrder: nil, now: now).isCreated
+            for (i, c) in children.enumerated() {
+                _ = try tx.createChild(household: h, account: owner.id, id: c, name: "Kid \(i)", sortOrder: nil, now: now)
+            }
         }
         let seqBefore = try XCTUnwrap(db.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])).int(0)
-        commits.withLock { $0.removeAll() }
-
-        // Everything below waits behind a gate, so that it runs as one batch.
+        commits.jobs.withLock { $0.removeAll() }
         let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
         writer.submit(WriteQueue.Job(work: { _ in started.signal(); gate.wait(); return WriteQueue.WriteEffects() },
                                      completion: { _ in }))
         started.wait()   // the gate's batch is taken: what follows queues behind it
+        return HeldBatch(writer: writer, storage: storage, commits: commits, owner: owner.id, household: h,
+                         children: children, seqBefore: seqBefore, gate: gate)
+    }
+
+    func testOneBatchReadsWhatItWroteAndCommitsTheSums() throws {
+        // Everything below waits behind a gate, so that it runs as one batch.
+        let held = try holdBatch(children: 2)
+        defer { held.writer.stop() }
+        let (writer, storage, gate) = (held.writer, held.storage, held.gate)
+        let (h, c, d, seqBefore, now) = (held.household, held.children[0], held.children[1], held.seqBefore, self.now)
+        let owner = held.owner
         let results = Results()
         var expected: [Int: Int64] = [:]   // position → balance of c it must answer
         var balance: Int64 = 0
@@ -84,13 +113,13 @@ final class WriterRowStateTests: XCTestCase {
             case 20:
                 // Another child of the same household, in between.
                 storage.write({ tx in
-                    try tx.addTransaction(household: h, author: owner.id, LedgerStorageContractTests.new(d, 3), now: now).balanceCents
+                    try tx.addTransaction(household: h, author: owner, LedgerStorageContractTests.new(d, 3), now: now).balanceCents
                 }) { results.set(i, $0) }
             default:
                 let amount = Int64(i + 1) * 10
                 balance += amount
                 storage.write({ tx in
-                    try tx.addTransaction(household: h, author: owner.id, LedgerStorageContractTests.new(c, amount), now: now).balanceCents
+                    try tx.addTransaction(household: h, author: owner, LedgerStorageContractTests.new(c, amount), now: now).balanceCents
                 }) { results.set(i, $0) }
                 expected[i] = balance
             }
@@ -107,7 +136,7 @@ final class WriterRowStateTests: XCTestCase {
             }
         }
         // The gate's batch, then all 24 in one (the refused one not counted).
-        XCTAssertEqual(commits.withLock { $0 }, [1, 23])
+        XCTAssertEqual(held.commits.jobs.withLock { $0 }, [1, 23])
 
         let reader = try SQLiteConnection(path: path, mode: .readOnly)
         XCTAssertEqual(try reader.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(c)])?.int(0), balance)
@@ -119,10 +148,78 @@ final class WriterRowStateTests: XCTestCase {
         XCTAssertEqual(try reader.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])?.int(0), seqBefore + 20)
 
         // The next batch goes on from there.
-        let next = try storage.writeAndWait { try $0.addTransaction(household: h, author: owner.id, LedgerStorageContractTests.new(c, 1), now: now) }
+        let next = try storage.writeAndWait { try $0.addTransaction(household: h, author: owner, LedgerStorageContractTests.new(c, 1), now: now) }
         XCTAssertEqual(next.balanceCents, balance + 1)
         XCTAssertEqual(try reader.queryOne("SELECT seq FROM transactions WHERE id = ?", [.text(next.transaction.id)])?.int(0), seqBefore + 21)
         XCTAssertEqual(try reader.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])?.int(0), seqBefore + 21)
+    }
+
+    /// Once a batch holds a household's seq, a new transaction is inserted without a
+    /// lookup first (`insertTransactionIfAbsent`). A replay, a taken id, a missing child and
+    /// a balance out of range still get the answers the lookup gave, nothing of them is
+    /// written, and the seqs of what was written follow one another.
+    func testInsertsBeforeTheLookupAnswerAsTheLookupDid() throws {
+        let held = try holdBatch(children: 1)
+        defer { held.writer.stop() }
+        let (storage, gate) = (held.storage, held.gate)
+        let (h, c, seqBefore, now) = (held.household, held.children[0], held.seqBefore, self.now)
+        let owner = held.owner
+        let x = UUID().lowercased, y = UUID().lowercased, w = UUID().lowercased
+        let jobs: [(id: String, child: String, amount: Int64)] = [
+            (x, c, 100),                 // the batch's first write to the household: looked up first
+            (y, c, 50),                  // inserted before any lookup
+            (y, c, 50),                  // a replay
+            (y, c, 51),                  // the id taken by another record
+            (UUID().lowercased, UUID().lowercased, 1),   // no such child
+            (UUID().lowercased, c, .max),                // the balance out of range
+            (w, c, 1),
+        ]
+        let outcomes = Mutex<[Int: (fast: Bool, result: Result<TransactionWrite, Error>)]>([:])
+        let group = DispatchGroup()
+        for (i, job) in jobs.enumerated() {
+            group.enter()
+            let fast = Mutex(false)
+            storage.write({ tx -> TransactionWrite in
+                fast.withLock { $0 = tx.insertsBeforeLookup(household: h) }
+                return try tx.addTransaction(household: h, author: owner,
+                                             LedgerStorageContractTests.new(job.child, job.amount, id: job.id), now: now,
+                                             checkingAccess: .write)
+            }) { r in
+                outcomes.withLock { $0[i] = (fast.withLock { $0 }, r) }
+                group.leave()
+            }
+        }
+        gate.signal()
+        XCTAssertEqual(group.wait(timeout: .now() + 30), .success)
+        let got = outcomes.withLock { $0 }
+        XCTAssertEqual(got.keys.sorted(), Array(0..<jobs.count))
+        XCTAssertEqual((0..<jobs.count).map { got[$0]!.fast }, [false] + Array(repeating: true, count: jobs.count - 1))
+        func write(_ i: Int) throws -> TransactionWrite { try got[i]!.result.get() }
+        func failure(_ i: Int) -> LedgerStorageError? {
+            if case .failure(let e) = got[i]!.result { return e as? LedgerStorageError }
+            return nil
+        }
+        XCTAssertEqual(try write(0).balanceCents, 100)
+        XCTAssertTrue(try write(0).saved)
+        XCTAssertEqual(try write(1).balanceCents, 150)
+        XCTAssertTrue(try write(1).saved)
+        XCTAssertFalse(try write(2).saved)
+        XCTAssertEqual(try write(2).balanceCents, 150)
+        XCTAssertEqual(try write(2).transaction, try write(1).transaction)
+        XCTAssertEqual(failure(3), .transactionIdTaken(try write(1).transaction))
+        XCTAssertEqual(failure(4), .childNotFound)
+        XCTAssertEqual(failure(5), .balanceOverflow)
+        XCTAssertEqual(try write(6).balanceCents, 151)
+        // The gate's batch, then the seven in one (the three refused not counted).
+        XCTAssertEqual(held.commits.jobs.withLock { $0 }, [1, 4])
+
+        let reader = try SQLiteConnection(path: path, mode: .readOnly)
+        let rows = try reader.query("SELECT id, seq FROM transactions WHERE household_id = ? ORDER BY seq", [.text(h)])
+        XCTAssertEqual(rows.map { $0.string(0) }, [x, y, w])
+        XCTAssertEqual(rows.map { $0.int(1) }, [seqBefore + 1, seqBefore + 2, seqBefore + 3])
+        XCTAssertEqual(try reader.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])?.int(0), seqBefore + 3)
+        XCTAssertEqual(try reader.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(c)])?.int(0), 151)
+        XCTAssertEqual(try reader.queryOne("SELECT SUM(amount_cents) FROM transactions WHERE child_id = ?", [.text(c)])?.int(0), 151)
     }
 
     /// A batch that fails as a whole (here: at COMMIT's flush, the household row gone under

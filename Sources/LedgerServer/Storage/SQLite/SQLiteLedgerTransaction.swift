@@ -65,6 +65,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
                                   author_account_id, reverses_id, seq, reversal_id)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
+    /// The same, doing nothing when the key (household, reversal id) is taken.
+    private static let insertIfAbsentSQL = insertTransactionSQL + " ON CONFLICT (household_id, reversal_id) DO NOTHING"
     private static let changedChildrenSQL = [false, true].map { only in
         "SELECT \(childColumns), seq FROM children WHERE household_id = ? AND seq \(only ? "=" : ">") ? ORDER BY seq LIMIT ?"
     }
@@ -330,9 +332,29 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws {
         // Its foreign keys only need the household and child rows to exist.
-        try connection.run(Self.insertTransactionSQL, [.text(t.id), .text(t.householdId), .text(t.childId), .integer(t.amountCents), .text(t.note),
-                  .text(t.source.rawValue), .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId),
-                  .optionalText(t.reversesId), .integer(seq), .text(reversalId)])
+        try connection.run(Self.insertTransactionSQL, Self.insertParameters(t, reversalId: reversalId, seq: seq))
+    }
+
+    private static func insertParameters(_ t: LedgerTransaction, reversalId: String, seq: Int64) -> [SQLiteValue] {
+        [.text(t.id), .text(t.householdId), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source.rawValue),
+         .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId), .optionalText(t.reversesId), .integer(seq),
+         .text(reversalId)]
+    }
+
+    /// Only while this batch holds the household's seq: then taking the next one is no
+    /// statement, and a key found taken leaves nothing to take back. The batch's first
+    /// write to a household looks the id up first, as before.
+    func insertsBeforeLookup(household: String) -> Bool {
+        deferred?.holdsSeq(household: household) ?? false
+    }
+
+    func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool {
+        guard let deferred, let seq = deferred.peekSeq(household: t.householdId) else { return false }
+        try connection.run(Self.insertIfAbsentSQL, Self.insertParameters(t, reversalId: reversalId, seq: seq))
+        guard connection.changes == 1 else { return false }
+        let taken = try nextSeq(household: t.householdId)
+        precondition(taken == seq, "the household's seq moved during an insert")
+        return true
     }
 
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {

@@ -59,6 +59,13 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
         return s.current
     }
 
+    /// Whether this transaction advanced the household's row already (`advanceSeq`
+    /// answers without a statement).
+    func holdsSeq(household: String) -> Bool { seqs[household] != nil }
+
+    /// What `advanceSeq` would answer next, without handing it out.
+    func peekSeq(household: String) -> Int64? { seqs[household].map { $0.current + 1 } }
+
     /// The households row now holds `seq` in this transaction.
     func seqWritten(household: String, seq: Int64) {
         seqs[household] = Seq(written: seq, current: seq)

@@ -161,6 +161,11 @@ extension LedgerReading {
     }
 }
 
+extension LedgerWriting {
+    func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool { false }
+    func insertsBeforeLookup(household: String) -> Bool { false }
+}
+
 /// What a write body may do, on top of reading. Callers go through the rules in
 /// `LedgerWriting+Rules.swift`; these primitives do no checking of their own beyond the
 /// database's constraints.
@@ -186,6 +191,16 @@ protocol LedgerWriting: LedgerReading {
     func updateChild(_ c: Child, seq: Int64) throws
     /// `reversalId`: the reversal id of `t.id` (reserved while `t` is not a reversal).
     func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws
+    /// Inserts `t`, a new transaction that reverses none, with the household's next seq,
+    /// unless a transaction already holds its key (`t.householdId`, `reversalId`). Answers
+    /// whether it did; false leaves everything as it was (no seq taken, nothing written).
+    /// For a backend that reaches the key as cheaply through the insert as through a
+    /// lookup, so that a new transaction, the common write, needs no lookup before it;
+    /// called only when `insertsBeforeLookup(household:)` said so.
+    func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool
+    /// Whether a new transaction of `household` should try `insertTransactionIfAbsent`
+    /// before anything is looked up (false: look it up first; the default).
+    func insertsBeforeLookup(household: String) -> Bool
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws
     func setBalance(household: String, child: String, cents: Int64) throws
 

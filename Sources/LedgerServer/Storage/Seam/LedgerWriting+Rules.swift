@@ -144,6 +144,26 @@ extension LedgerWriting {
     /// lookup: over PostgreSQL one round trip for both).
     func addTransaction(household: String, author: String, _ t: NewTransaction, now: Int64,
                         checkingAccess need: Membership.Need? = nil) throws -> TransactionWrite {
+        if t.reversesId == nil, !t.mayBeReservedId, insertsBeforeLookup(household: household) {
+            // The common write, a new transaction: inserted where its key is free, which
+            // the insert finds out anyway, without looking the id up first. Anything else
+            // (a replay, a taken id, no such child, a balance out of range) takes the full
+            // path below, with nothing written: its answers come in the same order.
+            if let need {
+                _ = try Self.membership(try accessRecord(household: household, account: author), household: household,
+                                        account: author, need: need)
+            }
+            if let current = try balance(household: household, child: t.childId),
+               let balance = Cents.add(current, t.amountCents) {
+                let saved = LedgerTransaction(id: t.id, householdId: household, childId: t.childId, amountCents: t.amountCents,
+                                              note: t.note, source: t.source, createdAt: t.createdAt ?? now, recordedAt: now,
+                                              authorAccountId: author, reversesId: nil, reversedById: nil)
+                if try insertTransactionIfAbsent(saved, reversalId: t.reversalId) {
+                    try setBalance(household: household, child: t.childId, cents: balance)
+                    return TransactionWrite(transaction: saved, balanceCents: balance, saved: true)
+                }
+            }
+        }
         let found: LedgerTransaction?, childBalance: Int64?
         if let need {
             let (access, tx, balance) = try accessAndTransaction(household: household, account: author, id: t.id,
