@@ -52,11 +52,10 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
     /// Advances a household whose row this transaction already advanced; nil when it has
     /// not (the caller then runs the UPDATE and reports it with `seqWritten`).
     func advanceSeq(household: String) -> Int64? {
-        guard var s = seqs[household] else { return nil }
-        s.current += 1
-        seqs[household] = s
+        guard let i = seqs.index(forKey: household) else { return nil }
+        seqs.values[i].current += 1
         changeCount += 1
-        return s.current
+        return seqs.values[i].current
     }
 
     /// Whether this transaction advanced the household's row already (`advanceSeq`
