@@ -345,7 +345,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// statement, and a key found taken leaves nothing to take back. The batch's first
     /// write to a household looks the id up first, as before.
     func insertsBeforeLookup(household: String) -> Bool {
-        deferred?.holdsSeq(household: household) ?? false
+        deferred?.peekSeq(household: household) != nil
     }
 
     func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool {

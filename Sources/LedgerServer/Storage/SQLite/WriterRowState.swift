@@ -58,11 +58,8 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
         return seqs.values[i].current
     }
 
-    /// Whether this transaction advanced the household's row already (`advanceSeq`
-    /// answers without a statement).
-    func holdsSeq(household: String) -> Bool { seqs[household] != nil }
-
-    /// What `advanceSeq` would answer next, without handing it out.
+    /// What `advanceSeq` would answer next, without handing it out; nil when this
+    /// transaction has not advanced the household's row yet (`advanceSeq` would be nil too).
     func peekSeq(household: String) -> Int64? { seqs[household].map { $0.current + 1 } }
 
     /// The households row now holds `seq` in this transaction.

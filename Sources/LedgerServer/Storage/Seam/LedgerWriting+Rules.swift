@@ -155,9 +155,7 @@ extension LedgerWriting {
             }
             if let current = try balance(household: household, child: t.childId),
                let balance = Cents.add(current, t.amountCents) {
-                let saved = LedgerTransaction(id: t.id, householdId: household, childId: t.childId, amountCents: t.amountCents,
-                                              note: t.note, source: t.source, createdAt: t.createdAt ?? now, recordedAt: now,
-                                              authorAccountId: author, reversesId: nil, reversedById: nil)
+                let saved = t.record(household: household, author: author, now: now)
                 if try insertTransactionIfAbsent(saved, reversalId: t.reversalId) {
                     try setBalance(household: household, child: t.childId, cents: balance)
                     return TransactionWrite(transaction: saved, balanceCents: balance, saved: true)
@@ -211,9 +209,7 @@ extension LedgerWriting {
             try markReversed(household: household, id: rev, by: t.id, seq: seq)
             seq = try nextSeq(household: household)
         }
-        let saved = LedgerTransaction(id: t.id, householdId: household, childId: t.childId, amountCents: t.amountCents,
-                                      note: t.note, source: t.source, createdAt: t.createdAt ?? now, recordedAt: now,
-                                      authorAccountId: author, reversesId: t.reversesId, reversedById: nil)
+        let saved = t.record(household: household, author: author, now: now)
         try insertTransaction(saved, reversalId: t.reversalId, seq: seq)
         try setBalance(household: household, child: t.childId, cents: balance)
         return TransactionWrite(transaction: saved, balanceCents: balance, saved: true)

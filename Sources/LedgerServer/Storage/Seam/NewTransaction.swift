@@ -49,6 +49,14 @@ struct NewTransaction: Sendable {
         LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0).lowercased }
     }
 
+    /// The record as stored in `household`, written by `author` at `now` (its creation time
+    /// `now` unless the client gave one).
+    func record(household: String, author: String, now: Int64) -> LedgerTransaction {
+        LedgerTransaction(id: id, householdId: household, childId: childId, amountCents: amountCents, note: note, source: source,
+                          createdAt: createdAt ?? now, recordedAt: now, authorAccountId: author, reversesId: reversesId,
+                          reversedById: nil)
+    }
+
     /// The reversal of `target`, as a new transaction.
     static func reversal(of target: LedgerTransaction) -> NewTransaction {
         NewTransaction(id: LedgerIDs.reversalID(of: LedgerIDs.parse(target.id)!).lowercased, childId: target.childId,
