@@ -66,14 +66,14 @@ def seed(db_path, household, child, author, count, tag):
     """Appends `count` transactions to `household` the way the server would."""
     db = sqlite3.connect(db_path)
     db.execute("PRAGMA journal_mode=WAL"); db.execute("PRAGMA synchronous=OFF")
-    (seq,) = db.execute("SELECT seq FROM households WHERE id = ?", (household,)).fetchone()
+    (seq, key) = db.execute("SELECT seq, ledger_key FROM households WHERE id = ?", (household,)).fetchone()
     now = int(time.time() * 1000)
     ns = uuid.UUID("6f1c7a52-3b0e-4c8e-9d55-2a4b8e1f0c3d")
     def row(i):
         tx = str(uuid.UUID(bytes=os.urandom(16), version=4))
         # reversal_id: the row's key, the id its reversal would have (UUIDv5 "reversal:" + id).
-        return (tx, household, child, 100, "", "manual", now, now, author, seq + 1 + i, str(uuid.uuid5(ns, "reversal:" + tx)))
-    db.executemany("INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, "
+        return (tx, key, child, 100, "", "manual", now, now, author, seq + 1 + i, str(uuid.uuid5(ns, "reversal:" + tx)))
+    db.executemany("INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at, "
                    "author_account_id, seq, reversal_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", (row(i) for i in range(count)))
     db.execute("UPDATE households SET seq = ? WHERE id = ?", (seq + count, household))
     db.execute("UPDATE children SET balance_cents = balance_cents + ? WHERE household_id = ? AND id = ?", (100 * count, household, child))

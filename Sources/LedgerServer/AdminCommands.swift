@@ -118,13 +118,29 @@ public enum AdminCommands {
         }
         // One pass over the ledger: sums per child (checked for Int64 overflow in SQLite, which errors on overflow).
         let mismatches = try db.query("""
-            SELECT c.id, c.balance_cents, COALESCE(s.total, 0) FROM children c
-            LEFT JOIN (SELECT household_id, child_id, SUM(amount_cents) AS total FROM transactions GROUP BY household_id, child_id) s
-                ON s.household_id = c.household_id AND s.child_id = c.id
+            SELECT c.id, c.balance_cents, COALESCE(s.total, 0) FROM children c JOIN households h ON h.id = c.household_id
+            LEFT JOIN (SELECT household_key, child_id, SUM(amount_cents) AS total FROM transactions GROUP BY household_key, child_id) s
+                ON s.household_key = h.ledger_key AND s.child_id = c.id
             WHERE c.balance_cents != COALESCE(s.total, 0)
             """)
         for m in mismatches {
             problems.append("balance: child \(m.string(0)) caches \(m.int(1)) but its ledger sums to \(m.int(2))")
+        }
+        // The ledger has no foreign keys (schema version 6): every household needs its key, and
+        // every row a household and a child of that household.
+        for h in try db.query("SELECT id FROM households WHERE ledger_key IS NULL") {
+            problems.append("ledger key: household \(h.string(0)) has none")
+        }
+        let orphans = try db.query("""
+            SELECT t.id, t.household_key, t.child_id, h.id IS NULL FROM transactions t
+            LEFT JOIN households h ON h.ledger_key = t.household_key
+            LEFT JOIN children c ON c.household_id = h.id AND c.id = t.child_id
+            WHERE c.id IS NULL ORDER BY t.n
+            """)
+        for o in orphans {
+            problems.append(o.bool(3)
+                ? "ledger: transaction \(o.string(0)) belongs to no household (ledger key \(o.int(1)))"
+                : "ledger: transaction \(o.string(0)) names child \(o.string(2)), which its household does not have")
         }
         // Each row's key is the reversal id of its id: lookups by id and reserved reversal ids depend on it.
         let f = Schema.reversalIdFunction
@@ -133,7 +149,7 @@ public enum AdminCommands {
         }
         let badReversals = try db.query("""
             SELECT r.id FROM transactions r
-            LEFT JOIN transactions t ON t.household_id = r.household_id AND t.reversal_id = \(f)(r.reverses_id) AND t.id = r.reverses_id
+            LEFT JOIN transactions t ON t.household_key = r.household_key AND t.reversal_id = \(f)(r.reverses_id) AND t.id = r.reverses_id
             WHERE r.reverses_id IS NOT NULL
               AND (t.n IS NULL OR r.amount_cents != -t.amount_cents OR r.child_id != t.child_id OR t.reversed_by_id IS NOT r.id)
             """)

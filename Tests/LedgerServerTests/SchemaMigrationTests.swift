@@ -87,7 +87,7 @@ final class IdentityMigrationTests: XCTestCase {
 
         let db = try SQLiteConnection(path: configuration.databasePath)
         XCTAssertEqual(try Migrator.migrate(db, Schema.migrations), Schema.migrations.map(\.version).filter { $0 > 3 })
-        XCTAssertEqual(try db.query("SELECT \(txColumns) FROM transactions ORDER BY n").map(\.values), before.tx)
+        XCTAssertEqual(try db.query(LedgerKeyMigrationTests.withHouseholdIds(txColumns)).map(\.values), before.tx)
         XCTAssertEqual(try db.query("SELECT \(childColumns) FROM children ORDER BY rowid").map(\.values), before.children)
         XCTAssertEqual(try db.query("SELECT reversal_id FROM transactions ORDER BY n").map { $0.string(0) },
                        [t1, r1, t2, t3].map { SyncRecords.reversalId(of: $0) })
@@ -121,46 +121,61 @@ final class IdentityMigrationTests: XCTestCase {
             XCTAssertEqual(owner.id, t2)
         }
         XCTAssertThrowsError(try db.run("""
-            INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, seq, reversal_id)
-            VALUES (?, ?, ?, 1, '', 'api', 1, 1, ?, 9, ?)
+            INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, seq, reversal_id)
+            VALUES (?, \(Schema.ledgerKey(2)), ?, 1, '', 'api', 1, 1, ?, 9, ?)
             """, [.text(t2), .text(h1), .text(c1), .text(a1), .text(SyncRecords.reversalId(of: t2))]), "ids stay unique in their household")
-        XCTAssertThrowsError(try db.run("""
-            INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, seq, reversal_id)
-            VALUES (?, ?, ?, 1, '', 'api', 1, 1, ?, 9, ?)
-            """, [.text(uuid()), .text(h1), .text(c2), .text(a1), .text(uuid())]), "a child of another household is not a child of this one")
+        XCTAssertThrowsError(try store.addTransaction(household: h1, author: a1, NewTransaction(
+            id: uuid(), childId: c2, amountCents: 1, note: "", source: .api, createdAt: nil, reversesId: nil, clientChosenId: true), now: 2),
+                             "a child of another household is not a child of this one") {
+            XCTAssertEqual($0 as? LedgerStorageError, .childNotFound)
+        }
         XCTAssertEqual(try db.queryOne("SELECT balance_cents FROM children WHERE household_id = ? AND id = ?", [.text(h1), .text(c1)])?.int(0), 42)
         XCTAssertEqual(try db.queryOne("SELECT balance_cents FROM children WHERE household_id = ? AND id = ?", [.text(h2), .text(c1)])?.int(0), 10)
         XCTAssertEqual(try AdminCommands.check(configuration).problems, [])
 
         // Row numbers go on from the largest; deleting a household takes exactly its own ledger.
         XCTAssertEqual(db.lastInsertRowID, 15)
-        try db.run("DELETE FROM households WHERE id = ?", [.text(h1)])
+        try store.deleteHousehold(id: h1)
         XCTAssertEqual(try db.query("SELECT id FROM transactions ORDER BY n").map { $0.string(0) }, [t3, r1, t1])
         XCTAssertEqual(try db.query("SELECT household_id FROM children").map { $0.string(0) }, [h2, h2])
     }
 
-    /// The writer's statements and the ledger's pages use the version-4 indexes.
+    /// The writer's statements and the ledger's pages use the indexes (the statements the
+    /// store runs, as of schema version 6).
     func testHotStatementsUseTheIndexes() throws {
         let db = try SQLiteConnection(path: ":memory:")
         try Migrator.migrate(db, Schema.migrations)
         func plan(_ sql: String) throws -> String {
-            try db.query("EXPLAIN QUERY PLAN " + sql).map { $0.string(3) }.joined(separator: "; ")
+            // Every parameter NULL: `?N` counts up to the largest N, a bare `?` one each.
+            let marks = sql.split(separator: "?", omittingEmptySubsequences: false).dropFirst()
+            let numbered = marks.compactMap { Int($0.prefix { $0.isNumber }) }
+            let count = numbered.isEmpty ? marks.count : numbered.max()!
+            return try db.query("EXPLAIN QUERY PLAN " + sql, Array(repeating: .null, count: count)).map { $0.string(3) }
+                .joined(separator: "; ")
         }
-        let cases: [(String, String)] = [
-            ("SELECT id FROM transactions WHERE household_id = 'h' AND reversal_id = 'r' AND id = 'i'", "USING INDEX transactions_id (household_id=? AND reversal_id=?)"),
-            ("UPDATE transactions SET reversed_by_id = 'r', seq = 1 WHERE household_id = 'h' AND reversal_id = 'r'", "USING INDEX transactions_id (household_id=? AND reversal_id=?)"),
-            ("SELECT balance_cents FROM children WHERE id = 'c' AND household_id = 'h'", "USING INDEX sqlite_autoindex_children_1 (household_id=? AND id=?)"),
-            ("UPDATE children SET balance_cents = 1 WHERE household_id = 'h' AND id = 'c'", "USING INDEX sqlite_autoindex_children_1 (household_id=? AND id=?)"),
-            ("SELECT id FROM transactions WHERE household_id = 'h' AND child_id = 'c' AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1",
-             "USING INDEX transactions_child (household_id=? AND child_id=?)"),
-            ("SELECT id FROM transactions WHERE household_id = 'h' AND child_id = 'c' AND n < 5 ORDER BY n DESC LIMIT 10",
-             "USING INDEX transactions_child (household_id=? AND child_id=? AND n<?)"),
-            ("SELECT id FROM transactions WHERE household_id = 'h' AND n < 5 ORDER BY n DESC LIMIT 10",
-             "USING INDEX transactions_household (household_id=? AND n<?)"),
+        typealias Store = SQLiteLedgerTransaction
+        let household = "SEARCH h USING INDEX sqlite_autoindex_households_1 (id=?)"
+        let cases: [(String, [String])] = [
+            (Store.transactionSQL, [household, "SEARCH t USING INDEX transactions_id (household_key=? AND reversal_id=?)"]),
+            (Store.reservingSQL, [household, "SEARCH t USING INDEX transactions_id (household_key=? AND reversal_id=?)"]),
+            ("UPDATE transactions SET reversed_by_id = 'r', seq = 1 WHERE household_key = \(Schema.ledgerKey(1)) AND reversal_id = 'r' AND id = 'i'",
+             ["USING INDEX transactions_id (household_key=? AND reversal_id=?)", "USING INDEX sqlite_autoindex_households_1 (id=?)"]),
+            ("SELECT balance_cents FROM children WHERE id = 'c' AND household_id = 'h'", ["USING INDEX sqlite_autoindex_children_1 (household_id=? AND id=?)"]),
+            ("UPDATE children SET balance_cents = 1 WHERE household_id = 'h' AND id = 'c'", ["USING INDEX sqlite_autoindex_children_1 (household_id=? AND id=?)"]),
+            (Store.newestUndoableSQL, [household, "SEARCH t USING INDEX transactions_child (household_key=? AND child_id=?)"]),
+            (Store.childTransactionsSQL, [household, "SEARCH t USING INDEX transactions_child (household_key=? AND child_id=? AND n<?)"]),
+            (Store.householdTransactionsSQL, [household, "SEARCH t USING INDEX transactions_household (household_key=? AND n<?)"]),
+            (Store.changedTransactionsSQL[0], [household, "SEARCH t USING INDEX transactions_feed (household_key=? AND seq>?)"]),
+            (Store.changedTransactionsSQL[1], [household, "SEARCH t USING INDEX transactions_feed (household_key=? AND seq=?)"]),
+            (Schema.ledgerKey(1), ["USING INDEX sqlite_autoindex_households_1 (id=?)"]),
         ]
         for (sql, expected) in cases {
-            let p = try plan(sql)
-            XCTAssertTrue(p.contains(expected), "\(sql)\n  plan: \(p)\n  expected: \(expected)")
+            let p = try plan(sql.hasPrefix("(") ? "SELECT " + sql : sql)
+            for part in expected {
+                XCTAssertTrue(p.contains(part), "\(sql)\n  plan: \(p)\n  expected: \(part)")
+            }
+            let scans = p.replacingOccurrences(of: "SCAN CONSTANT ROW", with: "")
+            XCTAssertFalse(scans.contains("SCAN") || p.contains("TEMP B-TREE"), "\(sql)\n  plan: \(p)")
         }
     }
 }

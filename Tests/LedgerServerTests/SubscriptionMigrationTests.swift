@@ -16,7 +16,7 @@ final class SubscriptionMigrationTests: XCTestCase {
                 INSERT INTO subscriptions VALUES ('h1', 'jws-old', 'pro.yearly', '1000', 5000, 'Production', 100, 'a1');
                 INSERT INTO subscriptions VALUES ('h2', 'jws-new', 'pro.yearly', '1000', 9000, 'Production', 200, 'a1');
                 """)
-            XCTAssertEqual(try Migrator.migrate(db, Schema.migrations), [5])
+            XCTAssertEqual(try Migrator.migrate(db, Schema.migrations.filter { $0.version <= 5 }), [5])
             XCTAssertEqual(try db.queryOne("SELECT count(*) FROM app_store_purchases")?.int(0), 1,
                            "one purchase, registered by two households")
             let storage = SQLiteLedgerTransaction(db)

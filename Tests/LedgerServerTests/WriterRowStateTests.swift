@@ -143,7 +143,7 @@ final class WriterRowStateTests: XCTestCase {
         XCTAssertEqual(try reader.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(d)])?.int(0), 3)
         XCTAssertEqual(try reader.queryOne("SELECT SUM(amount_cents) FROM transactions WHERE child_id = ?", [.text(c)])?.int(0), balance)
         // 20 transactions with consecutive seqs after the household's, and the household's seq is the last.
-        let seqs = try reader.query("SELECT seq FROM transactions WHERE household_id = ? ORDER BY seq", [.text(h)]).map { $0.int(0) }
+        let seqs = try reader.query("SELECT seq FROM transactions WHERE household_key = (SELECT ledger_key FROM households WHERE id = ?) ORDER BY seq", [.text(h)]).map { $0.int(0) }
         XCTAssertEqual(seqs, Array((seqBefore + 1)...(seqBefore + 20)))
         XCTAssertEqual(try reader.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])?.int(0), seqBefore + 20)
 
@@ -214,12 +214,55 @@ final class WriterRowStateTests: XCTestCase {
         XCTAssertEqual(held.commits.jobs.withLock { $0 }, [1, 4])
 
         let reader = try SQLiteConnection(path: path, mode: .readOnly)
-        let rows = try reader.query("SELECT id, seq FROM transactions WHERE household_id = ? ORDER BY seq", [.text(h)])
+        let rows = try reader.query("SELECT id, seq FROM transactions WHERE household_key = (SELECT ledger_key FROM households WHERE id = ?) ORDER BY seq", [.text(h)])
         XCTAssertEqual(rows.map { $0.string(0) }, [x, y, w])
         XCTAssertEqual(rows.map { $0.int(1) }, [seqBefore + 1, seqBefore + 2, seqBefore + 3])
         XCTAssertEqual(try reader.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])?.int(0), seqBefore + 3)
         XCTAssertEqual(try reader.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(c)])?.int(0), 151)
         XCTAssertEqual(try reader.queryOne("SELECT SUM(amount_cents) FROM transactions WHERE child_id = ?", [.text(c)])?.int(0), 151)
+    }
+
+    /// A new transaction names its household by the ledger key kept with the access record;
+    /// a household deleted and created again in the same batch has a new key, and the
+    /// writes after it use that one.
+    func testAKeptLedgerKeyNeverOutlivesItsHousehold() throws {
+        let held = try holdBatch(children: 1)
+        defer { held.writer.stop() }
+        let (storage, h, c, owner, now) = (held.storage, held.household, held.children[0], held.owner, self.now)
+        let other = UUID().lowercased
+        let ids = (0..<4).map { _ in UUID().lowercased }
+        let results = Results()
+        func post(_ i: Int) {
+            results.group.enter()
+            storage.write({ tx in
+                try tx.addTransaction(household: h, author: owner, LedgerStorageContractTests.new(c, 10, id: ids[i]), now: now,
+                                      checkingAccess: .write).balanceCents
+            }) { results.set(i, $0) }
+        }
+        post(0)
+        post(1)
+        results.group.enter()
+        storage.write({ tx -> Int64 in
+            try tx.deleteHousehold(id: h, account: owner)
+            _ = try tx.createHousehold(id: other, name: "Other", currency: "EUR", owner: owner, ifAbsentOnly: true, now: now)
+            _ = try tx.createHousehold(id: h, name: "Again", currency: "EUR", owner: owner, ifAbsentOnly: true, now: now)
+            _ = try tx.createChild(household: h, account: owner, id: c, name: "Kid", sortOrder: nil, now: now)
+            return 0
+        }) { results.set(9, $0) }
+        post(2)
+        post(3)
+        held.gate.signal()
+        XCTAssertEqual(results.group.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual([0, 1, 9, 2, 3].map { i in (try? results.get(i)?.get()) ?? -1 }, [10, 20, 0, 10, 20])
+        XCTAssertEqual(held.commits.jobs.withLock { $0 }, [1, 5], "one batch")
+
+        let reader = try SQLiteConnection(path: path, mode: .readOnly)
+        let keys = try reader.query("SELECT id, ledger_key FROM households").reduce(into: [String: Int64]()) { $0[$1.string(0)] = $1.int(1) }
+        XCTAssertEqual(Set(keys.values).count, 2)
+        XCTAssertEqual(try reader.query("SELECT id, household_key FROM transactions ORDER BY n").map { [$0.string(0), String($0.int(1))] },
+                       [[ids[2], String(keys[h]!)], [ids[3], String(keys[h]!)]])
+        XCTAssertEqual(try storage.read { try $0.transactions(household: h, child: c, before: nil, limit: 10) }.items.map(\.id),
+                       [ids[3], ids[2]])
     }
 
     /// A batch that fails as a whole (here: at COMMIT's flush, the household row gone under

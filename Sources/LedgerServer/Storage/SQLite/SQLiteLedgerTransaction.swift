@@ -33,10 +33,13 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     // The statements, each built once (the connection caches prepared statements by text).
     static let childColumns =
         "id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents"
+    /// A transaction's columns, read from `ledgerRows`: the household's id from its row.
     static let txColumns = """
-        id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, \
-        reversed_by_id
+        t.id, h.id, t.child_id, t.amount_cents, t.note, t.source, t.created_at, t.recorded_at, t.author_account_id, \
+        t.reverses_id, t.reversed_by_id
         """
+    /// The ledger of the household `h.id`: its rows are keyed by the household's ledger key.
+    static let ledgerRows = "households h JOIN transactions t ON t.household_key = h.ledger_key"
     private static let householdColumns = "id, name, currency, owner_account_id, created_at, modified_at, change_tag, shared"
     private static let tokenColumns = "id, account_id, device_name, created_at, last_used_at"
     private static let tokenSQL = "SELECT \(tokenColumns) FROM tokens WHERE id = ?"
@@ -49,29 +52,36 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         SELECT \(childColumns) FROM children WHERE household_id = ? AND (archived = 0 OR ?) ORDER BY sort_order, created_at, id
         """
     /// Through the key: the household and the reversal id of the transaction.
-    private static let transactionSQL = "SELECT \(txColumns) FROM transactions WHERE household_id = ?1 AND reversal_id = ?2 AND id = ?3"
-    private static let reservingSQL = "SELECT \(txColumns) FROM transactions WHERE household_id = ?1 AND reversal_id = ?2"
-    private static let childTransactionsSQL = """
-        SELECT \(txColumns), n FROM transactions WHERE household_id = ? AND child_id = ? AND n < ? ORDER BY n DESC LIMIT ?
+    static let transactionSQL =
+        "SELECT \(txColumns) FROM \(ledgerRows) WHERE h.id = ?1 AND t.reversal_id = ?2 AND t.id = ?3"
+    static let reservingSQL = "SELECT \(txColumns) FROM \(ledgerRows) WHERE h.id = ?1 AND t.reversal_id = ?2"
+    static let childTransactionsSQL = """
+        SELECT \(txColumns), t.n FROM \(ledgerRows) WHERE h.id = ? AND t.child_id = ? AND t.n < ? ORDER BY t.n DESC LIMIT ?
         """
-    private static let householdTransactionsSQL =
-        "SELECT \(txColumns), n FROM transactions WHERE household_id = ? AND n < ? ORDER BY n DESC LIMIT ?"
-    private static let newestUndoableSQL = """
-        SELECT \(txColumns) FROM transactions
-        WHERE household_id = ? AND child_id = ? AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1
+    static let householdTransactionsSQL =
+        "SELECT \(txColumns), t.n FROM \(ledgerRows) WHERE h.id = ? AND t.n < ? ORDER BY t.n DESC LIMIT ?"
+    static let newestUndoableSQL = """
+        SELECT \(txColumns) FROM \(ledgerRows)
+        WHERE h.id = ? AND t.child_id = ? AND t.reverses_id IS NULL AND t.reversed_by_id IS NULL ORDER BY t.n DESC LIMIT 1
         """
-    private static let insertTransactionSQL = """
-        INSERT INTO transactions (id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
+    /// `?2` the household's id; in `keyed` its ledger key.
+    static func insertTransactionSQL(keyed: Bool) -> String {
+        """
+        INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at,
                                   author_account_id, reverses_id, seq, reversal_id)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?1, \(keyed ? "?2" : Schema.ledgerKey(2)), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
         """
-    /// The same, doing nothing when the key (household, reversal id) is taken.
-    private static let insertIfAbsentSQL = insertTransactionSQL + " ON CONFLICT (household_id, reversal_id) DO NOTHING"
+    }
+    static let insertTransactionSQL = insertTransactionSQL(keyed: false)
+    /// Doing nothing when the key (household, reversal id) is taken; [by id, by ledger key].
+    static let insertIfAbsentSQL = [false, true].map {
+        insertTransactionSQL(keyed: $0) + " ON CONFLICT (household_key, reversal_id) DO NOTHING"
+    }
     private static let changedChildrenSQL = [false, true].map { only in
         "SELECT \(childColumns), seq FROM children WHERE household_id = ? AND seq \(only ? "=" : ">") ? ORDER BY seq LIMIT ?"
     }
-    private static let changedTransactionsSQL = [false, true].map { only in
-        "SELECT \(txColumns), seq FROM transactions WHERE household_id = ? AND seq \(only ? "=" : ">") ? ORDER BY seq LIMIT ?"
+    static let changedTransactionsSQL = [false, true].map { only in
+        "SELECT \(txColumns), t.seq FROM \(ledgerRows) WHERE h.id = ? AND t.seq \(only ? "=" : ">") ? ORDER BY t.seq LIMIT ?"
     }
 
     static func child(_ r: SQLiteRow) -> Child {
@@ -161,14 +171,14 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         if let kept = deferred?.accessRecord(household: household, account: account) { return kept }
         // Reads neither a seq nor a balance: no need to write the deferred rows first.
         guard let r = try connection.queryOne("""
-            SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL
+            SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL, h.ledger_key
             FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = ?2
             WHERE h.id = ?1
             """, [.text(household), .text(account)]) else { return nil }
         let record = AccessRecord(ownerAccountId: r.string(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
                                   permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
                                   everAccepted: !r.isNull(1) && r.bool(3))
-        deferred?.remember(record, household: household, account: account)
+        deferred?.remember(record, household: household, account: account, ledgerKey: r.optionalInt(4))
         return record
     }
 
@@ -249,8 +259,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         if try household(id: h.id) != nil { throw LedgerStorageError.householdIdTaken(h.id) }
         try db.run("""
             INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq,
-                                    household_seq, shared)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?)
+                                    household_seq, shared, ledger_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, \(Schema.nextLedgerKey))
             """, [.text(h.id), .text(h.name), .text(h.currency), .text(h.ownerAccountId), .integer(h.createdAt),
                   .integer(h.modifiedAt), .text(h.changeTag), .integer(incarnation), .bool(h.shared)])
     }
@@ -263,6 +273,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func deleteHousehold(id: String) throws {
         try db.run("DELETE FROM device_sync WHERE household_id = ?", [.text(id)])
+        // The ledger has no foreign key to cascade along (schema version 6).
+        try db.run("DELETE FROM transactions WHERE household_key = \(Schema.ledgerKey(1))", [.text(id)])
         try db.run("DELETE FROM households WHERE id = ?", [.text(id)])
         touch(id)
     }
@@ -331,12 +343,15 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws {
-        // Its foreign keys only need the household and child rows to exist.
+        // Needs only the household's row (for its ledger key), which seqs and balances held
+        // back for the batch leave as it is.
         try connection.run(Self.insertTransactionSQL, Self.insertParameters(t, reversalId: reversalId, seq: seq))
     }
 
-    private static func insertParameters(_ t: LedgerTransaction, reversalId: String, seq: Int64) -> [SQLiteValue] {
-        [.text(t.id), .text(t.householdId), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source.rawValue),
+    /// With `ledgerKey`, for `insertIfAbsentSQL[1]`.
+    private static func insertParameters(_ t: LedgerTransaction, reversalId: String, seq: Int64,
+                                         ledgerKey: Int64? = nil) -> [SQLiteValue] {
+        [.text(t.id), ledgerKey.map { .integer($0) } ?? .text(t.householdId), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source.rawValue),
          .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId), .optionalText(t.reversesId), .integer(seq),
          .text(reversalId)]
     }
@@ -350,7 +365,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool {
         guard let deferred, let seq = deferred.peekSeq(household: t.householdId) else { return false }
-        try connection.run(Self.insertIfAbsentSQL, Self.insertParameters(t, reversalId: reversalId, seq: seq))
+        let key = deferred.ledgerKey(household: t.householdId)
+        try connection.run(Self.insertIfAbsentSQL[key == nil ? 0 : 1],
+                           Self.insertParameters(t, reversalId: reversalId, seq: seq, ledgerKey: key))
         guard connection.changes == 1 else { return false }
         let taken = try nextSeq(household: t.householdId)
         precondition(taken == seq, "the household's seq moved during an insert")
@@ -359,7 +376,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
         // The target's key is its reversal id, which is the reversal's id.
-        try db.run("UPDATE transactions SET reversed_by_id = ?1, seq = ?2 WHERE household_id = ?3 AND reversal_id = ?1 AND id = ?4",
+        try db.run("""
+            UPDATE transactions SET reversed_by_id = ?1, seq = ?2 WHERE household_key = \(Schema.ledgerKey(3)) AND reversal_id = ?1 AND id = ?4
+            """,
                    [.text(reversal), .integer(seq), .text(household), .text(id)])
     }
 
@@ -487,7 +506,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         try db.query("""
             SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at,
                    (SELECT COUNT(*) FROM children c WHERE c.household_id = ?1 AND c.seq > d.last_pull_seq)
-                   + (SELECT COUNT(*) FROM transactions x WHERE x.household_id = ?1 AND x.seq > d.last_pull_seq)
+                   + (SELECT COUNT(*) FROM transactions x WHERE x.household_key = h.ledger_key AND x.seq > d.last_pull_seq)
             FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
             JOIN households h ON h.id = d.household_id
             WHERE d.household_id = ?1 AND (t.account_id = h.owner_account_id OR EXISTS (

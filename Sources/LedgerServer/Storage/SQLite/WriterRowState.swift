@@ -9,7 +9,9 @@ import SQLiteKit
 ///   one child that is two UPDATEs instead of sixty (each about 12,000 instructions).
 /// - The access records (a household's owner and a caller's participation) the writer
 ///   read are remembered while nothing else is written: a stream of POSTs by the same
-///   parent checks its access once.
+///   parent checks its access once. The household's ledger key, read with them, is kept
+///   and forgotten with them, so a new transaction names its household by the key
+///   instead of looking it up again.
 ///
 /// Only the fast paths of `SQLiteLedgerTransaction` (nextSeq, setBalance, balance,
 /// accessRecord) use what is kept here; every other statement a write runs goes through
@@ -42,6 +44,8 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
     private var seqs: [String: Seq] = [:]
     private var balances: [ChildKey: Int64] = [:]
     private var access: [AccessKey: AccessRecord] = [:]
+    /// Households' ledger keys, kept and forgotten with `access`.
+    private var ledgerKeys: [String: Int64] = [:]
     /// The database's data version when the last batch began (changes when another
     /// connection commits).
     private var dataVersion: Int64?
@@ -82,19 +86,28 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
         access[AccessKey(household: household, account: account)]
     }
 
-    func remember(_ record: AccessRecord, household: String, account: String) {
-        if access.count >= 1024 { access.removeAll(keepingCapacity: true) }
+    /// The household's ledger key read with an access record still kept, if any.
+    func ledgerKey(household: String) -> Int64? { ledgerKeys[household] }
+
+    func remember(_ record: AccessRecord, household: String, account: String, ledgerKey: Int64?) {
+        if access.count >= 1024 { forgetAccess() }
         access[AccessKey(household: household, account: account)] = record
+        ledgerKeys[household] = ledgerKey
+    }
+
+    private func forgetAccess() {
+        access.removeAll(keepingCapacity: true)
+        ledgerKeys.removeAll(keepingCapacity: true)
     }
 
     func begin(_ db: SQLiteConnection) throws {
         let version = try db.queryOne("PRAGMA data_version")?.int(0)
-        if version != dataVersion { access.removeAll(keepingCapacity: true) }
+        if version != dataVersion { forgetAccess() }
         dataVersion = version
     }
 
     func flush(_ db: SQLiteConnection, beforeOtherStatements: Bool) throws {
-        if beforeOtherStatements && !access.isEmpty { access.removeAll(keepingCapacity: true) }
+        if beforeOtherStatements && !access.isEmpty { forgetAccess() }
         if seqs.isEmpty && balances.isEmpty { return }
         var advanced: [(String, Int64)] = []
         for (household, s) in seqs where s.current != s.written {
@@ -110,7 +123,7 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
     }
 
     func discard() {
-        access.removeAll(keepingCapacity: true)
+        forgetAccess()
         seqs.removeAll(keepingCapacity: true)
         balances.removeAll(keepingCapacity: true)
     }
