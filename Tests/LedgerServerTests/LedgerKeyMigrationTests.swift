@@ -21,6 +21,27 @@ final class LedgerKeyMigrationTests: XCTestCase {
         return "SELECT \(named.joined(separator: ", ")) FROM transactions t JOIN households h ON h.ledger_key = t.household_key ORDER BY t.n"
     }
 
+    /// The server says which migrations it ran at start (version 6 rewrites the ledger and
+    /// takes a while on a large one), and says nothing when there were none.
+    func testTheServerLogsTheMigrationsItRan() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-migrated-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let configuration = LedgerAppConfiguration(dataDirectory: dir, host: "127.0.0.1", port: 0)
+        _ = try Migrator.migrate(SQLiteConnection(path: configuration.databasePath), Schema.migrations.filter { $0.version <= 5 })
+        func migrated() throws -> [JSONValue] {
+            let server = try ServerProcess(binary: ServerProcess.binary(), dataDir: dir)
+            defer { server.kill9() }
+            let lines = try String(contentsOfFile: server.logPath, encoding: .utf8).split(separator: "\n")
+            return lines.compactMap { try? JSONValue.parse(String($0)) }.filter { $0["event"]?.stringValue == "migrated" }
+        }
+        let first = try migrated()
+        XCTAssertEqual(first.count, 1)
+        XCTAssertEqual(first.first?["versions"], .array(Schema.migrations.map(\.version).filter { $0 > 5 }.map { .int(Int64($0)) }))
+        XCTAssertNotNil(first.first?["ms"]?.intValue)
+        XCTAssertEqual(try migrated().count, 0, "nothing to migrate the second time")
+    }
+
     func testVersion6KeepsTheLedgerAndKeysItByHousehold() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-ledger-key-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
