@@ -10,7 +10,9 @@
 #   kind: post (durable POST …/transactions, a new transaction each), children
 #   (authenticated GET …/children), healthz.
 # Environment: SERVER_BIN (default: release build), EATMYDATA=1 (run the server under
-# eatmydata: fsync a no-op), WRK_THREADS (2), PORT (18411).
+# eatmydata: fsync a no-op), WRK_THREADS (2), PORT (18411), GROW=N (before the run, N
+# transactions are written into the household's first child by SQL, the server stopped, so
+# the POSTs land on a grown ledger: 1,000,000 take about half a minute).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 duration="${1:-6s}"; conns="${2:-64}"; kind="${3:-post}"
@@ -28,6 +30,29 @@ spid=$!; pids+=($spid)
 bench_wait_up "$port"
 eval "$(bench_seed "" "http://127.0.0.1:$port")"
 base="http://127.0.0.1:$port"
+if [ "${GROW:-0}" -gt 0 ]; then
+    kill "$spid"; wait "$spid" 2>/dev/null || true
+    python3 - "$tmp/data/kidledger.sqlite" "$hh" "${children%%,*}" "$GROW" <<'PY'
+import os, sqlite3, sys, uuid
+path, household, child, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+db = sqlite3.connect(path)
+db.execute("PRAGMA synchronous=OFF")
+seq, key, owner = db.execute("SELECT seq, ledger_key, owner_account_id FROM households WHERE id = ?", (household,)).fetchone()
+ns = uuid.UUID("6f1c7a52-3b0e-4c8e-9d55-2a4b8e1f0c3d")   # the server's reversal-id namespace
+def row(i):
+    tx = str(uuid.UUID(bytes=os.urandom(16), version=4))
+    return (tx, key, child, 1, "", "manual", 1, 1, owner, seq + 1 + i, str(uuid.uuid5(ns, "reversal:" + tx)))
+db.executemany("INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at, "
+               "author_account_id, seq, reversal_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", (row(i) for i in range(count)))
+db.execute("UPDATE households SET seq = ? WHERE id = ?", (seq + count, household))
+db.execute("UPDATE children SET balance_cents = balance_cents + ? WHERE household_id = ? AND id = ?", (count, household, child))
+db.commit()
+db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+PY
+    "${prefix[@]}" "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" >> "$tmp/server.log" 2>&1 &
+    spid=$!; pids+=($spid)
+    bench_wait_up "$port"
+fi
 args=()
 case $kind in
     post) bench_post_lua "$tmp/post.lua" "$hh" "${children%%,*}" "$token"; args=(-s "$tmp/post.lua" "$base") ;;
@@ -49,7 +74,8 @@ out=$(wrk -t"$threads" -c"$conns" -d"$duration" "${args[@]}" -- run)
 snapshot > "$tmp/b"; c1=$(commits)
 requests=$(awk '/requests in/ {print $1}' <<<"$out")
 clk=$(getconf CLK_TCK)
-echo "kidledger-server${prefix:+ under eatmydata}, $kind, wrk -t$threads -c$conns -d$duration: $requests requests," \
+grown=""; [ "${GROW:-0}" -gt 0 ] && grown=", ledger grown by $GROW"
+echo "kidledger-server${prefix:+ under eatmydata}$grown, $kind, wrk -t$threads -c$conns -d$duration: $requests requests," \
      "$(( (${c1%.*} - ${c0%.*}) )) commits"
 join <(sort "$tmp/a") <(sort "$tmp/b") | awk -v n="$requests" -v clk="$clk" '
     { name = $2; if (name ~ /overcommit|^kidledger-serv/) name = (name ~ /overcommit/ ? "dispatch" : "main");

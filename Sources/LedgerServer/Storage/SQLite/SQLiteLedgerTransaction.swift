@@ -351,8 +351,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// With `ledgerKey`, for `insertIfAbsentSQL[1]`.
     private static func insertParameters(_ t: LedgerTransaction, reversalId: String, seq: Int64,
                                          ledgerKey: Int64? = nil) -> [SQLiteValue] {
-        [.text(t.id), ledgerKey.map { .integer($0) } ?? .text(t.householdId), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source.rawValue),
-         .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId), .optionalText(t.reversesId), .integer(seq),
+        [.text(t.id), ledgerKey.map { .integer($0) } ?? .text(t.householdId), .text(t.childId), .integer(t.amountCents),
+         .text(t.note), .text(t.source.rawValue), .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId), .optionalText(t.reversesId), .integer(seq),
          .text(reversalId)]
     }
 
@@ -377,9 +377,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
         // The target's key is its reversal id, which is the reversal's id.
         try db.run("""
-            UPDATE transactions SET reversed_by_id = ?1, seq = ?2 WHERE household_key = \(Schema.ledgerKey(3)) AND reversal_id = ?1 AND id = ?4
-            """,
-                   [.text(reversal), .integer(seq), .text(household), .text(id)])
+            UPDATE transactions SET reversed_by_id = ?1, seq = ?2
+            WHERE household_key = \(Schema.ledgerKey(3)) AND reversal_id = ?1 AND id = ?4
+            """, [.text(reversal), .integer(seq), .text(household), .text(id)])
     }
 
     func setBalance(household: String, child: String, cents: Int64) throws {
