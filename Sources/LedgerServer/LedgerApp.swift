@@ -139,7 +139,8 @@ public final class LedgerApp: Sendable {
         try db.execute("PRAGMA temp_store = MEMORY")
         // Each insert lands on a random leaf of the id index: with SQLite's default 2 MiB
         // cache most of those leaves had been evicted and were read again (from the WAL or
-        // the file, 1.6 `pread`s per durable POST at 64 connections); with 32 MiB, 0.26.
+        // the file, 1.6 `pread`s per durable POST at 64 connections); with 32 MiB, 0.26, until
+        // the ledger outgrew it (the default is 128 MiB now).
         try db.execute("PRAGMA cache_size = -\(max(configuration.writerCacheBytes >> 10, 64))")
         return db
     }

@@ -25,8 +25,11 @@ public struct LedgerAppConfiguration: Sendable {
     /// SQLite: the writer connection's page cache (`PRAGMA cache_size`), held as the ledger
     /// grows. Every new transaction lands on a random leaf of the id index; a cache that
     /// holds those leaves spares a read of each (from the WAL or the file) per write.
-    /// Default 32 MiB (SQLite's own default is 2 MiB); at least 64 KiB is used.
-    public var writerCacheBytes: Int = 32 << 20
+    /// Default 128 MiB (SQLite's own default is 2 MiB): the cache only takes what the
+    /// writer touches, so a small ledger never fills it, and the id index of a ledger of
+    /// 1.5 million transactions fits it (measured: the writer's system time per POST 5.4–5.8
+    /// → 3.9–4.3 µs against 32 MiB). At least 64 KiB is used.
+    public var writerCacheBytes: Int = 128 << 20
     public var http: HTTPServerConfiguration
     /// Default `.open`.
     public var registration: Registration = .open
