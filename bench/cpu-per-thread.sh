@@ -25,33 +25,27 @@ if [ "${EATMYDATA:-0}" = 1 ]; then
     prefix=(eatmydata)
 fi
 mkdir -p "$tmp/data"
-"${prefix[@]}" "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
-spid=$!; pids+=($spid)
-bench_wait_up "$port"
+start_server() {
+    "${prefix[@]}" "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" >> "$tmp/server.log" 2>&1 &
+    spid=$!; pids+=($spid)
+    bench_wait_up "$port"
+}
+start_server
 eval "$(bench_seed "" "http://127.0.0.1:$port")"
 base="http://127.0.0.1:$port"
 if [ "${GROW:-0}" -gt 0 ]; then
     kill "$spid"; wait "$spid" 2>/dev/null || true
-    python3 - "$tmp/data/kidledger.sqlite" "$hh" "${children%%,*}" "$GROW" <<'PY'
-import os, sqlite3, sys, uuid
-path, household, child, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-db = sqlite3.connect(path)
-db.execute("PRAGMA synchronous=OFF")
-seq, key, owner = db.execute("SELECT seq, ledger_key, owner_account_id FROM households WHERE id = ?", (household,)).fetchone()
-ns = uuid.UUID("6f1c7a52-3b0e-4c8e-9d55-2a4b8e1f0c3d")   # the server's reversal-id namespace
-def row(i):
-    tx = str(uuid.UUID(bytes=os.urandom(16), version=4))
-    return (tx, key, child, 1, "", "manual", 1, 1, owner, seq + 1 + i, str(uuid.uuid5(ns, "reversal:" + tx)))
-db.executemany("INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at, "
-               "author_account_id, seq, reversal_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", (row(i) for i in range(count)))
-db.execute("UPDATE households SET seq = ? WHERE id = ?", (seq + count, household))
-db.execute("UPDATE children SET balance_cents = balance_cents + ? WHERE household_id = ? AND id = ?", (count, household, child))
-db.commit()
-db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # The sync bench's seeding: rows as the server writes them, in one transaction.
+    python3 - "$(dirname "$0")/sync-bench.py" "$tmp/data/kidledger.sqlite" "$hh" "${children%%,*}" "$GROW" <<'PY'
+import importlib.util, sqlite3, sys
+spec = importlib.util.spec_from_file_location("sync_bench", sys.argv[1])
+sync_bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sync_bench)
+path, household, child, count = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+(owner,) = sqlite3.connect(path).execute("SELECT owner_account_id FROM households WHERE id = ?", (household,)).fetchone()
+sync_bench.seed(path, household, child, owner, count, "grow")
 PY
-    "${prefix[@]}" "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" >> "$tmp/server.log" 2>&1 &
-    spid=$!; pids+=($spid)
-    bench_wait_up "$port"
+    start_server
 fi
 args=()
 case $kind in
