@@ -71,8 +71,9 @@ def seed(db_path, household, child, author, count, tag):
     ns = uuid.UUID("6f1c7a52-3b0e-4c8e-9d55-2a4b8e1f0c3d")
     def row(i):
         tx = str(uuid.UUID(bytes=os.urandom(16), version=4))
-        # reversal_id: the row's key, the id its reversal would have (UUIDv5 "reversal:" + id).
-        return (tx, key, child, 100, "", "manual", now, now, author, seq + 1 + i, str(uuid.uuid5(ns, "reversal:" + tx)))
+        # reversal_id: the row's key, the id its reversal would have (UUIDv5 "reversal:" + id),
+        # stored as the UUID's 16 bytes (schema version 7).
+        return (tx, key, child, 100, "", "manual", now, now, author, seq + 1 + i, uuid.uuid5(ns, "reversal:" + tx).bytes)
     db.executemany("INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at, "
                    "author_account_id, seq, reversal_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", (row(i) for i in range(count)))
     db.execute("UPDATE households SET seq = ? WHERE id = ?", (seq + count, household))

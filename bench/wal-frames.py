@@ -12,13 +12,15 @@ counts the frames SQLite appends to the log (`PRAGMA wal_checkpoint`), per inser
   as is           the schema as the server creates it
   no id index     without the unique index on (household_key, reversal_id), keyed by random ids
   no per-household indexes   without the child, household and feed indexes
-  blob ids        the transaction, child and author ids as 16-byte blobs
+  blob ids        the transaction, child and author ids as 16-byte blobs too
 
-The last keeps the schema and changes only the values (SQLite stores a blob in a TEXT
-column as a blob), so it shows what binary ids would save in pages, not their CPU. Since
-schema version 6 rows name their household by an integer key; before it, by its 36-character
-id (2.87 frames per insert as is, 2.39 with one-character household ids, the size of an
-integer key, on 2026-12-04). Uses the system SQLite through Python's sqlite3 module.
+The key (`reversal_id`) is written as the server writes it, a UUID's 16 bytes (schema
+version 7). The last variant keeps the schema and changes only the values (SQLite stores a
+blob in a TEXT column as a blob), so it shows what binary ids would save in pages, not their
+CPU. Since schema version 6 rows name their household by an integer key; before it, by its
+36-character id (2.87 frames per insert as is, 2.39 with one-character household ids, the
+size of an integer key, on 2026-12-04); before version 7 the key was 36 characters of text
+(2.28 as is). Uses the system SQLite through Python's sqlite3 module.
 
 Usage: bench/wal-frames.py [inserts=40000] [batch=20]
 Environment: SERVER_BIN (default: the release build, built when missing).
@@ -91,7 +93,7 @@ def run(template, folder, variant, inserts, batch):
         u = uuid.uuid4()
         fill(db, "transactions", {"id": key(u), "household_key": ledger_key[h], "child_id": c, "amount_cents": 1, "note": "bench",
                                   "source": "api", "author_account_id": author, "seq": seq[h],
-                                  "reversal_id": key(uuid.uuid5(uuid.NAMESPACE_OID, str(u)))})
+                                  "reversal_id": uuid.uuid5(uuid.NAMESPACE_OID, str(u)).bytes})
 
     posting, other = households
     for i in range(1200):

@@ -143,7 +143,7 @@ public enum AdminCommands {
                 : "ledger: transaction \(o.string(0)) names child \(o.string(2)), which its household does not have")
         }
         // Each row's key is the reversal id of its id: lookups by id and reserved reversal ids depend on it.
-        let f = Schema.reversalIdFunction
+        let f = Schema.reversalKeyFunction
         for r in try db.query("SELECT id FROM transactions WHERE reversal_id IS NOT COALESCE(\(f)(id), 'not-a-uuid:' || id)") {
             problems.append("key: transaction \(r.string(0)) has the wrong reversal_id")
         }

@@ -89,8 +89,8 @@ final class IdentityMigrationTests: XCTestCase {
         XCTAssertEqual(try Migrator.migrate(db, Schema.migrations), Schema.migrations.map(\.version).filter { $0 > 3 })
         XCTAssertEqual(try db.query(LedgerKeyMigrationTests.withHouseholdIds(txColumns)).map(\.values), before.tx)
         XCTAssertEqual(try db.query("SELECT \(childColumns) FROM children ORDER BY rowid").map(\.values), before.children)
-        XCTAssertEqual(try db.query("SELECT reversal_id FROM transactions ORDER BY n").map { $0.string(0) },
-                       [t1, r1, t2, t3].map { SyncRecords.reversalId(of: $0) })
+        XCTAssertEqual(try db.query("SELECT reversal_id FROM transactions ORDER BY n").map { $0.values[0] },
+                       [t1, r1, t2, t3].map { Schema.reversalKey(SyncRecords.reversalId(of: $0)) })
         XCTAssertEqual(try db.queryOne("PRAGMA integrity_check")?.string(0), "ok")
         XCTAssertTrue(try db.query("PRAGMA foreign_key_check").isEmpty)
         XCTAssertEqual(try db.query("SELECT name FROM sqlite_master WHERE name LIKE '%_v3' OR name LIKE '%_v4'").count, 0)
@@ -123,7 +123,8 @@ final class IdentityMigrationTests: XCTestCase {
         XCTAssertThrowsError(try db.run("""
             INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, seq, reversal_id)
             VALUES (?, \(Schema.ledgerKey(2)), ?, 1, '', 'api', 1, 1, ?, 9, ?)
-            """, [.text(t2), .text(h1), .text(c1), .text(a1), .text(SyncRecords.reversalId(of: t2))]), "ids stay unique in their household")
+            """, [.text(t2), .text(h1), .text(c1), .text(a1), Schema.reversalKey(SyncRecords.reversalId(of: t2))]),
+                             "ids stay unique in their household")
         XCTAssertThrowsError(try store.addTransaction(household: h1, author: a1, NewTransaction(
             id: uuid(), childId: c2, amountCents: 1, note: "", source: .api, createdAt: nil, reversesId: nil, clientChosenId: true), now: 2),
                              "a child of another household is not a child of this one") {

@@ -298,6 +298,17 @@ enum Schema {
         CREATE INDEX transactions_feed ON transactions(household_key, seq);
         CREATE UNIQUE INDEX transactions_reverses ON transactions(household_key, reverses_id) WHERE reverses_id IS NOT NULL;
         """),
+        // A transaction's key, `reversal_id`, holds its UUID's 16 bytes instead of 36
+        // characters (`Schema.reversalKey`). It leads the one index keyed by random values,
+        // where each insert lands on a leaf of its own: the index shrinks by about 40 %, so
+        // a commit's leaves are fewer to keep in the writer's cache, to write to the WAL and
+        // to copy back. The rows are changed in place (their row numbers stay); the index
+        // is dropped first and built again once, sorted, instead of moved key by key.
+        Migration(version: 7, sql: """
+        DROP INDEX transactions_id;
+        UPDATE transactions SET reversal_id = COALESCE(\(uuidBytesFunction)(reversal_id), reversal_id);
+        CREATE UNIQUE INDEX transactions_id ON transactions(household_key, reversal_id);
+        """, prepare: defineFunctions),
     ]
 }
 
@@ -311,10 +322,60 @@ extension Schema {
 extension Schema {
     /// `kidledger_reversal_id(id)`: the deterministic reversal id of a transaction id
     /// (lowercase), NULL for text that is not a UUID. Defined per connection, for the
-    /// version 4 data copy and `check`; no index or default of the schema calls it.
+    /// version 4 data copy; no index or default of the schema calls it.
     static let reversalIdFunction = "kidledger_reversal_id"
+    /// `kidledger_reversal_key(id)`: the key a transaction `id` is stored under since
+    /// version 7 (`reversalKey` of its reversal id), NULL for text that is not a UUID. For `check`.
+    static let reversalKeyFunction = "kidledger_reversal_key"
+    /// `kidledger_uuid_bytes(text)`: the 16 bytes of a UUID written as text, NULL for other text.
+    /// For the version 7 data change.
+    static let uuidBytesFunction = "kidledger_uuid_bytes"
 
     @Sendable static func defineFunctions(_ db: SQLiteConnection) throws {
         try db.defineFunction(reversalIdFunction) { id in LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0).lowercased } }
+        try db.defineValueFunction(reversalKeyFunction) { id in
+            LedgerIDs.parse(id).map { reversalKey(LedgerIDs.reversalID(of: $0).lowercased) } ?? .null
+        }
+        try db.defineValueFunction(uuidBytesFunction) { text in uuidBytes(text).map { .blob($0) } ?? .null }
+    }
+
+    /// How `transactions.reversal_id`, the ledger's random-key index, stores a reversal id
+    /// since version 7: a UUID as its 16 bytes (a key written as 36 characters of text
+    /// made the index half as large again, and each insert writes one of its leaves), any
+    /// other key (`not-a-uuid:` and the id, for an id that is not a UUID) as text. Text
+    /// and blobs never compare equal, so keys stay distinct.
+    static func reversalKey(_ reversalId: String) -> SQLiteValue {
+        uuidBytes(reversalId).map { .blob($0) } ?? .text(reversalId)
+    }
+
+    /// The 16 bytes of a UUID written 8-4-4-4-12 in hex digits (either case); nil for any other text.
+    static func uuidBytes(_ text: String) -> [UInt8]? {
+        var text = text
+        return text.withUTF8 { utf8 -> [UInt8]? in
+            guard utf8.count == 36 else { return nil }
+            var bytes = [UInt8](repeating: 0, count: 16)
+            var i = 0, n = 0
+            while i < 36 {
+                if i == 8 || i == 13 || i == 18 || i == 23 {
+                    guard utf8[i] == UInt8(ascii: "-") else { return nil }
+                    i += 1
+                    continue
+                }
+                guard let high = hexValue(utf8[i]), let low = hexValue(utf8[i + 1]) else { return nil }
+                bytes[n] = high << 4 | low
+                n += 1
+                i += 2
+            }
+            return bytes
+        }
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -303,11 +303,12 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction? {
         guard let key = reversalId ?? NewTransaction.reversalId(of: id) else { return nil }
         // The transaction columns hold no seq: read without writing the deferred rows first.
-        return try connection.queryOne(Self.transactionSQL, [.text(household), .text(key), .text(id)]).map(Self.transaction)
+        return try connection.queryOne(Self.transactionSQL, [.text(household), Schema.reversalKey(key), .text(id)])
+            .map(Self.transaction)
     }
 
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
-        try connection.queryOne(Self.reservingSQL, [.text(household), .text(id)]).map(Self.transaction)
+        try connection.queryOne(Self.reservingSQL, [.text(household), Schema.reversalKey(id)]).map(Self.transaction)
     }
 
     func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
@@ -353,7 +354,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
                                          ledgerKey: Int64? = nil) -> [SQLiteValue] {
         [.text(t.id), ledgerKey.map { .integer($0) } ?? .text(t.householdId), .text(t.childId), .integer(t.amountCents),
          .text(t.note), .text(t.source.rawValue), .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId), .optionalText(t.reversesId), .integer(seq),
-         .text(reversalId)]
+         Schema.reversalKey(reversalId)]
     }
 
     /// Only while this batch holds the household's seq: then taking the next one is no
@@ -378,8 +379,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         // The target's key is its reversal id, which is the reversal's id.
         try db.run("""
             UPDATE transactions SET reversed_by_id = ?1, seq = ?2
-            WHERE household_key = \(Schema.ledgerKey(3)) AND reversal_id = ?1 AND id = ?4
-            """, [.text(reversal), .integer(seq), .text(household), .text(id)])
+            WHERE household_key = \(Schema.ledgerKey(3)) AND reversal_id = ?5 AND id = ?4
+            """, [.text(reversal), .integer(seq), .text(household), .text(id), Schema.reversalKey(reversal)])
     }
 
     func setBalance(household: String, child: String, cents: Int64) throws {
