@@ -12,7 +12,9 @@
 # Environment: SERVER_BIN (default: release build), EATMYDATA=1 (run the server under
 # eatmydata: fsync a no-op), WRK_THREADS (2), PORT (18411), GROW=N (before the run, N
 # transactions are written into the household's first child by SQL, the server stopped, so
-# the POSTs land on a grown ledger: 1,000,000 take about half a minute).
+# the POSTs land on a grown ledger: 1,000,000 take about half a minute), DRAIN=S (the
+# second reading S seconds after the load, so that the work the run left behind, the
+# checkpointer's last pass, is counted too).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 duration="${1:-6s}"; conns="${2:-64}"; kind="${3:-post}"
@@ -65,6 +67,7 @@ snapshot() {  # tid name utime stime, per thread
 commits() { curl -fs "$base/metrics" | awk '/^kidledger_db_commits_total/ {print $2}'; }
 c0=$(commits); sync; snapshot > "$tmp/a"
 out=$(wrk -t"$threads" -c"$conns" -d"$duration" "${args[@]}" -- run)
+sleep "${DRAIN:-0}"  # the checkpointer copies what the run left in the log meanwhile
 snapshot > "$tmp/b"; c1=$(commits)
 requests=$(awk '/requests in/ {print $1}' <<<"$out")
 clk=$(getconf CLK_TCK)
