@@ -158,7 +158,6 @@ final class LedgerKeyMigrationTests: XCTestCase {
         ])
     }
 
-
     func testAKeyIsItsUUIDsBytesAndOtherTextStaysText() {
         let id = "6f1c7a52-3b0e-4c8e-9d55-2a4b8e1f0c3d"
         let bytes: [UInt8] = [0x6f, 0x1c, 0x7a, 0x52, 0x3b, 0x0e, 0x4c, 0x8e, 0x9d, 0x55, 0x2a, 0x4b, 0x8e, 0x1f, 0x0c, 0x3d]

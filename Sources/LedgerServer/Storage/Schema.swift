@@ -1,3 +1,4 @@
+import Foundation
 import LedgerModel
 import SQLiteKit
 
@@ -334,7 +335,7 @@ extension Schema {
     @Sendable static func defineFunctions(_ db: SQLiteConnection) throws {
         try db.defineFunction(reversalIdFunction) { id in LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0).lowercased } }
         try db.defineValueFunction(reversalKeyFunction) { id in
-            LedgerIDs.parse(id).map { reversalKey(LedgerIDs.reversalID(of: $0).lowercased) } ?? .null
+            LedgerIDs.parse(id).map { reversalKey(LedgerIDs.reversalID(of: $0)) } ?? .null
         }
         try db.defineValueFunction(uuidBytesFunction) { text in uuidBytes(text).map { .blob($0) } ?? .null }
     }
@@ -345,37 +346,14 @@ extension Schema {
     /// other key (`not-a-uuid:` and the id, for an id that is not a UUID) as text. Text
     /// and blobs never compare equal, so keys stay distinct.
     static func reversalKey(_ reversalId: String) -> SQLiteValue {
-        uuidBytes(reversalId).map { .blob($0) } ?? .text(reversalId)
+        LedgerIDs.parse(reversalId).map(reversalKey) ?? .text(reversalId)
     }
+
+    /// The stored key of a reversal id that is a UUID.
+    static func reversalKey(_ reversalId: UUID) -> SQLiteValue { .blob(bytes(reversalId)) }
 
     /// The 16 bytes of a UUID written 8-4-4-4-12 in hex digits (either case); nil for any other text.
-    static func uuidBytes(_ text: String) -> [UInt8]? {
-        var text = text
-        return text.withUTF8 { utf8 -> [UInt8]? in
-            guard utf8.count == 36 else { return nil }
-            var bytes = [UInt8](repeating: 0, count: 16)
-            var i = 0, n = 0
-            while i < 36 {
-                if i == 8 || i == 13 || i == 18 || i == 23 {
-                    guard utf8[i] == UInt8(ascii: "-") else { return nil }
-                    i += 1
-                    continue
-                }
-                guard let high = hexValue(utf8[i]), let low = hexValue(utf8[i + 1]) else { return nil }
-                bytes[n] = high << 4 | low
-                n += 1
-                i += 2
-            }
-            return bytes
-        }
-    }
+    static func uuidBytes(_ text: String) -> [UInt8]? { LedgerIDs.parse(text).map(bytes) }
 
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
+    private static func bytes(_ uuid: UUID) -> [UInt8] { withUnsafeBytes(of: uuid.uuid) { Array($0) } }
 }
