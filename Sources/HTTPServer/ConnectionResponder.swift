@@ -19,6 +19,8 @@ final class ConnectionResponder: HTTPResponder {
         loop.deliver(response, to: handle, sequence: sequence)
     }
 
+    func execute(_ work: @escaping @Sendable () -> Void) { loop.execute(work) }
+
     var isClosed: Bool {
         handle.closed.load(ordering: .acquiring) || loop.core.hardStopped.load(ordering: .relaxed)
     }

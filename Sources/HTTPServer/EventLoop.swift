@@ -8,6 +8,8 @@ final class EventLoop: @unchecked Sendable {
     enum Task {
         case adopt(fd: Int32, address: String, key: PeerKey?)
         case response(HTTPResponse, ConnectionHandle, UInt64)
+        /// Work handed to the loop by another thread (see `HTTPResponder.execute`).
+        case run(@Sendable () -> Void)
         case shutdown
         case stop
     }
@@ -117,6 +119,12 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Runs `work` on the loop thread: at once when called there, otherwise after the tasks
+    /// already queued.
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        if isOnLoopThread { work() } else { enqueue(.run(work)) }
+    }
+
     // MARK: - The loop
 
     func run() {
@@ -181,6 +189,8 @@ final class EventLoop: @unchecked Sendable {
                 adopt(fd: fd, address: address, key: key)
             case .response(let response, let handle, let sequence):
                 complete(response, handle: handle, sequence: sequence)
+            case .run(let work):
+                work()
             case .shutdown:
                 beginShutdown()
             case .stop:

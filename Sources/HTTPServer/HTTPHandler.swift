@@ -5,6 +5,16 @@ public protocol HTTPResponder: Sendable {
     func respond(_ response: HTTPResponse)
     /// True once the client connection has closed or the server is shutting down hard.
     var isClosed: Bool { get }
+    /// Runs `work` on the thread that writes this connection's answers (its event loop),
+    /// after what is already queued there: a thread that finished the slow part of a request
+    /// hands over the rest (building a small answer), which then needs no further hop to
+    /// reach the socket. Short work only: it holds up every connection of that loop.
+    /// Responders without such a thread run `work` at once.
+    func execute(_ work: @escaping @Sendable () -> Void)
+}
+
+extension HTTPResponder {
+    public func execute(_ work: @escaping @Sendable () -> Void) { work() }
 }
 
 /// The application side of the server: called on an event-loop thread for each complete

@@ -66,6 +66,26 @@ final class HTTPServerTests: XCTestCase {
         XCTAssertEqual(client.readResponse()?.text, "fast/b")
     }
 
+    /// Work another thread hands back with `execute` runs on the thread that handled the
+    /// request (the connection's event loop), and the answer it gives arrives in order.
+    func testExecuteRunsOnTheConnectionsLoop() throws {
+        let server = try start(handler: { request, responder in
+            let loopThread = UInt(pthread_self())
+            DispatchQueue.global().async {
+                let elsewhere = UInt(pthread_self())
+                responder.execute {
+                    let here = UInt(pthread_self())
+                    let text = here == loopThread && here != elsewhere ? "on the loop" : "elsewhere"
+                    responder.respond(HTTPResponse(status: 200, contentType: "text/plain", body: text + request.path))
+                }
+            }
+        })
+        let client = try RawClient(port: server.port)
+        client.send("GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(client.readResponse()?.text, "on the loop/a")
+        XCTAssertEqual(client.readResponse()?.text, "on the loop/b")
+    }
+
     func testHeaderTimeoutSends408EvenWhenTrickled() throws {
         let server = try start { $0.headerTimeout = 0.3 }
         let client = try RawClient(port: server.port)

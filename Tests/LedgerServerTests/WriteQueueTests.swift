@@ -17,6 +17,43 @@ final class WriteQueueTests: XCTestCase {
         var all: [Int: Bool] { lock.lock(); defer { lock.unlock() }; return values }
     }
 
+    /// A job whose completion only hands its outcome on is completed by the writer thread
+    /// itself, after COMMIT (the row is there for another connection) and after the commit
+    /// was reported; any other job's completion runs on the completion queue.
+    func testAHandingOffJobIsCompletedByTheWriterOnceDurable() throws {
+        try withTemporaryDatabase("wq-handoff") { path in
+            let db = try SQLiteConnection.coalescingWALWriter(path: path)
+            try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+            nonisolated(unsafe) let reader = try SQLiteConnection(path: path, mode: .readOnly)
+            let commits = Mutex(0)
+            let writer = WriteQueue(connection: db, afterEveryCommit: { _ in commits.withLock { $0 += 1 } }) { _ in }
+            defer { writer.stop() }
+            struct Seen { var workThread: UInt = 0, completionThread: UInt = 0, rows: Int64 = -1, commits = 0, ok = false }
+            for handsOff in [true, false] {
+                let seen = Mutex(Seen())
+                let done = DispatchSemaphore(value: 0)
+                writer.submit(WriteQueue.Job(work: { db in
+                    seen.withLock { $0.workThread = UInt(pthread_self()) }
+                    try db.run("INSERT INTO t DEFAULT VALUES")
+                    return WriteQueue.WriteEffects()
+                }, completion: { result in
+                    let ok = (try? result.get()) != nil
+                    let rows: Int64 = (try? reader.queryOne("SELECT COUNT(*) FROM t"))??.int(0) ?? -1
+                    let committed = commits.withLock { $0 }
+                    seen.withLock { $0 = Seen(workThread: $0.workThread, completionThread: UInt(pthread_self()), rows: rows,
+                                              commits: committed, ok: ok) }
+                    done.signal()
+                }, handsOff: handsOff))
+                XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+                let s = seen.withLock { $0 }
+                XCTAssertTrue(s.ok)
+                XCTAssertEqual(s.workThread == s.completionThread, handsOff, "completed on the writer thread")
+                XCTAssertEqual(s.rows, handsOff ? 1 : 2, "the row is durable and visible when the job completes")
+                XCTAssertEqual(s.commits, handsOff ? 1 : 2, "the commit was reported first")
+            }
+        }
+    }
+
     func testFailingJobsRollBackAloneInEveryMix() throws {
         try withTemporaryDatabase("wq") { path in
             let db = try SQLiteConnection.coalescingWALWriter(path: path)

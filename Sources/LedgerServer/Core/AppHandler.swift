@@ -36,6 +36,7 @@ final class AppHandler: HTTPHandler {
             // and queues for a committer (no thread hop on the way in).
             if route.inline || (route.lightweight && request.body.count <= AppHandler.inlineBodyLimit
                                 && (!services.backend.offLoop || (route.queuesWrite && ctx.rememberedCaller() != nil))) {
+                ctx.answersOnLoop = true
                 run(route, ctx)
             } else if !services.offLoop({ self.run(route, ctx) }) {
                 var e = APIError(503, "service_unavailable", "The server is busy; retry shortly.")

@@ -11,7 +11,9 @@ extension RequestContext {
     }
 
     /// Runs `body` in a write transaction (on SQLite: a job of the next group commit) and,
-    /// once it is durable, answers with `answer(value)`, built off the writer thread. A
+    /// once it is durable, answers with `answer(value)`, built off the writer thread: on
+    /// the connection's event loop when the request was handled there (`answersOnLoop`),
+    /// otherwise on the storage's completion thread. A
     /// refusal or a failed commit is answered as its problem.
     /// `household`: the one household `body` locks, when it keeps to one (the write may
     /// then share a transaction with others: group commit over PostgreSQL).
@@ -20,7 +22,9 @@ extension RequestContext {
         let done: @Sendable (Result<T, any Error>) -> Void = { [self] result in
             do { respond(try answer(result.get())) } catch { respond(error) }
         }
-        if let household {
+        if answersOnLoop {
+            services.storage.write(household: household, answeringOn: self, body, completion: done)
+        } else if let household {
             services.storage.write(household: household, body, completion: done)
         } else {
             services.storage.write(body, completion: done)
@@ -41,4 +45,10 @@ extension RequestContext {
         if response.status == 200 { cache.store(response, key: key, readAt: generation) }
         return .response(response)
     }
+}
+
+/// A write made by a request handled on its connection's event loop is answered there: the
+/// storage hands the outcome straight to the loop, which builds the answer and writes it.
+extension RequestContext: WriteCompletionExecutor {
+    func execute(_ work: @escaping @Sendable () -> Void) { responder.execute(work) }
 }

@@ -16,6 +16,9 @@ final class RequestContext: @unchecked Sendable {
     let routeLabel: String
     let routeIndex: Int?
     private(set) var caller: Caller?
+    /// Whether the handler runs on the connection's event loop (small requests over
+    /// SQLite): a write's answer is then built there too (see `write(household:_:answer:)`).
+    var answersOnLoop = false
     /// The client address after trusted-proxy resolution.
     let clientAddress: String
 

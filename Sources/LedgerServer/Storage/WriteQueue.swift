@@ -7,7 +7,9 @@ import Synchronization
 /// drained in batches and committed together in one SQLite transaction (group commit);
 /// a failing job rolls back alone (see `run(_:savepoints:)`). Completions run
 /// only after the batch's COMMIT returned, i.e. after the data is durable, on a queue of
-/// their own, so building the answers overlaps the writer's next batch.
+/// their own, so building the answers overlaps the writer's next batch; a job whose
+/// completion only hands the outcome on (to a connection's event loop, which builds the
+/// answer) has it called by the writer itself, one thread hop fewer.
 final class WriteQueue: Sendable {
     /// One unit of work for a group commit. `work` runs on the writer thread inside the
     /// batch's transaction and reports what it changed; `completion` runs once the batch
@@ -18,17 +20,23 @@ final class WriteQueue: Sendable {
         /// Whether the work knows of the queue's `BatchState` (reads what it holds back
         /// through it); any other job runs after the held-back writes are in the database.
         let defersRowWrites: Bool
+        /// Whether `completion` only hands the outcome to another thread (quick, never
+        /// blocks): the writer then calls it itself right after COMMIT instead of queueing it
+        /// on the completion thread.
+        let handsOff: Bool
 
         init(work: @escaping (SQLiteConnection) throws -> WriteEffects,
-             completion: @escaping @Sendable (Result<Void, Error>) -> Void, defersRowWrites: Bool = false) {
+             completion: @escaping @Sendable (Result<Void, Error>) -> Void, defersRowWrites: Bool = false,
+             handsOff: Bool = false) {
             self.work = work
             self.completion = completion
             self.defersRowWrites = defersRowWrites
+            self.handsOff = handsOff
         }
 
         /// A job whose work produces a value of type `T`, handed to `completion` once durable.
         /// The value waits in a slot of its own type between the two (no casts).
-        static func returning<T>(defersRowWrites: Bool = false, _ work: @escaping (SQLiteConnection) throws -> (T, WriteEffects),
+        static func returning<T>(defersRowWrites: Bool = false, handsOff: Bool = false, _ work: @escaping (SQLiteConnection) throws -> (T, WriteEffects),
                                  completion: @escaping @Sendable (Result<T, Error>) -> Void) -> Job {
             let slot = ResultBox<T>()
             return Job(work: { db in
@@ -40,7 +48,7 @@ final class WriteQueue: Sendable {
                 case .success: completion(Result { try slot.get() })
                 case .failure(let e): completion(.failure(e))
                 }
-            }, defersRowWrites: defersRowWrites)
+            }, defersRowWrites: defersRowWrites, handsOff: handsOff)
         }
     }
 
@@ -216,8 +224,14 @@ final class WriteQueue: Sendable {
         let succeeded = run.results.reduce(0) { n, r in if case .success = r { n + 1 } else { n } }
         afterEveryCommit(CommitSummary(jobs: succeeded, revokedTokens: run.revokedTokens))
         if !run.touched.isEmpty { onCommit(run.touched) }
-        let answered = Array(zip(batch, run.results))
-        completions.async { for (job, r) in answered { job.completion(r) } }
+        var queued: [(Job, Result<Void, Error>)] = []
+        for (job, r) in zip(batch, run.results) {
+            if job.handsOff { job.completion(r) } else { queued.append((job, r)) }
+        }
+        if !queued.isEmpty {
+            let later = queued
+            completions.async { for (job, r) in later { job.completion(r) } }
+        }
         if let checkpointer {
             checkpointer.committed()
             if checkpointer.restartRequested { try? db.execute("PRAGMA wal_checkpoint(RESTART)") }

@@ -34,11 +34,24 @@ final class SQLiteLedgerStorage: LedgerStorage {
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writer.submit(WriteQueue.Job.returning(defersRowWrites: deferred != nil, { db in
+        writer.submit(job(body, handsOff: false, completion: completion))
+    }
+
+    /// The writer thread itself hands the outcome to `executor` right after COMMIT (one
+    /// hop, instead of the write queue's completion thread and then the executor).
+    func write<T: Sendable>(household: String?, answeringOn executor: any WriteCompletionExecutor,
+                            _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        writer.submit(job(body, handsOff: true) { outcome in executor.execute { completion(outcome) } })
+    }
+
+    private func job<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T, handsOff: Bool,
+                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) -> WriteQueue.Job {
+        WriteQueue.Job.returning(defersRowWrites: deferred != nil, handsOff: handsOff, { db in
             let tx = SQLiteLedgerTransaction(db, deferred: self.deferred)
             let value = try body(tx)
             return (value, WriteQueue.WriteEffects(touched: tx.touched, revokesTokens: tx.revokedTokens))
-        }, completion: { result in completion(result.mapError(Self.domainError)) }))
+        }, completion: { result in completion(result.mapError(Self.domainError)) })
     }
 
     /// How a failure leaves this storage: SQLite's busy and full results as the domain's

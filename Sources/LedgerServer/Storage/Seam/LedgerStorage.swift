@@ -37,12 +37,37 @@ protocol LedgerStorage: Sendable {
     /// one transaction (group commit), each as if alone — a refused one leaves nothing.
     func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+
+    /// `write` (`write(household:)` when `household` is given) whose `completion` runs on
+    /// `executor`: storage hands it over from the thread that committed, as soon as the
+    /// write is durable, instead of running it on a thread of its own first.
+    func write<T: Sendable>(household: String?, answeringOn executor: any WriteCompletionExecutor,
+                            _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+}
+
+/// A thread with a queue of its own that takes a write's outcome (a connection's event
+/// loop, which builds the answer and writes it).
+protocol WriteCompletionExecutor: Sendable {
+    /// Queues `work` there; never blocks, never runs a long task on the caller.
+    func execute(_ work: @escaping @Sendable () -> Void)
 }
 
 extension LedgerStorage {
     func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         write(body, completion: completion)
+    }
+
+    func write<T: Sendable>(household: String?, answeringOn executor: any WriteCompletionExecutor,
+                            _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let handOver: @Sendable (Result<T, any Error>) -> Void = { result in executor.execute { completion(result) } }
+        if let household {
+            write(household: household, body, completion: handOver)
+        } else {
+            write(body, completion: handOver)
+        }
     }
 
     /// `write`, waiting for the outcome on the calling thread (admin commands, tests).
