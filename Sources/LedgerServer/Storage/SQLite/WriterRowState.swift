@@ -24,9 +24,14 @@ import SQLiteKit
 ///
 /// Used on the writer thread only.
 final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
+    // The two keys hash one of their ids, not both (hashing a 36-byte id costs about as
+    // much as the rest of a lookup, and there are several lookups per write); equality
+    // still compares both. A child's id names it alone in practice, and the access records
+    // of one household are its few participants.
     private struct ChildKey: Hashable {
         let household: String
         let child: String
+        func hash(into hasher: inout Hasher) { hasher.combine(child) }
     }
 
     private struct Seq {
@@ -39,6 +44,7 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
     private struct AccessKey: Hashable {
         let household: String
         let account: String
+        func hash(into hasher: inout Hasher) { hasher.combine(household) }
     }
 
     private var seqs: [String: Seq] = [:]
