@@ -1,6 +1,17 @@
 /// SHA-1 (FIPS 180-4), used only to derive name-based UUIDv5 identifiers.
-enum SHA1 {
-    typealias State = (UInt32, UInt32, UInt32, UInt32, UInt32)
+public enum SHA1 {
+    /// A digest as its five big-endian words.
+    public typealias State = (UInt32, UInt32, UInt32, UInt32, UInt32)
+
+    /// A SHA-1 to name UUIDv5 ids with: `portable`, this file's, or one a platform supplies
+    /// (the server's goes through OpenSSL, which uses the CPU's SHA instructions). Any
+    /// implementation must give the same five words for every message.
+    public struct Function: Sendable {
+        public let words: @Sendable (UnsafeRawBufferPointer) -> State
+        public init(_ words: @escaping @Sendable (UnsafeRawBufferPointer) -> State) { self.words = words }
+        /// The SHA-1 written here in Swift (every platform).
+        public static let portable = Function { SHA1.words($0) }
+    }
 
     static func digest(_ message: [UInt8]) -> [UInt8] {
         let h = message.withUnsafeBytes { words($0) }
@@ -16,7 +27,7 @@ enum SHA1 {
     /// The digest of `message` as its five big-endian words. Whole blocks are read where
     /// they lie; the last part, its padding (as `MerkleDamgard.padded`) and the schedule
     /// live on the stack.
-    static func words(_ message: UnsafeRawBufferPointer) -> State {
+    public static func words(_ message: UnsafeRawBufferPointer) -> State {
         var h: State = (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0)
         let whole = message.count / 64 * 64
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16) { schedule in

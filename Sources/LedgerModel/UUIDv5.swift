@@ -9,16 +9,17 @@ public enum UUIDv5 {
     }
 
     /// The UUIDv5 of the name `writeName` writes (at most `nameMaxCount` bytes) in
-    /// `namespace`: the namespace and the name are hashed from one buffer on the stack, and
-    /// a name made of parts never becomes a String.
-    public static func make(namespace: UUID, nameMaxCount: Int, _ writeName: (inout ByteWriter) -> Void) -> UUID {
+    /// `namespace`: the namespace and the name are hashed (with `sha1`) from one buffer on
+    /// the stack, and a name made of parts never becomes a String.
+    public static func make(namespace: UUID, nameMaxCount: Int, sha1: SHA1.Function = .portable,
+                            _ writeName: (inout ByteWriter) -> Void) -> UUID {
         let h = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16 + nameMaxCount) { m in
             withUnsafeBytes(of: namespace.uuid) { ns in
                 for i in 0..<16 { m[i] = ns[i] }
             }
             var w = ByteWriter(UnsafeMutableBufferPointer(rebasing: m[16...]))
             writeName(&w)
-            return SHA1.words(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(m)[0..<(16 + w.count)]))
+            return sha1.words(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(m)[0..<(16 + w.count)]))
         }
         func b(_ v: UInt32, _ shift: UInt32) -> UInt8 { UInt8(truncatingIfNeeded: v >> shift) }
         return UUID(uuid: (b(h.0, 24), b(h.0, 16), b(h.0, 8), b(h.0, 0), b(h.1, 24), b(h.1, 16),
@@ -72,8 +73,8 @@ public enum LedgerIDs {
     public static let namespace = UUID(uuidString: "6f1c7a52-3b0e-4c8e-9d55-2a4b8e1f0c3d")!
 
     /// The id of the reversal of transaction `id`: UUIDv5(namespace, "reversal:" + id lowercase).
-    public static func reversalID(of id: UUID) -> UUID {
-        UUIDv5.make(namespace: namespace, nameMaxCount: 9 + 36) { w in
+    public static func reversalID(of id: UUID, sha1: SHA1.Function = .portable) -> UUID {
+        UUIDv5.make(namespace: namespace, nameMaxCount: 9 + 36, sha1: sha1) { w in
             w.put(literal: "reversal:")
             w.putLowercased(id)
         }
@@ -81,11 +82,11 @@ public enum LedgerIDs {
 
     /// `idempotencyID(accountId:key:)` of the account id given as text (any case); nil
     /// when it is not a UUID. Text already in lowercase canonical form is hashed as it is.
-    public static func idempotencyID(accountIdText: String, key: String) -> UUID? {
+    public static func idempotencyID(accountIdText: String, key: String, sha1: SHA1.Function = .portable) -> UUID? {
         var text = accountIdText
         let canonical = text.withUTF8 { isLowercaseCanonical(utf8: $0) }
-        guard canonical else { return parse(accountIdText).map { idempotencyID(accountId: $0, key: key) } }
-        return UUIDv5.make(namespace: namespace, nameMaxCount: 12 + 36 + 1 + key.utf8.count) { w in
+        guard canonical else { return parse(accountIdText).map { idempotencyID(accountId: $0, key: key, sha1: sha1) } }
+        return UUIDv5.make(namespace: namespace, nameMaxCount: 12 + 36 + 1 + key.utf8.count, sha1: sha1) { w in
             w.put(literal: "idempotency:")
             w.put(utf8: text)
             w.put(58)
@@ -94,8 +95,8 @@ public enum LedgerIDs {
     }
 
     /// The id given to a transaction posted with `Idempotency-Key: key` by `accountId`.
-    public static func idempotencyID(accountId: UUID, key: String) -> UUID {
-        UUIDv5.make(namespace: namespace, nameMaxCount: 12 + 36 + 1 + key.utf8.count) { w in
+    public static func idempotencyID(accountId: UUID, key: String, sha1: SHA1.Function = .portable) -> UUID {
+        UUIDv5.make(namespace: namespace, nameMaxCount: 12 + 36 + 1 + key.utf8.count, sha1: sha1) { w in
             w.put(literal: "idempotency:")
             w.putLowercased(accountId)
             w.put(58)

@@ -297,6 +297,34 @@ final class BearerHeaderTests: XCTestCase {
         XCTAssertEqual(TokenSecret.bearerHash("Bearer \(secret)"), SHA256.digest(Array(secret.utf8)))
     }
 
+    /// OpenSSL's SHA-1, which names the server's derived ids, gives the portable one's
+    /// words for every length around the block boundaries, from many threads (each with its
+    /// own context), and the ids derived with it are the ones the SDK derives.
+    func testTheServersSHA1IsThePortableOne() {
+        @Sendable func hex(_ h: SHA1.State) -> String { [h.0, h.1, h.2, h.3, h.4].map { String(format: "%08x", $0) }.joined() }
+        @Sendable func both(_ bytes: [UInt8]) -> (String, String) {
+            bytes.withUnsafeBytes { (hex(SHA1.Function.openSSL.words($0)), hex(SHA1.Function.portable.words($0))) }
+        }
+        XCTAssertEqual(both(Array("abc".utf8)).0, "a9993e364706816aba3e25717850c26c9cd0d89d")
+        XCTAssertEqual(both([]).0, "da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        let failures = Mutex([Int]())
+        DispatchQueue.concurrentPerform(iterations: 8) { i in
+            var rng = SystemRandomNumberGenerator()
+            for n in 0..<300 {
+                let bytes = (0..<((n + i * 37) % 300)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let (fast, portable) = both(bytes)
+                if fast != portable { failures.withLock { $0.append(bytes.count) } }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        for _ in 0..<50 {
+            let id = UUID()
+            XCTAssertEqual(LedgerIDs.reversalID(of: id, sha1: .openSSL), LedgerIDs.reversalID(of: id))
+            let key = String(repeating: "k", count: Int.random(in: 1...255))
+            XCTAssertEqual(LedgerIDs.idempotencyID(accountId: id, key: key, sha1: .openSSL), LedgerIDs.idempotencyID(accountId: id, key: key))
+        }
+    }
+
     func testFastPathAgreesWithTheGeneralParse() {
         let secret = TokenSecret.generate()
         for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {

@@ -52,7 +52,7 @@ enum TransactionRoutes {
         if let skew = NewTransaction.clockSkew("createdAt", fields.createdAt, now: Timestamp.nowMs()) { throw skew }
         let keyed = id == nil ? key : nil
         let chosen = id != nil
-        if let keyed { id = LedgerIDs.idempotencyID(accountIdText: c.accountId, key: keyed)!.lowercased }
+        if let keyed { id = LedgerIDs.idempotencyID(accountIdText: c.accountId, key: keyed, sha1: .openSSL)!.lowercased }
         let new = NewTransaction(id: id ?? UUID().lowercased, childId: childId, amountCents: fields.amountCents,
                                  note: fields.note, source: fields.source, createdAt: fields.createdAt, reversesId: nil,
                                  clientChosenId: chosen)

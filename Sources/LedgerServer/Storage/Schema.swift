@@ -333,9 +333,9 @@ extension Schema {
     static let uuidBytesFunction = "kidledger_uuid_bytes"
 
     @Sendable static func defineFunctions(_ db: SQLiteConnection) throws {
-        try db.defineFunction(reversalIdFunction) { id in LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0).lowercased } }
+        try db.defineFunction(reversalIdFunction) { id in LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0, sha1: .openSSL).lowercased } }
         try db.defineValueFunction(reversalKeyFunction) { id in
-            LedgerIDs.parse(id).map { reversalKey(LedgerIDs.reversalID(of: $0)) } ?? .null
+            LedgerIDs.parse(id).map { reversalKey(LedgerIDs.reversalID(of: $0, sha1: .openSSL)) } ?? .null
         }
         try db.defineValueFunction(uuidBytesFunction) { text in uuidBytes(text).map { .blob($0) } ?? .null }
     }

@@ -46,7 +46,7 @@ struct NewTransaction: Sendable {
 
     /// The deterministic reversal id of transaction `id` (nil when `id` is not a UUID).
     static func reversalId(of id: String) -> String? {
-        LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0).lowercased }
+        LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0, sha1: .openSSL).lowercased }
     }
 
     /// The record as stored in `household`, written by `author` at `now` (its creation time
@@ -59,7 +59,7 @@ struct NewTransaction: Sendable {
 
     /// The reversal of `target`, as a new transaction.
     static func reversal(of target: LedgerTransaction) -> NewTransaction {
-        NewTransaction(id: LedgerIDs.reversalID(of: LedgerIDs.parse(target.id)!).lowercased, childId: target.childId,
+        NewTransaction(id: LedgerIDs.reversalID(of: LedgerIDs.parse(target.id)!, sha1: .openSSL).lowercased, childId: target.childId,
                        amountCents: -target.amountCents, note: "", source: target.source, createdAt: nil, reversesId: target.id,
                        clientChosenId: false)
     }
