@@ -154,6 +154,13 @@ public enum AdminCommands {
               AND (t.n IS NULL OR r.amount_cents != -t.amount_cents OR r.child_id != t.child_id OR t.reversed_by_id IS NOT r.id)
             """)
         for r in badReversals { problems.append("reversal: \(r.string(0)) does not mirror its target") }
+        // Ids are unique per household. Since version 8 no index of the database keeps them
+        // so (the server's writer does, through its id index): a key held twice is a fault.
+        for d in try db.query("""
+            SELECT MIN(id), COUNT(*) FROM transactions GROUP BY household_key, reversal_id HAVING COUNT(*) > 1
+            """) {
+            problems.append("key: \(d.int(1)) transactions of one household share the id \(d.string(0))")
+        }
         let children = Int(try db.queryOne("SELECT COUNT(*) FROM children")?.int(0) ?? 0)
         let transactions = Int(try db.queryOne("SELECT COUNT(*) FROM transactions")?.int(0) ?? 0)
         return CheckReport(problems: problems, children: children, transactions: transactions)

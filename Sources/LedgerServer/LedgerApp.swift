@@ -71,7 +71,25 @@ public final class LedgerApp: Sendable {
     /// read connections; short requests run on the event loops.
     static func openSQLite(_ configuration: LedgerAppConfiguration, notifier: ChangeNotifier, readCache: ReadCache,
                            metrics: Metrics, logger: Logger) throws -> StorageBackend {
+        let lock = try DataFolderLock(directory: configuration.dataDirectory)
+        do {
+            return try openSQLite(configuration, lock: lock, notifier: notifier, readCache: readCache, metrics: metrics,
+                                  logger: logger)
+        } catch {
+            lock.release()
+            throw error
+        }
+    }
+
+    private static func openSQLite(_ configuration: LedgerAppConfiguration, lock: DataFolderLock, notifier: ChangeNotifier,
+                                   readCache: ReadCache, metrics: Metrics, logger: Logger) throws -> StorageBackend {
         let db = try LedgerApp.openWriter(configuration, logger: logger)
+        let started = DispatchTime.now().uptimeNanoseconds
+        let keys = try TransactionKeys.load(db)
+        let ms = Int64((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
+        if ms >= 1000 {   // a start that waits on it says so (about a second per 2 million)
+            logger.log(["event": "indexed", "transactions": .int(Int64(keys.count)), "ms": .int(ms)])
+        }
         let checkpointer = try Checkpointer(path: configuration.databasePath)
         let writer = WriteQueue(connection: db, checkpointer: checkpointer, batchState: WriterRowState(),
                                 afterEveryCommit: { commit in
@@ -85,7 +103,7 @@ public final class LedgerApp: Sendable {
             }
         }) { touched in notifier.notify(touched) }
         let reads = ReadPool(path: configuration.databasePath, mmapBytes: configuration.readerMmapBytes)
-        let storage = SQLiteLedgerStorage(reads: reads, writer: writer)
+        let storage = SQLiteLedgerStorage(reads: reads, writer: writer, keys: keys)
         return StorageBackend(storage: storage, sqlite: SQLiteBackend(reads: reads, writer: writer),
                               workers: DispatchWorkers(queue: reads.queue), offLoop: false, readiness: {
             if storage.isOutOfSpace {
@@ -99,7 +117,10 @@ public final class LedgerApp: Sendable {
             } catch {
                 return APIError(503, "not_ready", "The database does not answer.")
             }
-        }, stop: { writer.stop() })
+        }, stop: {
+            writer.stop()
+            lock.release()
+        })
     }
 
     #if !Postgres

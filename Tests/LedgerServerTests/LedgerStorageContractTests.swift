@@ -426,9 +426,10 @@ final class SQLiteLedgerStorageTests: LedgerStorageContractTests {
         let path = dir.appendingPathComponent("db.sqlite").path
         let db = try SQLiteConnection(path: path)
         try Migrator.migrate(db, Schema.migrations)
+        let keys = try TransactionKeys.load(db)
         let writer = WriteQueue(connection: db, maxBatch: 16, batchState: WriterRowState()) { _ in }
         self.writer = writer
-        return SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer)
+        return SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer, keys: keys)
     }
 
     func testAccountsTokensAndHouseholdIdentity() throws { try checkAccountsTokensAndHouseholdIdentity() }

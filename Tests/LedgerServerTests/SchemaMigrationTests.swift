@@ -1,4 +1,5 @@
 import Foundation
+import LedgerModel
 @testable import LedgerServer
 import SQLiteKit
 import XCTest
@@ -120,11 +121,14 @@ final class IdentityMigrationTests: XCTestCase {
             guard case .reversalIdReserved(_, let owner)? = $0 as? LedgerStorageError else { return XCTFail("\($0)") }
             XCTAssertEqual(owner.id, t2)
         }
-        XCTAssertThrowsError(try db.run("""
-            INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, seq, reversal_id)
-            VALUES (?, \(Schema.ledgerKey(2)), ?, 1, '', 'api', 1, 1, ?, 9, ?)
-            """, [.text(t2), .text(h1), .text(c1), .text(a1), Schema.reversalKey(SyncRecords.reversalId(of: t2))]),
-                             "ids stay unique in their household")
+        // Ids stay unique in their household (since version 8 the store keeps them so, not an index).
+        XCTAssertThrowsError(try store.insertTransaction(
+            LedgerTransaction(id: t2, householdId: h1, childId: c1, amountCents: 1, note: "", source: .api, createdAt: 1, recordedAt: 1,
+                              authorAccountId: a1, reversesId: nil, reversedById: nil),
+            reversalId: SyncRecords.reversalId(of: t2), seq: 9), "ids stay unique in their household") {
+            guard case .transactionIdTaken(let existing)? = $0 as? LedgerStorageError else { return XCTFail("\($0)") }
+            XCTAssertEqual(existing.id, t2)
+        }
         XCTAssertThrowsError(try store.addTransaction(household: h1, author: a1, NewTransaction(
             id: uuid(), childId: c2, amountCents: 1, note: "", source: .api, createdAt: nil, reversesId: nil, clientChosenId: true), now: 2),
                              "a child of another household is not a child of this one") {
@@ -142,7 +146,7 @@ final class IdentityMigrationTests: XCTestCase {
     }
 
     /// The writer's statements and the ledger's pages use the indexes (the statements the
-    /// store runs, as of schema version 6).
+    /// store runs, as of schema version 8).
     func testHotStatementsUseTheIndexes() throws {
         let db = try SQLiteConnection(path: ":memory:")
         try Migrator.migrate(db, Schema.migrations)
@@ -157,10 +161,13 @@ final class IdentityMigrationTests: XCTestCase {
         typealias Store = SQLiteLedgerTransaction
         let household = "SEARCH h USING INDEX sqlite_autoindex_households_1 (id=?)"
         let cases: [(String, [String])] = [
-            (Store.transactionSQL, [household, "SEARCH t USING INDEX transactions_id (household_key=? AND reversal_id=?)"]),
-            (Store.reservingSQL, [household, "SEARCH t USING INDEX transactions_id (household_key=? AND reversal_id=?)"]),
-            ("UPDATE transactions SET reversed_by_id = 'r', seq = 1 WHERE household_key = \(Schema.ledgerKey(1)) AND reversal_id = 'r' AND id = 'i'",
-             ["USING INDEX transactions_id (household_key=? AND reversal_id=?)", "USING INDEX sqlite_autoindex_households_1 (id=?)"]),
+            // By the row the server's id index names (version 8); without it, among the household's rows.
+            (Store.transactionSQL[0], ["SEARCH t USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH h USING INDEX households_ledger_key (ledger_key=?)"]),
+            (Store.reservingSQL[0], ["SEARCH t USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH h USING INDEX households_ledger_key (ledger_key=?)"]),
+            (Store.markReversedSQL[0], ["USING INTEGER PRIMARY KEY (rowid=?)", "USING INDEX sqlite_autoindex_households_1 (id=?)"]),
+            (Store.transactionSQL[1], [household, "(household_key=?)"]),
+            (Store.reservingSQL[1], [household, "(household_key=?)"]),
+            (Store.markReversedSQL[1], ["(household_key=?)", "USING INDEX sqlite_autoindex_households_1 (id=?)"]),
             ("SELECT balance_cents FROM children WHERE id = 'c' AND household_id = 'h'", ["USING INDEX sqlite_autoindex_children_1 (household_id=? AND id=?)"]),
             ("UPDATE children SET balance_cents = 1 WHERE household_id = 'h' AND id = 'c'", ["USING INDEX sqlite_autoindex_children_1 (household_id=? AND id=?)"]),
             (Store.newestUndoableSQL, [household, "SEARCH t USING INDEX transactions_child (household_key=? AND child_id=?)"]),

@@ -1,4 +1,5 @@
 import Foundation
+import SQLiteKit
 @testable import LedgerServer
 
 /// Runs `body` with the path of a database file in a new temporary directory, removed afterwards.
@@ -15,4 +16,14 @@ func withTemporaryDataDirectory(_ prefix: String, _ body: (LedgerAppConfiguratio
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     try body(LedgerAppConfiguration(dataDirectory: dir, port: 0))
+}
+
+/// The server's SQLite storage over the database at `path`, migrated: its id index, a
+/// writer (stop it when done) and a read pool.
+func openSQLiteStorage(_ path: String) throws -> (db: SQLiteConnection, writer: WriteQueue, storage: SQLiteLedgerStorage) {
+    let db = try SQLiteConnection(path: path)
+    try Migrator.migrate(db, Schema.migrations)
+    let keys = try TransactionKeys.load(db)
+    let writer = WriteQueue(connection: db, batchState: WriterRowState()) { _ in }
+    return (db, writer, SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer, keys: keys))
 }

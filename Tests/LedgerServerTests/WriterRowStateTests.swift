@@ -56,10 +56,11 @@ final class WriterRowStateTests: XCTestCase {
     private func holdBatch(children count: Int) throws -> HeldBatch {
         let db = try SQLiteConnection(path: path)
         try Migrator.migrate(db, Schema.migrations)
+        let keys = try TransactionKeys.load(db)
         let commits = CommitLog()
         let writer = WriteQueue(connection: db, batchState: WriterRowState(),
                                 afterEveryCommit: { c in commits.jobs.withLock { $0.append(c.jobs) } }) { _ in }
-        let storage = SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer)
+        let storage = SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer, keys: keys)
         let now = self.now
         let (owner, _) = try storage.writeAndWait { try $0.createAccount(handle: "ann", displayName: "Ann", deviceName: "phone", now: now) }
         let h = UUID().lowercased, children = (0..<count).map { _ in UUID().lowercased }
@@ -302,11 +303,8 @@ final class WriterRowStateTests: XCTestCase {
     /// batch through any other statement, in a later batch, or by another connection to
     /// the file — is seen by the next write.
     func testAKeptAccessRecordNeverOutlivesAChange() throws {
-        let db = try SQLiteConnection(path: path)
-        try Migrator.migrate(db, Schema.migrations)
-        let writer = WriteQueue(connection: db, batchState: WriterRowState()) { _ in }
+        let (_, writer, storage) = try openSQLiteStorage(path)
         defer { writer.stop() }
-        let storage = SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer)
         let now = self.now
         let (owner, _) = try storage.writeAndWait { try $0.createAccount(handle: "ann", displayName: "Ann", deviceName: "a", now: now) }
         let (parent, _) = try storage.writeAndWait { try $0.createAccount(handle: "bob", displayName: "Bob", deviceName: "b", now: now) }

@@ -10,13 +10,17 @@ final class SQLiteLedgerStorage: LedgerStorage {
     let writer: WriteQueue
     /// The row writes the writer holds back until COMMIT, when it was made with them.
     private let deferred: WriterRowState?
+    /// The ledger's id index (`TransactionKeys.load` of the database, before the writer
+    /// started): the writer adds to it, every connection looks ids up in it.
+    let keys: TransactionKeys
 
     var cachesReads: Bool { true }
     var isOutOfSpace: Bool { writer.isOutOfSpace }
 
-    init(reads: ReadPool, writer: WriteQueue) {
+    init(reads: ReadPool, writer: WriteQueue, keys: TransactionKeys) {
         self.reads = reads
         self.writer = writer
+        self.keys = keys
         self.deferred = writer.batchState as? WriterRowState
     }
 
@@ -25,7 +29,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
             return try reads.with { db in
                 try db.execute("BEGIN")
                 defer { try? db.execute("COMMIT") }
-                return try body(SQLiteLedgerTransaction(db))
+                return try body(SQLiteLedgerTransaction(db, keys: keys))
             }
         } catch {
             throw Self.domainError(error)
@@ -48,7 +52,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     private func job<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T, handsOff: Bool,
                                   completion: @escaping @Sendable (Result<T, any Error>) -> Void) -> WriteQueue.Job {
         WriteQueue.Job.returning(defersRowWrites: deferred != nil, handsOff: handsOff, { db in
-            let tx = SQLiteLedgerTransaction(db, deferred: self.deferred)
+            let tx = SQLiteLedgerTransaction(db, deferred: self.deferred, keys: self.keys)
             let value = try body(tx)
             return (value, WriteQueue.WriteEffects(touched: tx.touched, revokesTokens: tx.revokedTokens))
         }, completion: { result in completion(result.mapError(Self.domainError)) })

@@ -10,6 +10,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     let connection: SQLiteConnection
     /// The writer's batch-wide deferred row writes (nil on readers and outside the writer).
     private let deferred: WriterRowState?
+    /// The server's id index (nil outside the server: admin commands and tests find a
+    /// transaction by its household's rows instead).
+    private let keys: TransactionKeys?
     /// The connection, once the deferred row writes are in the database: every statement
     /// but the fast paths' goes through here.
     var db: SQLiteConnection {
@@ -25,9 +28,10 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// Whether a token was revoked (the token cache must forget).
     private(set) var revokedTokens = false
 
-    init(_ db: SQLiteConnection, deferred: WriterRowState? = nil) {
+    init(_ db: SQLiteConnection, deferred: WriterRowState? = nil, keys: TransactionKeys? = nil) {
         self.connection = db
         self.deferred = deferred
+        self.keys = keys
     }
 
     // The statements, each built once (the connection caches prepared statements by text).
@@ -51,10 +55,14 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     private static let childrenSQL = """
         SELECT \(childColumns) FROM children WHERE household_id = ? AND (archived = 0 OR ?) ORDER BY sort_order, created_at, id
         """
-    /// Through the key: the household and the reversal id of the transaction.
-    static let transactionSQL =
-        "SELECT \(txColumns) FROM \(ledgerRows) WHERE h.id = ?1 AND t.reversal_id = ?2 AND t.id = ?3"
-    static let reservingSQL = "SELECT \(txColumns) FROM \(ledgerRows) WHERE h.id = ?1 AND t.reversal_id = ?2"
+    /// A transaction by its key (the reversal id of its id) in household `?1`: [the row
+    /// `?4` that `keys` named, checked; without `keys`, among the household's rows].
+    /// `reservingSQL`: the transaction whose key is `?2` (its reversal would take that id);
+    /// `transactionSQL`: the same, and its id `?3`.
+    static let reservingSQL = ["t.n = ?4 AND ", ""].map {
+        "SELECT \(txColumns) FROM \(ledgerRows) WHERE \($0)h.id = ?1 AND t.reversal_id = ?2"
+    }
+    static let transactionSQL = reservingSQL.map { $0 + " AND t.id = ?3" }
     static let childTransactionsSQL = """
         SELECT \(txColumns), t.n FROM \(ledgerRows) WHERE h.id = ? AND t.child_id = ? AND t.n < ? ORDER BY t.n DESC LIMIT ?
         """
@@ -73,10 +81,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         """
     }
     static let insertTransactionSQL = insertTransactionSQL(keyed: false)
-    /// Doing nothing when the key (household, reversal id) is taken; [by id, by ledger key].
-    static let insertIfAbsentSQL = [false, true].map {
-        insertTransactionSQL(keyed: $0) + " ON CONFLICT (household_key, reversal_id) DO NOTHING"
-    }
+    /// [by household id, by ledger key].
+    static let insertSQL = [false, true].map(insertTransactionSQL(keyed:))
     private static let changedChildrenSQL = [false, true].map { only in
         "SELECT \(childColumns), seq FROM children WHERE household_id = ? AND seq \(only ? "=" : ">") ? ORDER BY seq LIMIT ?"
     }
@@ -302,13 +308,26 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction? {
         guard let key = reversalId ?? NewTransaction.reversalId(of: id) else { return nil }
-        // The transaction columns hold no seq: read without writing the deferred rows first.
-        return try connection.queryOne(Self.transactionSQL, [.text(household), Schema.reversalKey(key), .text(id)])
-            .map(Self.transaction)
+        return try keyed(Self.transactionSQL, household: household, key: TransactionKeys.Key(reversalId: key), id: id)
     }
 
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
-        try connection.queryOne(Self.reservingSQL, [.text(household), Schema.reversalKey(id)]).map(Self.transaction)
+        try keyed(Self.reservingSQL, household: household, key: TransactionKeys.Key(reversalId: id), id: nil)
+    }
+
+    /// The transaction keyed `key` in `household` (and with id `id`, when given): the row
+    /// the id index names, if it is still that transaction, or without the index the
+    /// household's row that has it. The transaction columns hold no seq: read without
+    /// writing the deferred rows first.
+    private func keyed(_ sql: [String], household: String, key: TransactionKeys.Key, id: String?) throws -> LedgerTransaction? {
+        var params: [SQLiteValue] = [.text(household), key.stored]
+        if let keys {
+            guard let row = keys.row(household: household, key: key) else { return nil }
+            params += [id.map { .text($0) } ?? .null, .integer(row)]
+            return try connection.queryOne(sql[0], params).map(Self.transaction)
+        }
+        if let id { params.append(.text(id)) }
+        return try connection.queryOne(sql[1], params).map(Self.transaction)
     }
 
     func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
@@ -344,17 +363,24 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws {
+        // The rules looked the key up before; no unique index stands behind them since
+        // version 8, so a taken key is refused here too (one dictionary lookup).
+        let key = TransactionKeys.Key(reversalId: reversalId)
+        if let existing = try keyed(Self.reservingSQL, household: t.householdId, key: key, id: nil) {
+            throw LedgerStorageError.transactionIdTaken(existing)
+        }
         // Needs only the household's row (for its ledger key), which seqs and balances held
         // back for the batch leave as it is.
-        try connection.run(Self.insertTransactionSQL, Self.insertParameters(t, reversalId: reversalId, seq: seq))
+        try connection.run(Self.insertTransactionSQL, Self.insertParameters(t, reversalId: key.stored, seq: seq))
+        keys?.insert(household: t.householdId, key: key, row: connection.lastInsertRowID)
     }
 
-    /// With `ledgerKey`, for `insertIfAbsentSQL[1]`.
-    private static func insertParameters(_ t: LedgerTransaction, reversalId: String, seq: Int64,
+    /// With `ledgerKey`, for `insertSQL[1]`.
+    private static func insertParameters(_ t: LedgerTransaction, reversalId: SQLiteValue, seq: Int64,
                                          ledgerKey: Int64? = nil) -> [SQLiteValue] {
         [.text(t.id), ledgerKey.map { .integer($0) } ?? .text(t.householdId), .text(t.childId), .integer(t.amountCents),
          .text(t.note), .text(t.source.rawValue), .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId), .optionalText(t.reversesId), .integer(seq),
-         Schema.reversalKey(reversalId)]
+         reversalId]
     }
 
     /// Only while this batch holds the household's seq: then taking the next one is no
@@ -366,10 +392,13 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool {
         guard let deferred, let seq = deferred.peekSeq(household: t.householdId) else { return false }
-        let key = deferred.ledgerKey(household: t.householdId)
-        try connection.run(Self.insertIfAbsentSQL[key == nil ? 0 : 1],
-                           Self.insertParameters(t, reversalId: reversalId, seq: seq, ledgerKey: key))
-        guard connection.changes == 1 else { return false }
+        let key = TransactionKeys.Key(reversalId: reversalId)
+        // Taken (a replay, or an id in use): the full path answers it.
+        if try keyed(Self.reservingSQL, household: t.householdId, key: key, id: nil) != nil { return false }
+        let ledgerKey = deferred.ledgerKey(household: t.householdId)
+        try connection.run(Self.insertSQL[ledgerKey == nil ? 0 : 1],
+                           Self.insertParameters(t, reversalId: key.stored, seq: seq, ledgerKey: ledgerKey))
+        keys?.insert(household: t.householdId, key: key, row: connection.lastInsertRowID)
         let taken = try nextSeq(household: t.householdId)
         precondition(taken == seq, "the household's seq moved during an insert")
         return true
@@ -377,10 +406,21 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
         // The target's key is its reversal id, which is the reversal's id.
-        try db.run("""
-            UPDATE transactions SET reversed_by_id = ?1, seq = ?2
-            WHERE household_key = \(Schema.ledgerKey(3)) AND reversal_id = ?5 AND id = ?4
-            """, [.text(reversal), .integer(seq), .text(household), .text(id), Schema.reversalKey(reversal)])
+        let key = TransactionKeys.Key(reversalId: reversal)
+        var params: [SQLiteValue] = [.text(reversal), .integer(seq), .text(household), .text(id), key.stored]
+        if let keys {
+            guard let row = keys.row(household: household, key: key) else { return }
+            params.append(.integer(row))
+        }
+        try db.run(Self.markReversedSQL[keys == nil ? 1 : 0], params)
+    }
+
+    /// [the row `?6` the id index named, checked; without it, among the household's rows].
+    static let markReversedSQL = ["n = ?6 AND ", ""].map {
+        """
+        UPDATE transactions SET reversed_by_id = ?1, seq = ?2
+        WHERE \($0)household_key = \(Schema.ledgerKey(3)) AND reversal_id = ?5 AND id = ?4
+        """
     }
 
     func setBalance(household: String, child: String, cents: Int64) throws {
