@@ -85,7 +85,8 @@ public final class LedgerApp: Sendable {
                                    readCache: ReadCache, metrics: Metrics, logger: Logger) throws -> StorageBackend {
         let db = try LedgerApp.openWriter(configuration, logger: logger)
         let started = DispatchTime.now().uptimeNanoseconds
-        let keys = try TransactionKeys.load(db)
+        // On a connection of its own: the scan's pages would otherwise fill the writer's cache.
+        let keys = try TransactionKeys.load(SQLiteConnection(path: configuration.databasePath, mode: .readOnly))
         let ms = Int64((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
         if ms >= 1000 {   // a start that waits on it says so (about a second per 2 million)
             logger.log(["event": "indexed", "transactions": .int(Int64(keys.count)), "ms": .int(ms)])
@@ -158,10 +159,8 @@ public final class LedgerApp: Sendable {
         // disk they were a temporary file created, written and unlinked in every group
         // commit once they outgrew 64 KiB.
         try db.execute("PRAGMA temp_store = MEMORY")
-        // Each insert lands on a random leaf of the id index: with SQLite's default 2 MiB
-        // cache most of those leaves had been evicted and were read again (from the WAL or
-        // the file, 1.6 `pread`s per durable POST at 64 connections); with 32 MiB, 0.26, until
-        // the ledger outgrew it (the default is 128 MiB now).
+        // More than SQLite's 2 MiB, so that the pages every write touches (the ends of the
+        // ledger's indexes, children and households rows) stay (`writerCacheBytes`).
         try db.execute("PRAGMA cache_size = -\(max(configuration.writerCacheBytes >> 10, 64))")
         return db
     }

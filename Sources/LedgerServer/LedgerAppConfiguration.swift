@@ -22,14 +22,13 @@ public struct LedgerAppConfiguration: Sendable {
     /// an I/O error on a mapped page ends the process with SIGBUS instead of an error
     /// answer. 0 reads through `pread` only. Default 2 GiB.
     public var readerMmapBytes: Int = 2 << 30
-    /// SQLite: the writer connection's page cache (`PRAGMA cache_size`), held as the ledger
-    /// grows. Every new transaction lands on a random leaf of the id index; a cache that
-    /// holds those leaves spares a read of each (from the WAL or the file) per write.
-    /// Default 128 MiB (SQLite's own default is 2 MiB): the cache only takes what the
-    /// writer touches, so a small ledger never fills it, and the id index of a ledger of
-    /// 1.5 million transactions fits it (measured: the writer's system time per POST 5.4–5.8
-    /// → 3.9–4.3 µs against 32 MiB). At least 64 KiB is used.
-    public var writerCacheBytes: Int = 128 << 20
+    /// SQLite: the writer connection's page cache (`PRAGMA cache_size`). Default 32 MiB
+    /// (SQLite's own default is 2 MiB). It was 128 MiB while the id index was a B-tree
+    /// whose random leaves each new transaction rewrote; since that index lives in memory
+    /// (schema version 8) a write touches the ends of the ledger's indexes and a few rows,
+    /// and 32 MiB did as well as 128 (per-thread bench on 1.5 M transactions, two pairs:
+    /// 28.3 / 28.2 against 29.0 / 30.3 µs per durable POST). At least 64 KiB is used.
+    public var writerCacheBytes: Int = 32 << 20
     public var http: HTTPServerConfiguration
     /// Default `.open`.
     public var registration: Registration = .open

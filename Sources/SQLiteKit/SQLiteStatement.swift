@@ -129,6 +129,30 @@ public final class SQLiteStatement {
         return SQLiteRow(values: values)
     }
 
+    /// The type of column `i` of the current row.
+    public func columnType(_ i: Int32) -> SQLiteColumnType {
+        switch sqlite3_column_type(handle, i) {
+        case SQLITE_INTEGER: return .integer
+        case SQLITE_FLOAT: return .real
+        case SQLITE_TEXT: return .text
+        case SQLITE_BLOB: return .blob
+        default: return .null
+        }
+    }
+
+    /// Column `i` of the current row as an integer, without building the row (for scans
+    /// of many rows).
+    public func int64(_ i: Int32) -> Int64 { sqlite3_column_int64(handle, i) }
+
+    /// Calls `body` with the bytes of column `i` of the current row (a blob's, or a text's
+    /// UTF-8), valid during the call only; no copy.
+    public func withColumnBytes<T>(_ i: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let start: UnsafeRawPointer? = sqlite3_column_type(handle, i) == SQLITE_TEXT
+            ? sqlite3_column_text(handle, i).map(UnsafeRawPointer.init) : sqlite3_column_blob(handle, i)
+        let count = Int(sqlite3_column_bytes(handle, i))
+        return try body(UnsafeRawBufferPointer(start: count > 0 ? start : nil, count: count > 0 ? count : 0))
+    }
+
     /// Runs to completion and collects every row.
     public func all() throws -> [SQLiteRow] {
         var rows: [SQLiteRow] = []
@@ -142,4 +166,9 @@ public final class SQLiteStatement {
         while try step() {}
         sqlite3_reset(handle)
     }
+}
+
+/// The storage class of a column value.
+public enum SQLiteColumnType: Sendable {
+    case integer, real, text, blob, null
 }

@@ -31,13 +31,13 @@ final class ReadPoolTests: XCTestCase {
     }
 }
 
-/// The writer's page cache is as configured (`--writer-cache-mb`, default 128 MiB).
+/// The writer's page cache is as configured (`--writer-cache-mb`, default 32 MiB).
 final class WriterCacheTests: XCTestCase {
     func testTheWriterCacheIsAsConfigured() throws {
         try withTemporaryDataDirectory("writer-cache") { defaults in
             var configuration = defaults
-            XCTAssertEqual(configuration.writerCacheBytes, 128 << 20)
-            XCTAssertEqual(try LedgerApp.openWriter(configuration).queryOne("PRAGMA cache_size")?.int(0), -131_072)
+            XCTAssertEqual(configuration.writerCacheBytes, 32 << 20)
+            XCTAssertEqual(try LedgerApp.openWriter(configuration).queryOne("PRAGMA cache_size")?.int(0), -32_768)
             configuration.writerCacheBytes = 1 << 20
             XCTAssertEqual(try LedgerApp.openWriter(configuration).queryOne("PRAGMA cache_size")?.int(0), -1_024)
         }

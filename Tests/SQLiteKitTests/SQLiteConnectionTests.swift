@@ -17,6 +17,29 @@ final class SQLiteConnectionTests: XCTestCase {
         XCTAssertNil(row.optionalString(3))
     }
 
+    /// A scan reads columns in place: the same values as a built row, for every type.
+    func testColumnsReadInPlaceMatchTheRow() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        try db.execute("CREATE TABLE t (v)")
+        let values: [SQLiteValue] = [.integer(-7), .integer(Int64.max), .text("é🙂"), .text(""), .blob([0, 255, 3]), .blob([]), .real(1.5), .null]
+        for v in values { try db.run("INSERT INTO t VALUES (?)", [v]) }
+        let s = try db.prepare("SELECT v, rowid FROM t ORDER BY rowid")
+        try s.bind([])
+        var seen: [SQLiteValue] = []
+        while try s.step() {
+            XCTAssertEqual(s.int64(1), Int64(seen.count + 1))
+            switch s.columnType(0) {
+            case .integer: seen.append(.integer(s.int64(0)))
+            case .text: seen.append(.text(s.withColumnBytes(0) { String(decoding: $0, as: UTF8.self) }))
+            case .blob: seen.append(.blob(s.withColumnBytes(0) { Array($0) }))
+            case .real: seen.append(s.row().values[0])
+            case .null: seen.append(.null)
+            }
+        }
+        try s.finish()
+        XCTAssertEqual(seen, values)
+    }
+
     /// Text and blob parameters are bound from the statement's own buffer, reused and grown
     /// from one bind to the next: every bind must see its own values, whatever was bound
     /// before, and "" and an empty blob stay values (not NULL).

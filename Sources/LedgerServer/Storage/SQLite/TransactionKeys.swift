@@ -24,9 +24,10 @@ import Synchronization
 /// it, before its batch commits. Entries are never removed while the server runs (a
 /// deleted household's stay, reading as absent, until the next start).
 ///
-/// Memory: about 45 bytes per transaction (a 16-byte key and an 8-byte row number in a
-/// dictionary at most three quarters full), ~45 MB per million. Loading a million takes
-/// about half a second at start.
+/// Memory: a 16-byte key and an 8-byte row number per transaction, in dictionaries at
+/// most three quarters full: about 35 bytes each (measured on 1.5 million: 79 MB resident
+/// after start against 27 MB without the index). Loading them takes about 0.75 s per
+/// million at start (logged as `indexed` when it takes a second or more).
 final class TransactionKeys: Sendable {
     /// A stored key: a UUID's 16 bytes (every key since version 7 but those of ids that
     /// are not UUIDs), or the text key of an id that is not one.
@@ -71,11 +72,14 @@ final class TransactionKeys: Sendable {
         }
 
         init(bytes b: [UInt8]) {
-            precondition(b.count == 16)
-            var h: UInt64 = 0, l: UInt64 = 0
-            for i in 0..<8 { h = h << 8 | UInt64(b[i]); l = l << 8 | UInt64(b[i + 8]) }
-            high = h
-            low = l
+            self = b.withUnsafeBytes { UUIDKey(raw: $0) }
+        }
+
+        /// From 16 bytes.
+        init(raw: UnsafeRawBufferPointer) {
+            precondition(raw.count == 16)
+            high = UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self))
+            low = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         }
 
         var bytes: [UInt8] {
@@ -102,31 +106,41 @@ final class TransactionKeys: Sendable {
     init() {}
 
     /// Every transaction row of `db` (rows whose household is missing are left out: they
-    /// belong to no ledger, and `check` reports them).
+    /// belong to no ledger, and `check` reports them). One pass over the table, reading
+    /// each row's three columns in place (about 0.5 s per million rows); give it a
+    /// connection of its own, so that the pages it reads pass through a small cache.
     static func load(_ db: SQLiteConnection) throws -> TransactionKeys {
+        // Households by ledger key, each one's dictionary sized once (counted through the
+        // household index) instead of grown by doubling as the rows come.
+        var byKey: [Int64: (id: String, keys: Household)] = [:]
+        for r in try db.query("SELECT ledger_key, id FROM households WHERE ledger_key IS NOT NULL") {
+            byKey[r.int(0)] = (r.string(1), Household())
+        }
+        for r in try db.query("SELECT household_key, COUNT(*) FROM transactions GROUP BY household_key") {
+            byKey[r.int(0)]?.keys.uuids.reserveCapacity(Int(r.int(1)))
+        }
+        let rows = try db.prepare("SELECT household_key, reversal_id, n FROM transactions")
+        try rows.bind([])
+        var count = 0
+        while try rows.step() {
+            let household = rows.int64(0), row = rows.int64(2)
+            guard byKey[household] != nil else { continue }
+            switch rows.columnType(1) {
+            case .blob:
+                guard let key = rows.withColumnBytes(1, { $0.count == 16 ? UUIDKey(raw: $0) : nil }) else { continue }
+                byKey[household]!.keys.uuids[key] = row
+            case .text:
+                byKey[household]!.keys.texts[rows.withColumnBytes(1) { String(decoding: $0, as: UTF8.self) }] = row
+            default:
+                continue
+            }
+            count += 1
+        }
+        try rows.finish()
         let keys = TransactionKeys()
-        try keys.state.withLock { state in
-            // Each household's dictionary sized once (by the household index), not grown
-            // by doubling as the rows come.
-            for r in try db.query("""
-                SELECT h.id, COUNT(*) FROM transactions t JOIN households h ON h.ledger_key = t.household_key GROUP BY h.id
-                """) {
-                state.households[r.string(0)] = Household(uuids: Dictionary(minimumCapacity: Int(r.int(1))))
-            }
-            let rows = try db.prepare("""
-                SELECT h.id, t.reversal_id, t.n FROM transactions t JOIN households h ON h.ledger_key = t.household_key
-                """)
-            try rows.bind([])
-            while try rows.step() {
-                let row = rows.row()
-                guard let key = Key(stored: row.values[1]) else { continue }
-                switch key {
-                case .uuid(let k): state.households[row.string(0), default: Household()].uuids[k] = row.int(2)
-                case .text(let s): state.households[row.string(0), default: Household()].texts[s] = row.int(2)
-                }
-                state.count += 1
-            }
-            try rows.finish()
+        keys.state.withLock { state in
+            for (_, h) in byKey where !h.keys.uuids.isEmpty || !h.keys.texts.isEmpty { state.households[h.id] = h.keys }
+            state.count = count
         }
         return keys
     }
