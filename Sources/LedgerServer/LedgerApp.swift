@@ -71,18 +71,8 @@ public final class LedgerApp: Sendable {
     /// read connections; short requests run on the event loops.
     static func openSQLite(_ configuration: LedgerAppConfiguration, notifier: ChangeNotifier, readCache: ReadCache,
                            metrics: Metrics, logger: Logger) throws -> StorageBackend {
+        // Released by `stop`, or when the lock object goes (a throw below drops it).
         let lock = try DataFolderLock(directory: configuration.dataDirectory)
-        do {
-            return try openSQLite(configuration, lock: lock, notifier: notifier, readCache: readCache, metrics: metrics,
-                                  logger: logger)
-        } catch {
-            lock.release()
-            throw error
-        }
-    }
-
-    private static func openSQLite(_ configuration: LedgerAppConfiguration, lock: DataFolderLock, notifier: ChangeNotifier,
-                                   readCache: ReadCache, metrics: Metrics, logger: Logger) throws -> StorageBackend {
         let db = try LedgerApp.openWriter(configuration, logger: logger)
         let started = DispatchTime.now().uptimeNanoseconds
         // On a connection of its own: the scan's pages would otherwise fill the writer's cache.

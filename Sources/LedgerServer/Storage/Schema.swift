@@ -344,7 +344,7 @@ extension Schema {
     static let uuidBytesFunction = "kidledger_uuid_bytes"
 
     @Sendable static func defineFunctions(_ db: SQLiteConnection) throws {
-        try db.defineFunction(reversalIdFunction) { id in LedgerIDs.parse(id).map { LedgerIDs.reversalID(of: $0, sha1: .openSSL).lowercased } }
+        try db.defineFunction(reversalIdFunction) { id in NewTransaction.reversalId(of: id) }
         try db.defineValueFunction(reversalKeyFunction) { id in
             LedgerIDs.parse(id).map { reversalKey(LedgerIDs.reversalID(of: $0, sha1: .openSSL)) } ?? .null
         }
@@ -356,15 +356,14 @@ extension Schema {
     /// made the index half as large again, and each insert writes one of its leaves), any
     /// other key (`not-a-uuid:` and the id, for an id that is not a UUID) as text. Text
     /// and blobs never compare equal, so keys stay distinct.
+    /// (`TransactionKeys.Key` is that form; the id index holds the same keys.)
     static func reversalKey(_ reversalId: String) -> SQLiteValue {
-        LedgerIDs.parse(reversalId).map(reversalKey) ?? .text(reversalId)
+        TransactionKeys.Key(reversalId: reversalId).stored
     }
 
     /// The stored key of a reversal id that is a UUID.
-    static func reversalKey(_ reversalId: UUID) -> SQLiteValue { .blob(bytes(reversalId)) }
+    static func reversalKey(_ reversalId: UUID) -> SQLiteValue { TransactionKeys.Key.uuid(.init(reversalId)).stored }
 
     /// The 16 bytes of a UUID written 8-4-4-4-12 in hex digits (either case); nil for any other text.
-    static func uuidBytes(_ text: String) -> [UInt8]? { LedgerIDs.parse(text).map(bytes) }
-
-    private static func bytes(_ uuid: UUID) -> [UInt8] { withUnsafeBytes(of: uuid.uuid) { Array($0) } }
+    static func uuidBytes(_ text: String) -> [UInt8]? { LedgerIDs.parse(text).map { TransactionKeys.UUIDKey($0).bytes } }
 }

@@ -80,7 +80,6 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         VALUES (?1, \(keyed ? "?2" : Schema.ledgerKey(2)), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
         """
     }
-    static let insertTransactionSQL = insertTransactionSQL(keyed: false)
     /// [by household id, by ledger key].
     static let insertSQL = [false, true].map(insertTransactionSQL(keyed:))
     private static let changedChildrenSQL = [false, true].map { only in
@@ -369,9 +368,15 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         if let existing = try keyed(Self.reservingSQL, household: t.householdId, key: key, id: nil) {
             throw LedgerStorageError.transactionIdTaken(existing)
         }
-        // Needs only the household's row (for its ledger key), which seqs and balances held
-        // back for the batch leave as it is.
-        try connection.run(Self.insertTransactionSQL, Self.insertParameters(t, reversalId: key.stored, seq: seq))
+        try insertRow(t, key: key, seq: seq, ledgerKey: nil)
+    }
+
+    /// Inserts the row and records its key in the id index. Needs only the household's row
+    /// (for its ledger key, unless given), which seqs and balances held back for the batch
+    /// leave as it is.
+    private func insertRow(_ t: LedgerTransaction, key: TransactionKeys.Key, seq: Int64, ledgerKey: Int64?) throws {
+        try connection.run(Self.insertSQL[ledgerKey == nil ? 0 : 1],
+                           Self.insertParameters(t, reversalId: key.stored, seq: seq, ledgerKey: ledgerKey))
         keys?.insert(household: t.householdId, key: key, row: connection.lastInsertRowID)
     }
 
@@ -395,10 +400,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         let key = TransactionKeys.Key(reversalId: reversalId)
         // Taken (a replay, or an id in use): the full path answers it.
         if try keyed(Self.reservingSQL, household: t.householdId, key: key, id: nil) != nil { return false }
-        let ledgerKey = deferred.ledgerKey(household: t.householdId)
-        try connection.run(Self.insertSQL[ledgerKey == nil ? 0 : 1],
-                           Self.insertParameters(t, reversalId: key.stored, seq: seq, ledgerKey: ledgerKey))
-        keys?.insert(household: t.householdId, key: key, row: connection.lastInsertRowID)
+        try insertRow(t, key: key, seq: seq, ledgerKey: deferred.ledgerKey(household: t.householdId))
         let taken = try nextSeq(household: t.householdId)
         precondition(taken == seq, "the household's seq moved during an insert")
         return true

@@ -82,9 +82,8 @@ final class TransactionKeys: Sendable {
             low = UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
         }
 
-        var bytes: [UInt8] {
-            (0..<16).map { i in UInt8(truncatingIfNeeded: (i < 8 ? high : low) >> (8 * (7 - UInt64(i % 8)))) }
-        }
+        /// The 16 bytes, in the UUID's order.
+        var bytes: [UInt8] { withUnsafeBytes(of: (high.bigEndian, low.bigEndian)) { Array($0) } }
 
         func hash(into hasher: inout Hasher) { hasher.combine(high) }
         static func == (a: UUIDKey, b: UUIDKey) -> Bool { a.high == b.high && a.low == b.low }

@@ -197,7 +197,7 @@ extension LedgerWriting {
             if let by = target.reversedById, let existing = try transaction(household: household, id: by) {
                 throw LedgerStorageError.alreadyReversed(target: rev, by: existing)
             }
-            let expected = LedgerIDs.parse(rev).map { LedgerIDs.reversalID(of: $0, sha1: .openSSL).lowercased }
+            let expected = NewTransaction.reversalId(of: rev)
             guard expected == t.id else { throw LedgerStorageError.reversalIdMismatch(expected: expected ?? "") }
             guard t.amountCents == -target.amountCents, t.childId == target.childId else {
                 throw LedgerStorageError.reversalAmountMismatch(expected: target.amountCents)

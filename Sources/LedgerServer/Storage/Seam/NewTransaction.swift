@@ -59,7 +59,7 @@ struct NewTransaction: Sendable {
 
     /// The reversal of `target`, as a new transaction.
     static func reversal(of target: LedgerTransaction) -> NewTransaction {
-        NewTransaction(id: LedgerIDs.reversalID(of: LedgerIDs.parse(target.id)!, sha1: .openSSL).lowercased, childId: target.childId,
+        NewTransaction(id: reversalId(of: target.id)!, childId: target.childId,
                        amountCents: -target.amountCents, note: "", source: target.source, createdAt: nil, reversesId: target.id,
                        clientChosenId: false)
     }
