@@ -24,18 +24,21 @@ enum ContentCoding {
 
     /// Whether a `Content-Type` is worth compressing (text, JSON, YAML, XML, JavaScript, SVG).
     static func isCompressible(_ contentType: String?) -> Bool {
-        guard let ct = contentType else { return false }
-        let bytes = Array(ct.utf8)
-        if bytes.startsWithASCIICaseInsensitive(textPrefix) { return true }
-        for marker in compressibleMarkers where bytes.containsASCIICaseInsensitive(marker) { return true }
-        return false
+        guard var ct = contentType else { return false }
+        // The server's own answers first: one comparison of a short string.
+        if ct == "application/json" { return true }
+        return ct.withUTF8 { bytes in
+            if bytes.startsWithASCIICaseInsensitive(textPrefix) { return true }
+            for marker in compressibleMarkers where bytes.containsASCIICaseInsensitive(marker) { return true }
+            return false
+        }
     }
 
     private static let textPrefix: [UInt8] = Array("text/".utf8)
     private static let compressibleMarkers: [[UInt8]] = ["json", "yaml", "xml", "javascript", "svg"].map { Array($0.utf8) }
 }
 
-extension Array where Element == UInt8 {
+extension UnsafeBufferPointer where Element == UInt8 {
     /// ASCII case-insensitive prefix test; `prefix` must be lowercase.
     func startsWithASCIICaseInsensitive(_ prefix: [UInt8]) -> Bool {
         guard count >= prefix.count else { return false }

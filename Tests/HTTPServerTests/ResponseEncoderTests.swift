@@ -60,6 +60,16 @@ final class ResponseEncoderTests: XCTestCase {
 final class RequestTargetTests: XCTestCase {
     /// Targets split at their first "?" into path and query, at every position of short
     /// and long targets.
+    func testWhichContentTypesAreCompressed() {
+        for type in ["application/json", "Application/JSON; charset=utf-8", "application/problem+json", "text/plain",
+                     "TEXT/html", "image/svg+xml", "application/yaml", "text/javascript", "application/xml"] {
+            XCTAssertTrue(ContentCoding.isCompressible(type), type)
+        }
+        for type in [nil, "", "image/png", "application/octet-stream", "application/gzip", "tex", "application/jso"] {
+            XCTAssertFalse(ContentCoding.isCompressible(type), type ?? "nil")
+        }
+    }
+
     func testTargetsSplitAtTheFirstQuestionMark() {
         XCTAssertTrue(HTTPRequest.split("") == ("", nil))
         XCTAssertTrue(HTTPRequest.split("?") == ("", ""))

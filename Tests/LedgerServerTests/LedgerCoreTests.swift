@@ -337,4 +337,27 @@ final class BearerHeaderTests: XCTestCase {
             XCTAssertNil(TokenSecret.bearerHash(header), header)
         }
     }
+
+    /// The in-memory key of a token: the fast path's and the general parse's agree, its
+    /// SHA-256 is the stored one, and two keys are equal only when every byte is.
+    func testTokenKeysAreTheWholeSecret() throws {
+        let secret = TokenSecret.generate()
+        let key = try XCTUnwrap(TokenSecret.TokenKey(secret: secret))
+        XCTAssertEqual(TokenSecret.bearerKey("Bearer \(secret)"), key)
+        XCTAssertEqual(TokenSecret.TokenKey(secret: Substring("x" + secret).dropFirst()), key)
+        XCTAssertEqual(key.sha256, SHA256.digest(Array(secret.utf8)))
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        var bytes = Array(secret)
+        for i in 3..<bytes.count {
+            let kept = bytes[i]
+            bytes[i] = alphabet.first { $0 != kept }!
+            let other = try XCTUnwrap(TokenSecret.TokenKey(secret: String(bytes)))
+            XCTAssertNotEqual(other, key, "a difference at byte \(i)")
+            XCTAssertEqual(Set([other, key]).count, 2)
+            bytes[i] = kept
+        }
+        for bad in ["", String(secret.dropLast()), secret + "A", "kx_" + secret.dropFirst(3), String(secret.dropLast()) + "!"] {
+            XCTAssertNil(TokenSecret.TokenKey(secret: bad), bad)
+        }
+    }
 }

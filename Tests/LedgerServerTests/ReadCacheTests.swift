@@ -5,6 +5,12 @@ import LedgerModel
 import XCTest
 
 /// The read cache never serves an answer older than an acknowledged write.
+/// The cache key of a well-formed token secret, one per `n`.
+func tokenKey(_ n: Int) -> TokenSecret.TokenKey {
+    let digits = String(n)
+    return TokenSecret.TokenKey(secret: "kl_" + String(repeating: "A", count: 43 - digits.count) + digits)!
+}
+
 final class ReadCacheTests: XCTestCase {
     func testEntriesLiveUntilTheNextCommit() {
         let cache = ReadCache(capacity: 4)
@@ -34,11 +40,11 @@ final class ReadCacheTests: XCTestCase {
     func testTokenLookupsSurviveCommitsThatRevokeNothing() {
         let cache = ReadCache()
         let caller = Caller(accountId: "a", tokenId: "t")
-        cache.store(caller, hash: [1, 2, 3], readAt: cache.currentTokens)
+        cache.store(caller, token: tokenKey(1), readAt: cache.currentTokens)
         cache.invalidate(tokens: false)
-        XCTAssertEqual(cache.caller(hash: [1, 2, 3])?.tokenId, "t")
+        XCTAssertEqual(cache.caller(token: tokenKey(1))?.tokenId, "t")
         cache.invalidate(tokens: true)
-        XCTAssertNil(cache.caller(hash: [1, 2, 3]))
+        XCTAssertNil(cache.caller(token: tokenKey(1)))
     }
 
     func testCapacityBoundsTheTable() {

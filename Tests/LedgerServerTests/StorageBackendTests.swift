@@ -49,28 +49,28 @@ final class StorageBackendTests: XCTestCase {
     func testTokenLookupsExpireWhenOtherProcessesMayRevoke() {
         let cache = ReadCache(tokenLifetime: 0.05)
         let caller = Caller(accountId: "a", tokenId: "t")
-        cache.store(caller, hash: [1], readAt: cache.currentTokens)
-        XCTAssertEqual(cache.caller(hash: [1])?.tokenId, "t")
+        cache.store(caller, token: tokenKey(1), readAt: cache.currentTokens)
+        XCTAssertEqual(cache.caller(token: tokenKey(1))?.tokenId, "t")
         Thread.sleep(forTimeInterval: 0.08)
-        XCTAssertNil(cache.caller(hash: [1]), "a lookup is kept for its lifetime at most")
+        XCTAssertNil(cache.caller(token: tokenKey(1)), "a lookup is kept for its lifetime at most")
         // Without a lifetime (one process) it lives until a revocation.
         let single = ReadCache()
-        single.store(caller, hash: [1], readAt: single.currentTokens)
+        single.store(caller, token: tokenKey(1), readAt: single.currentTokens)
         Thread.sleep(forTimeInterval: 0.06)
-        XCTAssertNotNil(single.caller(hash: [1]))
+        XCTAssertNotNil(single.caller(token: tokenKey(1)))
     }
 
     func testTokenCacheIsBypassedWhileTheChangeBusIsDown() {
         let cache = ReadCache(tokenLifetime: 60)
         let caller = Caller(accountId: "a", tokenId: "t")
-        cache.store(caller, hash: [1], readAt: cache.currentTokens)
+        cache.store(caller, token: tokenKey(1), readAt: cache.currentTokens)
         cache.bypassTokens = true
-        XCTAssertNil(cache.caller(hash: [1]), "turning the bypass on forgets what was kept")
-        cache.store(caller, hash: [2], readAt: cache.currentTokens)
+        XCTAssertNil(cache.caller(token: tokenKey(1)), "turning the bypass on forgets what was kept")
+        cache.store(caller, token: tokenKey(2), readAt: cache.currentTokens)
         cache.bypassTokens = false
-        XCTAssertNil(cache.caller(hash: [2]), "nothing is kept while bypassed")
-        cache.store(caller, hash: [2], readAt: cache.currentTokens)
-        XCTAssertNotNil(cache.caller(hash: [2]))
+        XCTAssertNil(cache.caller(token: tokenKey(2)), "nothing is kept while bypassed")
+        cache.store(caller, token: tokenKey(2), readAt: cache.currentTokens)
+        XCTAssertNotNil(cache.caller(token: tokenKey(2)))
     }
 
     /// After the change bus reconnects (announcements may have been lost) every parked

@@ -106,26 +106,26 @@ final class RequestContext: @unchecked Sendable {
         guard let header = request.headers["Authorization"] else {
             throw APIError.unauthenticated("An Authorization: Bearer token is required.")
         }
-        let hash: [UInt8]
-        if let quick = TokenSecret.bearerHash(header) {
-            hash = quick
+        let key: TokenSecret.TokenKey
+        if let quick = TokenSecret.bearerKey(header) {
+            key = quick
         } else {
             let parts = header.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer", TokenSecret.isWellFormed(parts[1]) else {
+            guard parts.count == 2, parts[0].lowercased() == "bearer", let k = TokenSecret.TokenKey(secret: parts[1]) else {
                 throw authenticationFailed("The Authorization header is not a kidledger bearer token.")
             }
-            hash = TokenSecret.sha256(parts[1])
+            key = k
         }
         let cache = services.readCache
-        if let known = cache.caller(hash: hash) {
+        if let known = cache.caller(token: key) {
             caller = known
             return known
         }
         let generation = cache.currentTokens
-        guard let c = try read({ try $0.caller(tokenHash: hash) }) else {
+        guard let c = try read({ try $0.caller(tokenHash: key.sha256) }) else {
             throw authenticationFailed("The token is unknown or was revoked.")
         }
-        cache.store(c, hash: hash, readAt: generation)
+        cache.store(c, token: key, readAt: generation)
         caller = c
         return c
     }
@@ -133,8 +133,8 @@ final class RequestContext: @unchecked Sendable {
     /// The caller when its token is remembered (no storage read needed); nil otherwise.
     func rememberedCaller() -> Caller? {
         if let caller { return caller }
-        guard let header = request.headers["Authorization"], let hash = TokenSecret.bearerHash(header),
-              let known = services.readCache.caller(hash: hash) else { return nil }
+        guard let header = request.headers["Authorization"], let key = TokenSecret.bearerKey(header),
+              let known = services.readCache.caller(token: key) else { return nil }
         caller = known
         return known
     }

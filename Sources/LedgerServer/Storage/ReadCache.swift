@@ -38,16 +38,8 @@ final class ReadCache: Sendable {
         /// When it stops being served (uptime nanoseconds); 0: never by age.
         var expires: UInt64 = 0
     }
-    /// A token's SHA-256 as a table key, hashed as one run of bytes: an array of bytes as
-    /// the key itself is hashed byte by byte (about 700 instructions per lookup).
-    private struct DigestKey: Hashable {
-        let bytes: [UInt8]
-        func hash(into hasher: inout Hasher) {
-            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
-    }
     private struct State {
-        var callers: [DigestKey: Entry<Caller>] = [:]
+        var callers: [TokenSecret.TokenKey: Entry<Caller>] = [:]
         var responses: [String: Entry<HTTPResponse>] = [:]
     }
     /// Guards `storage`. Taken by every request that authenticates or reads a cached
@@ -91,12 +83,12 @@ final class ReadCache: Sendable {
         generation.wrappingAdd(1, ordering: .releasing)
     }
 
-    /// The caller of a token hash, if it was looked up since the last token revocation.
-    func caller(hash: [UInt8]) -> Caller? {
+    /// The caller of a token, if it was looked up since the last token revocation.
+    func caller(token: TokenSecret.TokenKey) -> Caller? {
         if tokenLifetime != nil && bypassTokens { return nil }
         let now = currentTokens
         let e = withState { s -> Entry<Caller>? in
-            guard let e = s.callers[DigestKey(bytes: hash)], e.generation == now else { return nil }
+            guard let e = s.callers[token], e.generation == now else { return nil }
             return e
         }
         guard let e else { return nil }
@@ -105,7 +97,7 @@ final class ReadCache: Sendable {
     }
 
     /// `readAt` is `currentTokens` taken before the lookup ran.
-    func store(_ caller: Caller, hash: [UInt8], readAt generation: UInt64) {
+    func store(_ caller: Caller, token: TokenSecret.TokenKey, readAt generation: UInt64) {
         var expires: UInt64 = 0
         if let tokenLifetime {
             if bypassTokens { return }
@@ -113,7 +105,7 @@ final class ReadCache: Sendable {
         }
         withState { s in
             if s.callers.count >= capacity { s.callers.removeAll(keepingCapacity: true) }
-            s.callers[DigestKey(bytes: hash)] = Entry(generation: generation, value: caller, expires: expires)
+            s.callers[token] = Entry(generation: generation, value: caller, expires: expires)
         }
     }
 
