@@ -3,7 +3,8 @@ import Foundation
 import StoreKitJWS
 
 /// Device token secrets: `kl_` + 43 base64url characters (32 random bytes).
-/// Only their SHA-256 is stored; comparisons are constant-time.
+/// The database stores only their SHA-256; a running server keeps the secrets it has seen
+/// in memory as the keys of its token cache (`TokenKey`). Comparisons are constant-time.
 enum TokenSecret {
     static let prefix = "kl_"
     /// `kl_` and 43 base64url characters.
