@@ -42,9 +42,6 @@ enum TokenSecret {
         }
     }
 
-    /// The SHA-256 of the secret in the usual header (`bearerKey`'s), nil for anything else.
-    static func bearerHash(_ header: String) -> [UInt8]? { bearerKey(header)?.sha256 }
-
     private static func isBase64URL(_ c: UInt8) -> Bool {
         (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95
     }
