@@ -40,11 +40,12 @@ final class TransactionKeys: Sendable {
             if let u = LedgerIDs.parse(reversalId) { self = .uuid(UUIDKey(u)) } else { self = .text(reversalId) }
         }
 
-        /// The key of a stored `reversal_id` value (nil for a value no key can have).
-        init?(stored value: SQLiteValue) {
-            switch value {
-            case .blob(let b) where b.count == 16: self = .uuid(UUIDKey(bytes: b))
-            case .text(let s): self = .text(s)
+        /// The key of a stored `reversal_id` value, given as its column type and bytes (nil
+        /// for a value no key can have).
+        init?(stored type: SQLiteColumnType, _ bytes: UnsafeRawBufferPointer) {
+            switch type {
+            case .blob where bytes.count == 16: self = .uuid(UUIDKey(raw: bytes))
+            case .text: self = .text(String(decoding: bytes, as: UTF8.self))
             default: return nil
             }
         }
@@ -69,10 +70,6 @@ final class TransactionKeys: Sendable {
                 (UInt64(bigEndian: raw.loadUnaligned(as: UInt64.self)),
                  UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
             }
-        }
-
-        init(bytes b: [UInt8]) {
-            self = b.withUnsafeBytes { UUIDKey(raw: $0) }
         }
 
         /// From 16 bytes.
@@ -124,14 +121,11 @@ final class TransactionKeys: Sendable {
         while try rows.step() {
             let household = rows.int64(0), row = rows.int64(2)
             guard byKey[household] != nil else { continue }
-            switch rows.columnType(1) {
-            case .blob:
-                guard let key = rows.withColumnBytes(1, { $0.count == 16 ? UUIDKey(raw: $0) : nil }) else { continue }
-                byKey[household]!.keys.uuids[key] = row
-            case .text:
-                byKey[household]!.keys.texts[rows.withColumnBytes(1) { String(decoding: $0, as: UTF8.self) }] = row
-            default:
-                continue
+            let type = rows.columnType(1)
+            switch rows.withColumnBytes(1, { Key(stored: type, $0) }) {
+            case .uuid(let k): byKey[household]!.keys.uuids[k] = row
+            case .text(let s): byKey[household]!.keys.texts[s] = row
+            case nil: continue
             }
             count += 1
         }
