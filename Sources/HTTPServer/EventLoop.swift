@@ -31,7 +31,7 @@ final class EventLoop: @unchecked Sendable {
         pthread_mutex_init(m, nil)
         return m
     }()
-    nonisolated(unsafe) private var inbox: [Task] = []
+    @exclusivity(unchecked) nonisolated(unsafe) private var inbox: [Task] = []
     private let threadID = Atomic<UInt>(0)
 
     // Loop-thread state, touched on every request: no dynamic exclusivity check (see

@@ -198,7 +198,16 @@ final class WriteQueue: Sendable {
     private struct BatchRun {
         var results: [Result<Void, Error>] = []
         var touched = Set<String>()
+        /// The household last added to `touched` (a run of writes to one household hashes
+        /// its id once).
+        var lastTouched: String?
         var revokedTokens = false
+
+        mutating func touch(_ household: String) {
+            if household == lastTouched { return }
+            touched.insert(household)
+            lastTouched = household
+        }
     }
 
     /// Thrown by `run(_:savepoints: false)` when a job failed after it had changed rows: the
@@ -264,7 +273,7 @@ final class WriteQueue: Sendable {
                     if savepoints { try db.run("SAVEPOINT job") }
                     let outcome = try job.work(db)
                     if savepoints { try db.run("RELEASE job") }
-                    for household in outcome.touched { out.touched.insert(household) }
+                    for household in outcome.touched { out.touch(household) }
                     out.revokedTokens = out.revokedTokens || outcome.revokesTokens
                     out.results.append(.success(()))
                 } catch {

@@ -24,9 +24,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// Households whose feed moved (or that were deleted), each once: a list, not a set,
     /// since a write touches one household (or two), and a set costs an allocation and a
     /// hash per write.
-    private(set) var touched: [String] = []
+    @exclusivity(unchecked) private(set) var touched: [String] = []
     /// Whether a token was revoked (the token cache must forget).
-    private(set) var revokedTokens = false
+    @exclusivity(unchecked) private(set) var revokedTokens = false
 
     init(_ db: SQLiteConnection, deferred: WriterRowState? = nil, keys: TransactionKeys? = nil) {
         self.connection = db

@@ -93,8 +93,11 @@ final class TransactionKeys: Sendable {
 
     private struct State {
         /// By household id.
-        var households: [String: Household] = [:]
+        var households: [HashedKey: Household] = [:]
         var count = 0
+        /// The household last looked up (the writer's lookup and insert of one write name
+        /// the same one).
+        var memo = KeyMemo()
     }
 
     private let state = Mutex(State())
@@ -132,7 +135,7 @@ final class TransactionKeys: Sendable {
         try rows.finish()
         let keys = TransactionKeys()
         keys.state.withLock { state in
-            for (_, h) in byKey where !h.keys.uuids.isEmpty || !h.keys.texts.isEmpty { state.households[h.id] = h.keys }
+            for (_, h) in byKey where !h.keys.uuids.isEmpty || !h.keys.texts.isEmpty { state.households[HashedKey(h.id)] = h.keys }
             state.count = count
         }
         return keys
@@ -141,6 +144,7 @@ final class TransactionKeys: Sendable {
     /// The row number last recorded for `key` in `household` (to be checked against the row).
     func row(household: String, key: Key) -> Int64? {
         state.withLock { state in
+            let household = state.memo.key(household)
             switch key {
             case .uuid(let k): return state.households[household]?.uuids[k]
             case .text(let s): return state.households[household]?.texts[s]
@@ -151,6 +155,7 @@ final class TransactionKeys: Sendable {
     /// Records that row `row` holds `key` in `household`.
     func insert(household: String, key: Key, row: Int64) {
         state.withLock { state in
+            let household = state.memo.key(household)
             let old: Int64?
             switch key {
             case .uuid(let k): old = state.households[household, default: Household()].uuids.updateValue(row, forKey: k)

@@ -24,13 +24,12 @@ import SQLiteKit
 ///
 /// Used on the writer thread only.
 final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
-    // The two keys hash one of their ids, not both (hashing a 36-byte id costs about as
-    // much as the rest of a lookup, and there are several lookups per write); equality
-    // still compares both. A child's id names it alone in practice, and the access records
-    // of one household are its few participants.
+    // The two keys hash one of their ids, not both, and that one's hash is computed once
+    // (`HashedKey`); equality still compares both. A child's id names it alone in practice,
+    // and the access records of one household are its few participants.
     private struct ChildKey: Hashable {
         let household: String
-        let child: String
+        let child: HashedKey
         func hash(into hasher: inout Hasher) { hasher.combine(child) }
     }
 
@@ -42,27 +41,32 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
     }
 
     private struct AccessKey: Hashable {
-        let household: String
+        let household: HashedKey
         let account: String
         func hash(into hasher: inout Hasher) { hasher.combine(household) }
     }
 
-    private var seqs: [String: Seq] = [:]
-    private var balances: [ChildKey: Int64] = [:]
-    private var access: [AccessKey: AccessRecord] = [:]
+    /// The last household's and child's keys (a write names the same ones in each call).
+    // Used by the writer thread alone, one access at a time: no run-time exclusivity checks
+    // (each cost about a hundred instructions, a few per write).
+    @exclusivity(unchecked) private var households = KeyMemo()
+    @exclusivity(unchecked) private var children = KeyMemo()
+    @exclusivity(unchecked) private var seqs: [HashedKey: Seq] = [:]
+    @exclusivity(unchecked) private var balances: [ChildKey: Int64] = [:]
+    @exclusivity(unchecked) private var access: [AccessKey: AccessRecord] = [:]
     /// Households' ledger keys, kept and forgotten with `access`.
-    private var ledgerKeys: [String: Int64] = [:]
+    @exclusivity(unchecked) private var ledgerKeys: [HashedKey: Int64] = [:]
     /// The database's data version when the last batch began (changes when another
     /// connection commits).
-    private var dataVersion: Int64?
+    @exclusivity(unchecked) private var dataVersion: Int64?
     /// Deferred changes made since the writer started (the queue compares it around a job
     /// to tell whether the job changed anything).
-    private(set) var changeCount = 0
+    @exclusivity(unchecked) private(set) var changeCount = 0
 
     /// Advances a household whose row this transaction already advanced; nil when it has
     /// not (the caller then runs the UPDATE and reports it with `seqWritten`).
     func advanceSeq(household: String) -> Int64? {
-        guard let i = seqs.index(forKey: household) else { return nil }
+        guard let i = seqs.index(forKey: households.key(household)) else { return nil }
         seqs.values[i].current += 1
         changeCount += 1
         return seqs.values[i].current
@@ -70,35 +74,36 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
 
     /// What `advanceSeq` would answer next, without handing it out; nil when this
     /// transaction has not advanced the household's row yet (`advanceSeq` would be nil too).
-    func peekSeq(household: String) -> Int64? { seqs[household].map { $0.current + 1 } }
+    func peekSeq(household: String) -> Int64? { seqs[households.key(household)].map { $0.current + 1 } }
 
     /// The households row now holds `seq` in this transaction.
     func seqWritten(household: String, seq: Int64) {
-        seqs[household] = Seq(written: seq, current: seq)
+        seqs[households.key(household)] = Seq(written: seq, current: seq)
     }
 
     func setBalance(household: String, child: String, cents: Int64) {
-        balances[ChildKey(household: household, child: child)] = cents
+        balances[ChildKey(household: household, child: children.key(child))] = cents
         changeCount += 1
     }
 
     /// The balance set in this transaction and not yet written, if any.
     func balance(household: String, child: String) -> Int64? {
-        balances[ChildKey(household: household, child: child)]
+        balances[ChildKey(household: household, child: children.key(child))]
     }
 
     /// The access record read in this writer since the last other statement, if any.
     func accessRecord(household: String, account: String) -> AccessRecord? {
-        access[AccessKey(household: household, account: account)]
+        access[AccessKey(household: households.key(household), account: account)]
     }
 
     /// The household's ledger key read with an access record still kept, if any.
-    func ledgerKey(household: String) -> Int64? { ledgerKeys[household] }
+    func ledgerKey(household: String) -> Int64? { ledgerKeys[households.key(household)] }
 
     func remember(_ record: AccessRecord, household: String, account: String, ledgerKey: Int64?) {
         if access.count >= 1024 { forgetAccess() }
-        access[AccessKey(household: household, account: account)] = record
-        ledgerKeys[household] = ledgerKey
+        let key = households.key(household)
+        access[AccessKey(household: key, account: account)] = record
+        ledgerKeys[key] = ledgerKey
     }
 
     private func forgetAccess() {
@@ -117,11 +122,11 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
         if seqs.isEmpty && balances.isEmpty { return }
         var advanced: [(String, Int64)] = []
         for (household, s) in seqs where s.current != s.written {
-            try db.run("UPDATE households SET seq = ? WHERE id = ?", [.integer(s.current), .text(household)])
-            advanced.append((household, s.current))
+            try db.run("UPDATE households SET seq = ? WHERE id = ?", [.integer(s.current), .text(household.string)])
+            advanced.append((household.string, s.current))
         }
         for (key, cents) in balances {
-            try SQLiteLedgerTransaction.writeBalance(db, household: key.household, child: key.child, cents: cents)
+            try SQLiteLedgerTransaction.writeBalance(db, household: key.household, child: key.child.string, cents: cents)
         }
         seqs.removeAll(keepingCapacity: true)
         balances.removeAll(keepingCapacity: true)

@@ -1,0 +1,33 @@
+/// A string used as a dictionary key, with its hash computed once.
+///
+/// The writer looks a household's id up in several dictionaries per write (its change
+/// sequence, its ledger key, its access records, the id index), and hashing a 36-byte id
+/// costs several hundred instructions each time. A `HashedKey` carries the string's own
+/// seeded hash (`hashValue`, so keys chosen by clients do not collide any more than
+/// strings do), and a dictionary keyed by it hashes one word. `KeyMemo` hands out the same
+/// key again while the same id comes back, as it does through the statements of one write.
+struct HashedKey: Hashable, Sendable {
+    let string: String
+    private let hash: Int
+
+    init(_ string: String) {
+        self.string = string
+        hash = string.hashValue
+    }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    static func == (a: HashedKey, b: HashedKey) -> Bool { a.hash == b.hash && a.string == b.string }
+}
+
+/// The key of the last string asked for, kept: asking again for an equal string (the same
+/// stored string, most often, which compares without reading its bytes) costs no hash.
+struct KeyMemo {
+    private var last: HashedKey?
+
+    mutating func key(_ string: String) -> HashedKey {
+        if let last, last.string == string { return last }
+        let key = HashedKey(string)
+        last = key
+        return key
+    }
+}
