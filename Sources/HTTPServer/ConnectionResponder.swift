@@ -13,10 +13,10 @@ final class ConnectionResponder: HTTPResponder {
         self.sequence = sequence
     }
 
-    func respond(_ response: HTTPResponse) {
+    func respond(_ response: consuming HTTPResponse) {
         guard answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
         if handle.closed.load(ordering: .acquiring) { return }
-        loop.deliver(response, to: handle, sequence: sequence)
+        loop.deliver(consume response, to: handle, sequence: sequence)
     }
 
     func execute(_ work: @escaping @Sendable () -> Void) { loop.execute(work) }

@@ -183,17 +183,17 @@ extension EventLoop {
                 status: 400, code: "bad_request", detail: "The query string does not percent-decode to UTF-8.")
             return
         }
-        core.handler.handle(request, responder: ConnectionResponder(loop: self, handle: c.handle, sequence: seq))
+        core.handler.handle(consume request, responder: ConnectionResponder(loop: self, handle: c.handle, sequence: seq))
     }
 
     // MARK: - Completing
 
-    func complete(_ response: HTTPResponse, handle: ConnectionHandle, sequence: UInt64) {
+    func complete(_ response: consuming HTTPResponse, handle: ConnectionHandle, sequence: UInt64) {
         guard let c = connection(handle.fd), c.handle === handle, c.phase == .open,
               let first = c.slots.first else { return }
         let i = Int(sequence &- first.sequence)
         guard i >= 0, i < c.slots.count, c.slots[i].sequence == sequence, !c.slots[i].isAnswered else { return }
-        c.slots[i].response = response
+        c.slots[i].response = consume response
         if !c.dispatching { pump(c) }
     }
 

@@ -111,11 +111,11 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Called by responders from any thread.
-    func deliver(_ response: HTTPResponse, to handle: ConnectionHandle, sequence: UInt64) {
+    func deliver(_ response: consuming HTTPResponse, to handle: ConnectionHandle, sequence: UInt64) {
         if isOnLoopThread {
-            complete(response, handle: handle, sequence: sequence)
+            complete(consume response, handle: handle, sequence: sequence)
         } else {
-            enqueue(.response(response, handle, sequence))
+            enqueue(.response(consume response, handle, sequence))
         }
     }
 

@@ -2,7 +2,9 @@
 /// It may be called from any thread, at once or much later (group commit, long-poll);
 /// if the connection closed meanwhile the response is dropped.
 public protocol HTTPResponder: Sendable {
-    func respond(_ response: HTTPResponse)
+    /// The response is handed over (consumed): stored as it is, not copied (a copy retains
+    /// every field).
+    func respond(_ response: consuming HTTPResponse)
     /// True once the client connection has closed or the server is shutting down hard.
     var isClosed: Bool { get }
     /// Runs `work` on the thread that writes this connection's answers (its event loop),
@@ -20,14 +22,15 @@ extension HTTPResponder {
 /// The application side of the server: called on an event-loop thread for each complete
 /// request. It must not block: long work goes elsewhere and answers through `responder`.
 public protocol HTTPHandler: Sendable {
-    func handle(_ request: HTTPRequest, responder: any HTTPResponder)
+    /// The request is handed over (consumed): a handler keeps it without a copy.
+    func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder)
 }
 
 /// A handler made from a closure.
 public struct ClosureHandler: HTTPHandler {
     private let body: @Sendable (HTTPRequest, any HTTPResponder) -> Void
     public init(_ body: @escaping @Sendable (HTTPRequest, any HTTPResponder) -> Void) { self.body = body }
-    public func handle(_ request: HTTPRequest, responder: any HTTPResponder) { body(request, responder) }
+    public func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder) { body(request, responder) }
 }
 
 /// One line of the access log, reported after a response has been written.

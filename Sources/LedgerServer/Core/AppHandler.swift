@@ -23,10 +23,10 @@ final class AppHandler: HTTPHandler {
         self.staticFiles = staticFiles
     }
 
-    func handle(_ request: HTTPRequest, responder: any HTTPResponder) {
+    func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder) {
         switch router.match(method: request.method, path: request.path) {
         case .found(let route, let params):
-            let ctx = RequestContext(request: request, params: params, responder: responder,
+            let ctx = RequestContext(request: consume request, params: params, responder: responder,
                                      services: services, routeLabel: route.template, routeIndex: route.index)
             // Over SQLite, short reads and small writes run on the event loop (no thread hop;
             // a write only parses its body there); long-polls, feed pages, batch pushes and
@@ -34,7 +34,7 @@ final class AppHandler: HTTPHandler {
             // storage goes to the workers: the loops only parse, route and write bytes —
             // except a write whose caller's token is remembered, which the loop validates
             // and queues for a committer (no thread hop on the way in).
-            if route.inline || (route.lightweight && request.body.count <= AppHandler.inlineBodyLimit
+            if route.inline || (route.lightweight && ctx.request.body.count <= AppHandler.inlineBodyLimit
                                 && (!services.backend.offLoop || (route.queuesWrite && ctx.rememberedCaller() != nil))) {
                 ctx.answersOnLoop = true
                 run(route, ctx)

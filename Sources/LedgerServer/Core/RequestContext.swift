@@ -36,11 +36,10 @@ final class RequestContext: @unchecked Sendable {
     /// Answers (from any thread), tagging the response with the route label and index.
     func respond(_ response: consuming HTTPResponse) {
         // Consumed: tagged in place instead of copied (a retain of every field).
-        var r = response
-        r.routeLabel = routeLabel
-        r.routeIndex = routeIndex
-        if clientAddress != request.remoteAddress { r.clientAddress = clientAddress }
-        responder.respond(r)
+        response.routeLabel = routeLabel
+        response.routeIndex = routeIndex
+        if clientAddress != request.remoteAddress { response.clientAddress = clientAddress }
+        responder.respond(consume response)
     }
 
     func respond(_ error: Error) {
