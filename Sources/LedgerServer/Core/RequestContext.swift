@@ -25,12 +25,13 @@ final class RequestContext: @unchecked Sendable {
     init(request: HTTPRequest, params: PathParameters, responder: any HTTPResponder, services: Services, routeLabel: String,
          routeIndex: Int? = nil) {
         self.routeIndex = routeIndex
+        // Resolved before the request is stored, which is its last use (no copy).
+        self.clientAddress = services.clientAddress.resolve(request)
         self.request = request
         self.params = params
         self.responder = responder
         self.services = services
         self.routeLabel = routeLabel
-        self.clientAddress = services.clientAddress.resolve(request)
     }
 
     /// Answers (from any thread), tagging the response with the route label and index.
