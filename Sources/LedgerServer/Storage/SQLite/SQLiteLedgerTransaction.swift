@@ -66,8 +66,19 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     static let childTransactionsSQL = """
         SELECT \(txColumns), t.n FROM \(ledgerRows) WHERE h.id = ? AND t.child_id = ? AND t.n < ? ORDER BY t.n DESC LIMIT ?
         """
-    static let householdTransactionsSQL =
-        "SELECT \(txColumns), t.n FROM \(ledgerRows) WHERE h.id = ? AND t.n < ? ORDER BY t.n DESC LIMIT ?"
+    /// The household's list without an index of its own (`householdRows`): its children,
+    /// then each child's row numbers between two bounds, newest first (from the child index
+    /// alone), then the rows chosen, by number.
+    static let ledgerKeySQL = "SELECT ledger_key FROM households WHERE id = ?1"
+    static let householdChildIdsSQL = "SELECT id FROM children WHERE household_id = ?1"
+    static let childRowNumbersSQL = """
+        SELECT n FROM transactions WHERE household_key = ?1 AND child_id = ?2 AND n < ?3 AND n > ?4 ORDER BY n DESC LIMIT ?5
+        """
+    /// (The household found once, then each row by its number; the caller orders them.)
+    static let rowsByNumberSQL = """
+        SELECT \(txColumns), t.n FROM households h CROSS JOIN json_each(?2) j CROSS JOIN transactions t
+        WHERE h.id = ?1 AND t.n = j.value AND t.household_key = h.ledger_key
+        """
     static let newestUndoableSQL = """
         SELECT \(txColumns) FROM \(ledgerRows)
         WHERE h.id = ? AND t.child_id = ? AND t.reverses_id IS NULL AND t.reversed_by_id IS NULL ORDER BY t.n DESC LIMIT 1
@@ -334,10 +345,41 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         let rows = if let child {
             try db.query(Self.childTransactionsSQL, [.text(household), .text(child), bound, count])
         } else {
-            try db.query(Self.householdTransactionsSQL, [.text(household), bound, count])
+            try householdRows(household, below: bound, count: limit + 1)
         }
         let page = rows.prefix(limit)
         return ListPage(items: page.map(Self.transaction), next: rows.count > limit ? page.last!.int(11) : nil)
+    }
+
+    /// The household's newest `count` rows below `below`, newest first. The household has no
+    /// index of its own (schema version 9): each child's rows come from the child index,
+    /// and once `count` rows are held the next child is read only above the oldest of
+    /// them, so a page reads its rows and at most `count` more per child. Every row of a
+    /// ledger names a child of its household (`check` says so), and children are never
+    /// deleted (archived ones stay).
+    private func householdRows(_ household: String, below: SQLiteValue, count: Int) throws -> [SQLiteRow] {
+        let db = try self.db
+        guard let key = try db.queryOne(Self.ledgerKeySQL, [.text(household)])?.optionalInt(0) else { return [] }
+        // The newest `count` row numbers of all the children, merged: numbers only, read
+        // from the child index; a child is read only above the oldest of a full set.
+        var numbers: [Int64] = []
+        var floor = Int64.min
+        let rowNumbers = try db.prepare(Self.childRowNumbersSQL)
+        for child in try db.query(Self.householdChildIdsSQL, [.text(household)]) {
+            let before = numbers.count
+            try rowNumbers.bind([.integer(key), .text(child.string(0)), below, .integer(floor), .int(count)])
+            while try rowNumbers.step() { numbers.append(rowNumbers.int64(0)) }
+            if numbers.count == before { continue }
+            if numbers.count > count {
+                numbers.sort(by: >)
+                numbers.removeLast(numbers.count - count)
+            }
+            if numbers.count == count { floor = numbers.min()! }
+        }
+        try rowNumbers.finish()
+        if numbers.isEmpty { return [] }
+        let list = "[" + numbers.map(String.init).joined(separator: ",") + "]"
+        return try db.query(Self.rowsByNumberSQL, [.text(household), .text(list)]).sorted { $0.int(11) > $1.int(11) }
     }
 
     func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {

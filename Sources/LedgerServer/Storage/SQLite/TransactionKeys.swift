@@ -109,8 +109,8 @@ final class TransactionKeys: Sendable {
     /// each row's three columns in place (about 0.5 s per million rows); give it a
     /// connection of its own, so that the pages it reads pass through a small cache.
     static func load(_ db: SQLiteConnection) throws -> TransactionKeys {
-        // Households by ledger key, each one's dictionary sized once (counted through the
-        // household index) instead of grown by doubling as the rows come.
+        // Households by ledger key, each one's dictionary sized once (counted through an
+        // index led by the household key) instead of grown by doubling as the rows come.
         var byKey: [Int64: (id: String, keys: Household)] = [:]
         for r in try db.query("SELECT ledger_key, id FROM households WHERE ledger_key IS NOT NULL") {
             byKey[r.int(0)] = (r.string(1), Household())
