@@ -4,13 +4,13 @@ import LedgerModel
 @testable import LedgerServer
 import XCTest
 
-/// The read cache never serves an answer older than an acknowledged write.
 /// The cache key of a well-formed token secret, one per `n`.
 func tokenKey(_ n: Int) -> TokenSecret.TokenKey {
     let digits = String(n)
     return TokenSecret.TokenKey(secret: "kl_" + String(repeating: "A", count: 43 - digits.count) + digits)!
 }
 
+/// The read cache never serves an answer older than an acknowledged write.
 final class ReadCacheTests: XCTestCase {
     func testEntriesLiveUntilTheNextCommit() {
         let cache = ReadCache(capacity: 4)

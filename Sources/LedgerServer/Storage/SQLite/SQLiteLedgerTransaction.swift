@@ -69,7 +69,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// The household's list without an index of its own (`householdRows`): its children,
     /// then each child's row numbers between two bounds, newest first (from the child index
     /// alone), then the rows chosen, by number.
-    static let ledgerKeySQL = "SELECT ledger_key FROM households WHERE id = ?1"
+    static let ledgerKeySQL = "SELECT " + Schema.ledgerKey(1)
     static let householdChildIdsSQL = "SELECT id FROM children WHERE household_id = ?1"
     static let childRowNumbersSQL = """
         SELECT n FROM transactions WHERE household_key = ?1 AND child_id = ?2 AND n < ?3 AND n > ?4 ORDER BY n DESC LIMIT ?5

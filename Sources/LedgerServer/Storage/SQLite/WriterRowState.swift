@@ -46,9 +46,10 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
         func hash(into hasher: inout Hasher) { hasher.combine(household) }
     }
 
-    /// The last household's and child's keys (a write names the same ones in each call).
     // Used by the writer thread alone, one access at a time: no run-time exclusivity checks
     // (each cost about a hundred instructions, a few per write).
+
+    /// The last household's and child's keys (a write names the same ones in each call).
     @exclusivity(unchecked) private var households = KeyMemo()
     @exclusivity(unchecked) private var children = KeyMemo()
     @exclusivity(unchecked) private var seqs: [HashedKey: Seq] = [:]
