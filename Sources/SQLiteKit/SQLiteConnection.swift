@@ -149,6 +149,14 @@ public final class SQLiteConnection {
         try s.finish()
     }
 
+    /// Runs one statement whose parameters `bind` gives one by one (no array of values),
+    /// ignoring any rows.
+    public func run(_ sql: String, binding bind: (inout SQLiteBinder) throws -> Void) throws {
+        let s = try prepare(sql)
+        try s.bind(bind)
+        try s.finish()
+    }
+
     /// Runs one statement and returns all rows.
     public func query(_ sql: String, _ params: [SQLiteValue] = []) throws -> [SQLiteRow] {
         let s = try prepare(sql)

@@ -24,70 +24,83 @@ public final class SQLiteStatement {
     /// (SQLITE_STATIC): SQLite reads them until the statement is bound again or finalized,
     /// and every `bind` resets the statement before it rewrites them. A copy per parameter
     /// (SQLITE_TRANSIENT) costs SQLite a malloc and a free each; this buffer is reused.
+    /// Bytes that did not fit go to chunks of their own (`overflow`), which stay bound
+    /// until the next `bind` unbinds them, frees them and grows the buffer to what the
+    /// last one needed: an arena that moved would leave earlier parameters pointing at
+    /// freed bytes.
     private var arena: UnsafeMutableRawPointer?
     private var arenaCapacity = 0
+    private var arenaUsed = 0
+    private var overflow: [UnsafeMutableRawPointer] = []
+    /// Bytes the last `bind` copied.
+    private var boundBytes = 0
 
     deinit {
         sqlite3_finalize(handle)
         arena?.deallocate()
+        for chunk in overflow { chunk.deallocate() }
     }
 
     /// Binds `params` to ?1…?n after resetting the statement.
     public func bind(_ params: [SQLiteValue]) throws {
-        // Every parameter is bound below (the count must match), so no clear_bindings.
-        sqlite3_reset(handle)
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard expected == params.count else {
+            sqlite3_reset(handle)
             throw SQLiteError(code: SQLITE_RANGE, message: "statement takes \(expected) parameters, got \(params.count)", sql: sql)
         }
-        var bytes = 0, copies = false
-        for value in params {
-            switch value {
-            case .text(let s): bytes += s.utf8.count; copies = true
-            case .blob(let b): bytes += b.count; copies = true
-            default: break
-            }
-        }
-        if copies && (bytes > arenaCapacity || arena == nil) {
-            // The old bytes may still be bound: unbind them before they are freed.
+        try bind { for value in params { try $0.value(value) } }
+    }
+
+    /// Binds ?1…?n after resetting the statement: `body` gives the values in order, one
+    /// call of the binder each, without an array of `SQLiteValue`s to build and destroy
+    /// (the writer's insert of a transaction binds twelve). Every parameter must be given:
+    /// fewer or more throw `SQLITE_RANGE` and leave none bound.
+    public func bind(_ body: (inout SQLiteBinder) throws -> Void) throws {
+        // Every parameter is bound below (the count must match), so no clear_bindings.
+        sqlite3_reset(handle)
+        if !overflow.isEmpty {
+            // Unbind the chunks' bytes before they are freed.
             sqlite3_clear_bindings(handle)
+            for chunk in overflow { chunk.deallocate() }
+            overflow.removeAll()
             arena?.deallocate()
-            arenaCapacity = max(bytes, 2 * arenaCapacity, 256)
+            arenaCapacity = max(boundBytes, 2 * arenaCapacity, 256)
             arena = UnsafeMutableRawPointer.allocate(byteCount: arenaCapacity, alignment: 16)
         }
-        var offset = 0
-        for (i, value) in params.enumerated() {
-            let idx = Int32(i + 1)
-            let rc: Int32
-            switch value {
-            case .null: rc = sqlite3_bind_null(handle, idx)
-            case .integer(let v): rc = sqlite3_bind_int64(handle, idx, v)
-            case .real(let d): rc = sqlite3_bind_double(handle, idx, d)
-            case .text(let s):
-                // Never a null pointer (that would bind NULL), even for "".
-                let start = arena! + offset
-                let n = copyUTF8(s, to: start)
-                rc = sqlite3_bind_text(handle, idx, start.assumingMemoryBound(to: CChar.self), Int32(n), SQLITE_STATIC)
-                offset += n
-            case .blob(let b):
-                let start = arena! + offset
-                b.withUnsafeBytes { if let base = $0.baseAddress, $0.count > 0 { start.copyMemory(from: base, byteCount: $0.count) } }
-                rc = sqlite3_bind_blob(handle, idx, start, Int32(b.count), SQLITE_STATIC)
-                offset += b.count
-            }
-            guard rc == SQLITE_OK else {
-                sqlite3_clear_bindings(handle)
-                throw connection.error(rc, sql: sql)
-            }
+        arenaUsed = 0
+        boundBytes = 0
+        var binder = SQLiteBinder(statement: self)
+        do {
+            try body(&binder)
+        } catch {
+            sqlite3_clear_bindings(handle)
+            throw error
+        }
+        let expected = sqlite3_bind_parameter_count(handle)
+        guard binder.count == expected else {
+            sqlite3_clear_bindings(handle)
+            throw SQLiteError(code: SQLITE_RANGE, message: "statement takes \(expected) parameters, got \(binder.count)", sql: sql)
         }
     }
 
-    /// Copies `s`'s UTF-8 bytes to `to` (which has room for them); returns their count.
-    private func copyUTF8(_ s: String, to: UnsafeMutableRawPointer) -> Int {
-        var s = s
-        return s.withUTF8 { u in
-            if let base = u.baseAddress, u.count > 0 { to.copyMemory(from: base, byteCount: u.count) }
-            return u.count
+    /// Room for `count` bytes that stay put until the next `bind`.
+    fileprivate func reserve(_ count: Int) -> UnsafeMutableRawPointer {
+        boundBytes += count
+        if let arena, arenaUsed + count <= arenaCapacity {
+            defer { arenaUsed += count }
+            return arena + arenaUsed
+        }
+        // Never a null pointer (that would bind NULL), even for "".
+        let chunk = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 16)
+        overflow.append(chunk)
+        return chunk
+    }
+
+    /// `rc` of binding a parameter: throws (unbinding every parameter) unless SQLITE_OK.
+    fileprivate func bound(_ rc: Int32) throws {
+        guard rc == SQLITE_OK else {
+            sqlite3_clear_bindings(handle)
+            throw connection.error(rc, sql: sql)
         }
     }
 
@@ -171,4 +184,66 @@ public final class SQLiteStatement {
 /// The storage class of a column value.
 public enum SQLiteColumnType: Sendable {
     case integer, real, text, blob, null
+}
+
+/// The parameters of one `SQLiteStatement.bind(_:)` call, given in order (?1, ?2, …).
+public struct SQLiteBinder {
+    fileprivate let statement: SQLiteStatement
+    /// Parameters bound so far.
+    public private(set) var count: Int32 = 0
+
+    fileprivate init(statement: SQLiteStatement) { self.statement = statement }
+
+    public mutating func integer(_ v: Int64) throws {
+        count += 1
+        try statement.bound(sqlite3_bind_int64(statement.handle, count, v))
+    }
+
+    public mutating func null() throws {
+        count += 1
+        try statement.bound(sqlite3_bind_null(statement.handle, count))
+    }
+
+    public mutating func real(_ d: Double) throws {
+        count += 1
+        try statement.bound(sqlite3_bind_double(statement.handle, count, d))
+    }
+
+    public mutating func text(_ s: String) throws {
+        count += 1
+        var s = s
+        let rc = s.withUTF8 { u in
+            let start = statement.reserve(u.count)
+            if let base = u.baseAddress, u.count > 0 { start.copyMemory(from: base, byteCount: u.count) }
+            return sqlite3_bind_text(statement.handle, count, start.assumingMemoryBound(to: CChar.self), Int32(u.count), SQLITE_STATIC)
+        }
+        try statement.bound(rc)
+    }
+
+    /// Text, or NULL for nil.
+    public mutating func text(_ s: String?) throws {
+        if let s { try text(s) } else { try null() }
+    }
+
+    public mutating func blob(_ b: [UInt8]) throws {
+        try b.withUnsafeBytes { try blob($0) }
+    }
+
+    /// A blob of `bytes` (copied; they need not outlive the call).
+    public mutating func blob(_ bytes: UnsafeRawBufferPointer) throws {
+        count += 1
+        let start = statement.reserve(bytes.count)
+        if let base = bytes.baseAddress, bytes.count > 0 { start.copyMemory(from: base, byteCount: bytes.count) }
+        try statement.bound(sqlite3_bind_blob(statement.handle, count, start, Int32(bytes.count), SQLITE_STATIC))
+    }
+
+    public mutating func value(_ v: SQLiteValue) throws {
+        switch v {
+        case .null: try null()
+        case .integer(let i): try integer(i)
+        case .real(let d): try real(d)
+        case .text(let s): try text(s)
+        case .blob(let b): try blob(b)
+        }
+    }
 }

@@ -14,43 +14,82 @@ final class WriteQueue: Sendable {
     /// One unit of work for a group commit. `work` runs on the writer thread inside the
     /// batch's transaction and reports what it changed; `completion` runs once the batch
     /// is durable (or failed).
+    /// What a job runs and how it is answered, as one object. A write built of closures
+    /// (its work, its answer, the slot its value waits in between, and a layer of each for
+    /// every hand-over) was half a dozen allocations, every one freed on the writer thread
+    /// when its batch was done.
+    protocol Task: AnyObject {
+        /// Runs on the writer, inside the batch's transaction (again, if the batch runs a
+        /// second time with savepoints).
+        func run(_ db: SQLiteConnection) throws -> WriteEffects
+        /// The outcome, once durable (or the failure); called once.
+        func complete(_ result: Result<Void, Error>)
+    }
+
     struct Job: @unchecked Sendable {
-        let work: (SQLiteConnection) throws -> WriteEffects
-        let completion: @Sendable (Result<Void, Error>) -> Void
+        let task: any Task
         /// Whether the work knows of the queue's `BatchState` (reads what it holds back
         /// through it); any other job runs after the held-back writes are in the database.
         let defersRowWrites: Bool
-        /// Whether `completion` only hands the outcome to another thread (quick, never
+        /// Whether `complete` only hands the outcome to another thread (quick, never
         /// blocks): the writer then calls it itself right after COMMIT instead of queueing it
         /// on the completion thread.
         let handsOff: Bool
 
-        init(work: @escaping (SQLiteConnection) throws -> WriteEffects,
-             completion: @escaping @Sendable (Result<Void, Error>) -> Void, defersRowWrites: Bool = false,
-             handsOff: Bool = false) {
-            self.work = work
-            self.completion = completion
+        init(task: any Task, defersRowWrites: Bool = false, handsOff: Bool = false) {
+            self.task = task
             self.defersRowWrites = defersRowWrites
             self.handsOff = handsOff
         }
 
+        init(work: @escaping (SQLiteConnection) throws -> WriteEffects,
+             completion: @escaping @Sendable (Result<Void, Error>) -> Void, defersRowWrites: Bool = false,
+             handsOff: Bool = false) {
+            self.init(task: Closures(work: work, completion: completion), defersRowWrites: defersRowWrites, handsOff: handsOff)
+        }
+
         /// A job whose work produces a value of type `T`, handed to `completion` once durable.
-        /// The value waits in a slot of its own type between the two (no casts).
         static func returning<T>(defersRowWrites: Bool = false, handsOff: Bool = false, _ work: @escaping (SQLiteConnection) throws -> (T, WriteEffects),
                                  completion: @escaping @Sendable (Result<T, Error>) -> Void) -> Job {
-            let slot = ResultBox<T>()
-            return Job(work: { db in
-                let (value, effects) = try work(db)
-                slot.set(.success(value))
-                return effects
-            }, completion: { result in
-                switch result {
-                case .success: completion(Result { try slot.get() })
-                case .failure(let e): completion(.failure(e))
-                }
-            }, defersRowWrites: defersRowWrites, handsOff: handsOff)
+            Job(task: Returning(work: work, completion: completion), defersRowWrites: defersRowWrites, handsOff: handsOff)
         }
     }
+
+    private final class Closures: Task, @unchecked Sendable {
+        let work: (SQLiteConnection) throws -> WriteEffects
+        let completion: @Sendable (Result<Void, Error>) -> Void
+        init(work: @escaping (SQLiteConnection) throws -> WriteEffects, completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
+            self.work = work
+            self.completion = completion
+        }
+        func run(_ db: SQLiteConnection) throws -> WriteEffects { try work(db) }
+        func complete(_ result: Result<Void, Error>) { completion(result) }
+    }
+
+    /// The value waits in the job between its work and its answer: written on the writer,
+    /// read after COMMIT on the writer or on the completion thread the writer queued the
+    /// answer on (the queue orders the two).
+    private final class Returning<T>: Task, @unchecked Sendable {
+        let work: (SQLiteConnection) throws -> (T, WriteEffects)
+        let completion: @Sendable (Result<T, Error>) -> Void
+        private var value: T?
+        init(work: @escaping (SQLiteConnection) throws -> (T, WriteEffects), completion: @escaping @Sendable (Result<T, Error>) -> Void) {
+            self.work = work
+            self.completion = completion
+        }
+        func run(_ db: SQLiteConnection) throws -> WriteEffects {
+            let (v, effects) = try work(db)
+            value = v
+            return effects
+        }
+        func complete(_ result: Result<Void, Error>) {
+            // A job answered success has run (its last run set the value).
+            completion(result.flatMap { value.map { .success($0) } ?? .failure(NoValue()) })
+        }
+    }
+
+    /// A success without a value: never (a job that succeeded has run).
+    struct NoValue: Error {}
 
     /// What the jobs of a batch keep between statements: row writes held back to write
     /// once, rows read once (see `WriterRowState`).
@@ -147,7 +186,7 @@ final class WriteQueue: Sendable {
             return true
         }
         if accepted { signal.signal() } else {
-            job.completion(.failure(LedgerStorageError.shuttingDown))
+            job.task.complete(.failure(LedgerStorageError.shuttingDown))
         }
     }
 
@@ -224,7 +263,7 @@ final class WriteQueue: Sendable {
             }
         } catch {
             if let full = error as? SQLiteError, full.isFull { spaceChanged(full) }
-            completions.async { for job in batch { job.completion(.failure(error)) } }
+            completions.async { for job in batch { job.task.complete(.failure(error)) } }
             return
         }
         // A small commit can succeed on a full disk (pages rewritten in place): readiness
@@ -235,11 +274,11 @@ final class WriteQueue: Sendable {
         if !run.touched.isEmpty { onCommit(run.touched) }
         var queued: [(Job, Result<Void, Error>)] = []
         for (job, r) in zip(batch, run.results) {
-            if job.handsOff { job.completion(r) } else { queued.append((job, r)) }
+            if job.handsOff { job.task.complete(r) } else { queued.append((job, r)) }
         }
         if !queued.isEmpty {
             let later = queued
-            completions.async { for (job, r) in later { job.completion(r) } }
+            completions.async { for (job, r) in later { job.task.complete(r) } }
         }
         if let checkpointer {
             checkpointer.committed()
@@ -271,7 +310,7 @@ final class WriteQueue: Sendable {
                 let before = db.totalChanges, heldBefore = batchState?.changeCount ?? 0
                 do {
                     if savepoints { try db.run("SAVEPOINT job") }
-                    let outcome = try job.work(db)
+                    let outcome = try job.task.run(db)
                     if savepoints { try db.run("RELEASE job") }
                     for household in outcome.touched { out.touch(household) }
                     out.revokedTokens = out.revokedTokens || outcome.revokesTokens

@@ -9,7 +9,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     let reads: ReadPool
     let writer: WriteQueue
     /// The row writes the writer holds back until COMMIT, when it was made with them.
-    private let deferred: WriterRowState?
+    fileprivate let deferred: WriterRowState?
     /// The ledger's id index (`TransactionKeys.load` of the database, before the writer
     /// started): the writer adds to it, every connection looks ids up in it.
     let keys: TransactionKeys
@@ -38,7 +38,8 @@ final class SQLiteLedgerStorage: LedgerStorage {
 
     func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writer.submit(job(body, handsOff: false, completion: completion))
+        writer.submit(WriteQueue.Job(task: Write(self, body, executor: nil, completion: completion),
+                                     defersRowWrites: deferred != nil))
     }
 
     /// The writer thread itself hands the outcome to `executor` right after COMMIT (one
@@ -46,16 +47,59 @@ final class SQLiteLedgerStorage: LedgerStorage {
     func write<T: Sendable>(household: String?, answeringOn executor: any WriteCompletionExecutor,
                             _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writer.submit(job(body, handsOff: true) { outcome in executor.execute { completion(outcome) } })
+        writer.submit(WriteQueue.Job(task: Write(self, body, executor: executor, completion: completion),
+                                     defersRowWrites: deferred != nil, handsOff: true))
     }
 
-    private func job<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T, handsOff: Bool,
-                                  completion: @escaping @Sendable (Result<T, any Error>) -> Void) -> WriteQueue.Job {
-        WriteQueue.Job.returning(defersRowWrites: deferred != nil, handsOff: handsOff, { db in
-            let tx = SQLiteLedgerTransaction(db, deferred: self.deferred, keys: self.keys)
-            let value = try body(tx)
-            return (value, WriteQueue.WriteEffects(touched: tx.touched, revokesTokens: tx.revokedTokens))
-        }, completion: { result in completion(result.mapError(Self.domainError)) })
+    /// One write as one object: its body, its value between COMMIT and the answer, and the
+    /// answer. The writer calls it through `WriteQueue.Task`, where `T` is not known, so
+    /// what depends on `T` runs in two closures made where it is (`perform`, `deliver`:
+    /// they capture nothing, so making them allocates nothing). Handed to `executor`, the
+    /// object goes along and is usually freed there, not on the writer thread.
+    private final class Write<T: Sendable>: WriteQueue.Task, @unchecked Sendable {
+        let deferred: WriterRowState?
+        let keys: TransactionKeys?
+        let body: @Sendable (any LedgerWriting) throws -> T
+        let executor: (any WriteCompletionExecutor)?
+        let completion: @Sendable (Result<T, any Error>) -> Void
+        /// Runs `body` and keeps its value.
+        let perform: (Write<T>, SQLiteLedgerTransaction) throws -> Void
+        /// Calls `completion` with the outcome.
+        let deliver: (Write<T>) -> Void
+        /// Set on the writer; read after COMMIT, by `deliver` on the writer's completion
+        /// thread or on the executor (the queue in between orders the two).
+        var value: T?
+        var failure: (any Error)?
+
+        init(_ storage: SQLiteLedgerStorage, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+             executor: (any WriteCompletionExecutor)?, completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+            deferred = storage.deferred
+            keys = storage.keys
+            self.body = body
+            self.executor = executor
+            self.completion = completion
+            perform = { w, tx in w.value = try w.body(tx) }
+            deliver = { w in w.completion(w.outcome) }
+        }
+
+        var outcome: Result<T, any Error> {
+            if let failure { return .failure(SQLiteLedgerStorage.domainError(failure)) }
+            // A job answered success has run (its last run set the value).
+            guard let value else { return .failure(WriteQueue.NoValue()) }
+            return .success(value)
+        }
+
+        func run(_ db: SQLiteConnection) throws -> WriteQueue.WriteEffects {
+            let tx = SQLiteLedgerTransaction(db, deferred: deferred, keys: keys)
+            try perform(self, tx)
+            return WriteQueue.WriteEffects(touched: tx.touched, revokesTokens: tx.revokedTokens)
+        }
+
+        func complete(_ result: Result<Void, any Error>) {
+            if case .failure(let error) = result { failure = error }
+            guard let executor else { return deliver(self) }
+            executor.execute { self.deliver(self) }
+        }
     }
 
     /// How a failure leaves this storage: SQLite's busy and full results as the domain's

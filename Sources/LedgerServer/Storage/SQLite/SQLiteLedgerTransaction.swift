@@ -330,12 +330,13 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// household's row that has it. The transaction columns hold no seq: read without
     /// writing the deferred rows first.
     private func keyed(_ sql: [String], household: String, key: TransactionKeys.Key, id: String?) throws -> LedgerTransaction? {
-        var params: [SQLiteValue] = [.text(household), key.stored]
         if let keys {
+            // Most keys asked for are new: absent from the index, no statement to run.
             guard let row = keys.row(household: household, key: key) else { return nil }
-            params += [id.map { .text($0) } ?? .null, .integer(row)]
-            return try connection.queryOne(sql[0], params).map(Self.transaction)
+            return try connection.queryOne(sql[0], [.text(household), key.stored, id.map { .text($0) } ?? .null, .integer(row)])
+                .map(Self.transaction)
         }
+        var params: [SQLiteValue] = [.text(household), key.stored]
         if let id { params.append(.text(id)) }
         return try connection.queryOne(sql[1], params).map(Self.transaction)
     }
@@ -417,17 +418,23 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// (for its ledger key, unless given), which seqs and balances held back for the batch
     /// leave as it is.
     private func insertRow(_ t: LedgerTransaction, key: TransactionKeys.Key, seq: Int64, ledgerKey: Int64?) throws {
-        try connection.run(Self.insertSQL[ledgerKey == nil ? 0 : 1],
-                           Self.insertParameters(t, reversalId: key.stored, seq: seq, ledgerKey: ledgerKey))
+        // Bound one by one: an array of twelve values cost more to build and destroy than
+        // the binding itself.
+        try connection.run(Self.insertSQL[ledgerKey == nil ? 0 : 1]) { b in
+            try b.text(t.id)
+            if let ledgerKey { try b.integer(ledgerKey) } else { try b.text(t.householdId) }
+            try b.text(t.childId)
+            try b.integer(t.amountCents)
+            try b.text(t.note)
+            try b.text(t.source.rawValue)
+            try b.integer(t.createdAt)
+            try b.integer(t.recordedAt)
+            try b.text(t.authorAccountId)
+            try b.text(t.reversesId)
+            try b.integer(seq)
+            try key.bind(&b)
+        }
         keys?.insert(household: t.householdId, key: key, row: connection.lastInsertRowID)
-    }
-
-    /// With `ledgerKey`, for `insertSQL[1]`.
-    private static func insertParameters(_ t: LedgerTransaction, reversalId: SQLiteValue, seq: Int64,
-                                         ledgerKey: Int64? = nil) -> [SQLiteValue] {
-        [.text(t.id), ledgerKey.map { .integer($0) } ?? .text(t.householdId), .text(t.childId), .integer(t.amountCents),
-         .text(t.note), .text(t.source.rawValue), .integer(t.createdAt), .integer(t.recordedAt), .text(t.authorAccountId), .optionalText(t.reversesId), .integer(seq),
-         reversalId]
     }
 
     /// Only while this batch holds the household's seq: then taking the next one is no

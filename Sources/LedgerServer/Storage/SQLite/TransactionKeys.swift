@@ -50,6 +50,14 @@ final class TransactionKeys: Sendable {
             }
         }
 
+        /// Binds the value as the column stores it (a UUID's bytes without an array).
+        func bind(_ b: inout SQLiteBinder) throws {
+            switch self {
+            case .uuid(let k): try withUnsafeBytes(of: (k.high.bigEndian, k.low.bigEndian)) { try b.blob($0) }
+            case .text(let s): try b.text(s)
+            }
+        }
+
         /// The value as the column stores it.
         var stored: SQLiteValue {
             switch self {
