@@ -66,6 +66,61 @@ final class SQLiteConnectionTests: XCTestCase {
         XCTAssertEqual(try db.queryOne("SELECT s FROM t WHERE k = ? AND s = ?", [.integer(2), .text(long)])?.string(0), long)
     }
 
+    /// Parameters given one by one (`bind { … }`): values that outgrow the statement's
+    /// buffer go to chunks of their own within one bind (earlier parameters of the same
+    /// bind must keep their bytes), and the next bind grows the buffer. Sizes vary from
+    /// bind to bind; every row reads back as bound.
+    func testBindingOneByOneKeepsEveryValueAcrossGrowth() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        try db.execute("CREATE TABLE t (k INTEGER, a TEXT, b BLOB, c TEXT, d TEXT)")
+        var rng = SystemRandomNumberGenerator()
+        var rows: [(Int64, String, [UInt8], String?, String)] = []
+        for k in 0..<300 {
+            let size = [0, 1, 17, 255, 256, 257, 4_000, 70_000][Int.random(in: 0..<8, using: &rng)]
+            let a = String(repeating: "é", count: size / 2) + "\(k)"
+            let b = (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ k) }
+            let c: String? = k % 3 == 0 ? nil : String(repeating: "🙂", count: size % 97)
+            rows.append((Int64(k), a, b, c, "last \(k)"))
+        }
+        for (k, a, b, c, d) in rows {
+            try db.run("INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?5)") { p in
+                try p.integer(k)
+                try p.text(a)
+                try b.withUnsafeBytes { try p.blob($0) }
+                try p.text(c)
+                try p.value(.text(d))
+            }
+        }
+        let read = try db.query("SELECT k, a, b, c, d, b IS NULL FROM t ORDER BY k")
+        XCTAssertEqual(read.count, rows.count)
+        for (r, (k, a, b, c, d)) in zip(read, rows) {
+            XCTAssertEqual(r.int(0), k)
+            XCTAssertEqual(r.string(1), a)
+            XCTAssertEqual(r.blob(2), b)
+            XCTAssertEqual(r.optionalString(3), c)
+            XCTAssertEqual(r.string(4), d)
+            XCTAssertEqual(r.int(5), 0, "an empty blob is a value, not NULL")
+        }
+    }
+
+    /// Too few or too many parameters, or a body that throws, leave nothing bound and the
+    /// statement usable.
+    func testBindingOneByOneRefusesAWrongCount() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        try db.execute("CREATE TABLE t (a TEXT, b TEXT)")
+        let sql = "INSERT INTO t VALUES (?, ?)"
+        XCTAssertThrowsError(try db.run(sql) { try $0.text("only one") }) { error in
+            XCTAssertEqual((error as? SQLiteError)?.message, "statement takes 2 parameters, got 1")
+        }
+        XCTAssertThrowsError(try db.run(sql) { p in try p.text("1"); try p.text("2"); try p.text("3") })
+        struct Stop: Error {}
+        XCTAssertThrowsError(try db.run(sql) { p in try p.text("x"); throw Stop() }) { XCTAssertTrue($0 is Stop) }
+        XCTAssertEqual(try db.queryOne("SELECT COUNT(*) FROM t")?.int(0), 0)
+        try db.run(sql) { p in try p.text("a"); try p.null() }
+        XCTAssertEqual(try db.queryOne("SELECT a, b IS NULL FROM t")?.string(0), "a")
+        XCTAssertEqual(try db.queryOne("SELECT b IS NULL FROM t")?.int(0), 1)
+    }
+
     func testTransactionRollsBackOnError() throws {
         let db = try SQLiteConnection(path: tempPath())
         try db.execute("CREATE TABLE t (i INTEGER PRIMARY KEY)")
