@@ -18,7 +18,8 @@
 # Usage: bench/instructions.sh [requests=4000] [connections=4] [kinds="healthz children post"]
 # Environment: SERVER_BIN (default: release build of kidledger-server), PORT (18311),
 # STRACE=0 to skip the system-call counts, KEEP=DIR to keep the callgrind outputs there
-# (for callgrind_annotate).
+# (for callgrind_annotate), THREADS=1 to count each thread apart (the writer, the event
+# loops: what the serial writer spends per request is printed on a line of its own).
 set -euo pipefail
 requests="${1:-4000}"
 conns="${2:-4}"
@@ -58,7 +59,8 @@ load() {  # KIND COUNT TAG
 
 printf '%-10s %14s %14s\n' kind "instr/request" "syscalls/req" > "$tmp/table.txt"
 for kind in $kinds; do
-    valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$tmp/cg.$kind.%p" \
+    separate=(); [ "${THREADS:-0}" = 1 ] && separate=(--separate-threads=yes)
+    valgrind --tool=callgrind --instr-atstart=no "${separate[@]}" --callgrind-out-file="$tmp/cg.$kind.%p" \
         "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2> "$tmp/valgrind.log" &
     pid=$!; pids+=($pid)
     bench_wait_up "$port" 600 0.1   # slow under valgrind
@@ -70,6 +72,24 @@ for kind in $kinds; do
     callgrind_control -d "$pid" >/dev/null
     stop_server "$pid"
     ir=$(cat "$tmp"/cg."$kind".* | awk '/^(summary|totals):/ { s += $2 } END { print s }')
+    if [ "${THREADS:-0}" = 1 ]; then
+        # One file per thread and dump; a thread is named by the loop it runs.
+        for f in "$tmp"/cg."$kind".*-*; do
+            n=$(awk '/^(summary|totals):/ { s += $2 } END { print s + 0 }' "$f")
+            [ "$n" -gt 0 ] || continue
+            if grep -q 'WriteQueueC3run' "$f"; then
+                name=writer
+                # Its commits: the writer's per-commit work is spread over the batch.
+                callgrind_annotate --tree=calling "$f" 2>/dev/null | awk '!done && /sqlite3BtreeCommitPhaseOne \(/ && /> / {
+                    for (i = 1; i <= NF; i++) if ($i ~ /^\([0-9,]+x\)$/) { gsub(/[(),x]/, "", $i); print $i; done = 1 } }' >> "$tmp/commits.$kind"
+            elif grep -q 'EventLoopC3run' "$f"; then name="event loop"
+            elif grep -q 'Checkpointer' "$f"; then name=checkpointer
+            else name=other; fi
+            echo "$name $n"
+        done | awk -v r="$requests" '{ n = $NF; $NF = ""; sub(/ $/, ""); s[$0] += n }
+            END { for (k in s) printf "  %-14s %10.0f instructions/request\n", k, s[k] / r }' | sort >> "$tmp/threads.$kind"
+        echo "  group commits in the counted run: $(awk '{ s += $1 } END { print s + 0 }' "$tmp/commits.$kind" 2>/dev/null)" >> "$tmp/threads.$kind"
+    fi
     # The dump after the run, and the final dump at exit (collection off): both counted once.
     syscalls="-"
     if [ "${STRACE:-1}" != 0 ]; then
@@ -95,3 +115,6 @@ for kind in $kinds; do
 done
 echo "release server, default access logging to a file; $requests requests over $conns keep-alive connections after a quarter as many (at least 200; 10 pushes, 50 feed pages) to warm up"
 cat "$tmp/table.txt"
+if [ "${THREADS:-0}" = 1 ]; then
+    for kind in $kinds; do echo "$kind, by thread:"; cat "$tmp/threads.$kind"; done
+fi
