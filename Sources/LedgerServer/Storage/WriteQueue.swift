@@ -11,9 +11,6 @@ import Synchronization
 /// completion only hands the outcome on (to a connection's event loop, which builds the
 /// answer) has it called by the writer itself, one thread hop fewer.
 final class WriteQueue: Sendable {
-    /// One unit of work for a group commit. `work` runs on the writer thread inside the
-    /// batch's transaction and reports what it changed; `completion` runs once the batch
-    /// is durable (or failed).
     /// What a job runs and how it is answered, as one object. A write built of closures
     /// (its work, its answer, the slot its value waits in between, and a layer of each for
     /// every hand-over) was half a dozen allocations, every one freed on the writer thread
@@ -26,6 +23,9 @@ final class WriteQueue: Sendable {
         func complete(_ result: Result<Void, Error>)
     }
 
+    /// One unit of work for a group commit. Its task runs on the writer thread inside the
+    /// batch's transaction and reports what it changed; it is completed once the batch is
+    /// durable (or failed).
     struct Job: @unchecked Sendable {
         let task: any Task
         /// Whether the work knows of the queue's `BatchState` (reads what it holds back
