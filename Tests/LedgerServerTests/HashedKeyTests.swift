@@ -38,6 +38,28 @@ final class HashedKeyTests: XCTestCase {
         XCTAssertEqual(memo.key("short").string, "short")
     }
 
+    /// The memo's key keeps the first of equal strings (the copy the dictionaries hold),
+    /// whichever copy is asked for after it, and a new string after a copy is a new key.
+    func testTheMemoKeepsTheFirstCopyOfEqualStrings() {
+        func address(_ s: String) -> UnsafeRawPointer? {
+            var s = s
+            return s.withUTF8 { UnsafeRawPointer($0.baseAddress) }
+        }
+        var memo = KeyMemo()
+        let first = UUID().uuidString.lowercased()
+        let key = memo.key(first)
+        for _ in 0..<3 {
+            let other = copy(first)
+            XCTAssertNotEqual(address(other), address(first))
+            XCTAssertEqual(address(memo.key(other).string), address(first))
+            XCTAssertEqual(address(memo.key(other).string), address(first))
+        }
+        XCTAssertEqual(memo.key(first), key)
+        let next = UUID().uuidString.lowercased()
+        XCTAssertEqual(memo.key(next).string, next)
+        XCTAssertEqual(memo.key(copy(first)).string, first)
+    }
+
     /// Through the writer's state: households and children taking turns keep their own
     /// seqs and balances.
     func testHeldRowsOfAlternatingHouseholdsStayApart() {
