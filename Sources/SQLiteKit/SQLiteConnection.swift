@@ -82,11 +82,18 @@ public final class SQLiteConnection {
     /// and the default page cache behind a wrapper that keeps B-tree page swaps from making
     /// every later commit scan the whole cache (see `kidledger_install_page_cache` in the
     /// CSQLite shim): without it a commit after a page split costs more the larger the cache.
+    /// SQLite's memory comes from malloc with blocks of 1–8 KiB, such as a page split's
+    /// scratch space, kept per thread for the next request (`kidledger_install_allocator`).
     private static let configured: Bool = {
         let memstatus = kidledger_sqlite3_config_memstatus(0)
+        let allocator = kidledger_install_allocator()
         let pageCache = kidledger_install_page_cache()
-        return memstatus == SQLITE_OK && pageCache == SQLITE_OK
+        return memstatus == SQLITE_OK && allocator == SQLITE_OK && pageCache == SQLITE_OK
     }()
+
+    /// Blocks the calling thread keeps for SQLite's next mid-size request, for tests. Read
+    /// here, in the file that installs the allocator (see `pageCacheSwaps`).
+    package static var allocatorBlocksKeptHere: Int { Int(kidledger_alloc_kept_here()) }
 
     /// Applies the process-wide settings if SQLite has not initialised yet; true when they
     /// are in force. Anything that may initialise SQLite before the first connection opens
