@@ -5,6 +5,8 @@
 # kl-checkpoint, kl-loop-N, kl-log; over PostgreSQL kl-worker-N, kl-pg-…); the
 # queues' threads (answers, reads) are the dispatch library's and are summed as
 # "dispatch". Release build, default access logging to a file, a fresh data folder.
+# Each thread's context switches per request are shown beside its CPU: "sleeps" (it
+# blocked: epoll_wait, a semaphore, fdatasync) and "preempted" (the scheduler took the core).
 #
 # Usage: bench/cpu-per-thread.sh [duration=6s] [connections=64] [kind=post]
 #   kind: post (durable POST …/transactions, a new transaction each), children
@@ -61,7 +63,9 @@ snapshot() {  # tid name utime stime, per thread
     for t in /proc/"$spid"/task/*; do
         read -r name < "$t/comm" || continue
         stat=$(cat "$t/stat" 2>/dev/null) || continue
-        echo "$(basename "$t") ${name// /_} $(echo "${stat##*) }" | awk '{print $12, $13}')"
+        sw=$(awk '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2} END {print v + 0, n + 0}' \
+             "$t/status" 2>/dev/null) || continue
+        echo "$(basename "$t") ${name// /_} $(echo "${stat##*) }" | awk '{print $12, $13}') $sw"
     done
 }
 commits() { curl -fs "$base/metrics" | awk '/^kidledger_db_commits_total/ {print $2}'; }
@@ -76,10 +80,12 @@ echo "kidledger-server${prefix:+ under eatmydata}$grown, $kind, wrk -t$threads -
      "$(( (${c1%.*} - ${c0%.*}) )) commits"
 join <(sort "$tmp/a") <(sort "$tmp/b") | awk -v n="$requests" -v clk="$clk" '
     { name = $2; if (name ~ /overcommit|^kidledger-serv/) name = (name ~ /overcommit/ ? "dispatch" : "main");
-      u = ($6 - $3) * 1e6 / clk / n; s = ($7 - $4) * 1e6 / clk / n
-      U[name] += u; S[name] += s; TU += u; TS += s }
-    END { for (k in U) if (U[k] + S[k] >= 0.05) printf "%-16s %10.2f %10.2f %10.2f\n", k, U[k], S[k], U[k] + S[k]
-          printf "~total %10.2f %10.2f %10.2f\n", TU, TS, TU + TS }' > "$tmp/rows"
-printf "%-16s %10s %10s %10s\n" "thread" "user µs" "sys µs" "total µs"
+      u = ($8 - $3) * 1e6 / clk / n; s = ($9 - $4) * 1e6 / clk / n
+      v = ($10 - $5) / n; w = ($11 - $6) / n
+      U[name] += u; S[name] += s; V[name] += v; W[name] += w; TU += u; TS += s; TV += v; TW += w }
+    END { for (k in U) if (U[k] + S[k] >= 0.05)
+              printf "%-16s %10.2f %10.2f %10.2f %10.3f %10.3f\n", k, U[k], S[k], U[k] + S[k], V[k], W[k]
+          printf "~total %10.2f %10.2f %10.2f %10.3f %10.3f\n", TU, TS, TU + TS, TV, TW }' > "$tmp/rows"
+printf "%-16s %10s %10s %10s %10s %10s\n" "thread" "user µs" "sys µs" "total µs" "sleeps" "preempted"
 grep -v '^~total' "$tmp/rows" | sort -k4 -rn
-awk '/^~total/ {printf "%-16s %10s %10s %10s\n", "all threads", $2, $3, $4}' "$tmp/rows"
+awk '/^~total/ {printf "%-16s %10s %10s %10s %10s %10s\n", "all threads", $2, $3, $4, $5, $6}' "$tmp/rows"

@@ -66,12 +66,15 @@ public struct LedgerTransaction: Sendable, Equatable {
         ])
     }
 
-    /// The most bytes `writeJSON` writes: the keys, the 24-byte timestamps and every
-    /// string escaped at worst (from the strings' lengths alone, nothing scanned).
+    /// The most bytes `writeJSON` writes: the keys, the 24-byte timestamps and each string
+    /// as `ByteWriter.jsonStringBound` gives it (exact when it needs no escape, as ids
+    /// never do). Bounded from the lengths alone, escaping every byte at worst, an answer's
+    /// buffer was three times its size, over the allocator's per-thread cache limit.
     public var jsonBound: Int {
-        let strings = id.utf8.count + householdId.utf8.count + childId.utf8.count + note.utf8.count + source.rawValue.utf8.count
-            + authorAccountId.utf8.count + (reversesId?.utf8.count ?? 0) + (reversedById?.utf8.count ?? 0)
-        return 256 + ByteWriter.jsonStringBound(strings)
+        256 + ByteWriter.jsonStringBound(id) + ByteWriter.jsonStringBound(householdId)
+            + ByteWriter.jsonStringBound(childId) + ByteWriter.jsonStringBound(note)
+            + ByteWriter.jsonStringBound(source.rawValue) + ByteWriter.jsonStringBound(authorAccountId)
+            + (reversesId.map(ByteWriter.jsonStringBound) ?? 0) + (reversedById.map(ByteWriter.jsonStringBound) ?? 0)
     }
 
     /// `json.serialized()`, written straight into `w` without building the object (an

@@ -211,6 +211,7 @@ final class WriteQueue: Sendable {
     }
 
     private func run() {
+        var batch: [Job] = []
         while true {
             if isOutOfSpace {
                 if signal.wait(timeout: .now() + spaceProbeInterval) == .timedOut { probeSpace(); continue }
@@ -218,17 +219,23 @@ final class WriteQueue: Sendable {
                 signal.wait()
             }
             while true {
-                let (batch, stopped) = state.withLock { s -> ([Job], Bool) in
-                    let n = min(s.jobs.count, maxBatch)
-                    let b = Array(s.jobs.prefix(n))
-                    s.jobs.removeFirst(n)
-                    return (b, s.stopped)
+                // The queue's array and this one take turns (each keeps its storage): taking
+                // a whole queue is a swap, so neither is grown again from nothing.
+                let stopped = state.withLock { s -> Bool in
+                    if s.jobs.count <= maxBatch {
+                        swap(&s.jobs, &batch)
+                    } else {
+                        batch.append(contentsOf: s.jobs[..<maxBatch])
+                        s.jobs.removeFirst(maxBatch)
+                    }
+                    return s.stopped
                 }
                 if batch.isEmpty {
                     if stopped { done.signal(); return }
                     break
                 }
                 commit(batch)
+                if batch.capacity > maxBatch * 2 { batch = [] } else { batch.removeAll(keepingCapacity: true) }
             }
         }
     }
