@@ -154,27 +154,33 @@ public enum LedgerIDs {
               text[23] == UInt8(ascii: "-") else { return nil }
         var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        // Every digit is decoded; a bad one leaves a high bit in `bad` (one test at the end).
+        // Every digit is decoded through a table, without a branch on its value (random
+        // hex digits made a digit-or-letter branch mispredict about every other byte); a
+        // bad one leaves a high bit in `bad` (one test at the end).
         var bad: UInt8 = 0
-        withUnsafeMutableBytes(of: &bytes) { out in
-            var i = 0
-            for n in 0..<16 {
-                if i == 8 || i == 13 || i == 18 || i == 23 { i += 1 }
-                let h = hexValue(text[i]), l = hexValue(text[i + 1])
-                bad |= h | l
-                out[n] = h << 4 | l
-                i += 2
+        hexDigitValues.withUnsafeBufferPointer { table in
+            let values = table.baseAddress!, t = text.baseAddress!
+            withUnsafeMutableBytes(of: &bytes) { out in
+                var i = 0
+                for n in 0..<16 {
+                    if i == 8 || i == 13 || i == 18 || i == 23 { i += 1 }
+                    let h = values[Int(t[i])], l = values[Int(t[i + 1])]
+                    bad |= h | l
+                    out[n] = h << 4 | l
+                    i += 2
+                }
             }
         }
         return bad & 0xF0 == 0 ? UUID(uuid: bytes) : nil
     }
 
-    /// A hex digit's value (either case), or 0xFF.
-    @inline(__always)
-    private static func hexValue(_ c: UInt8) -> UInt8 {
-        let digit = c &- 48
-        if digit < 10 { return digit }
-        let letter = (c | 0x20) &- 97  // "A"..."F" and "a"..."f" to 0...5
-        return letter < 6 ? letter &+ 10 : 0xFF
+    /// Each byte's value as a hex digit (either case), or 0xF0.
+    private static let hexDigitValues: [UInt8] = (0..<256).map { c in
+        switch c {
+        case 48...57: UInt8(c - 48)
+        case 65...70: UInt8(c - 55)
+        case 97...102: UInt8(c - 87)
+        default: 0xF0
+        }
     }
 }
