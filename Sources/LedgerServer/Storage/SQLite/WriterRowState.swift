@@ -24,15 +24,6 @@ import SQLiteKit
 ///
 /// Used on the writer thread only.
 final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
-    // The two keys hash one of their ids, not both, and that one's hash is computed once
-    // (`HashedKey`); equality still compares both. A child's id names it alone in practice,
-    // and the access records of one household are its few participants.
-    private struct ChildKey: Hashable {
-        let household: String
-        let child: HashedKey
-        func hash(into hasher: inout Hasher) { hasher.combine(child) }
-    }
-
     private struct Seq {
         /// The value the households row holds in this transaction.
         var written: Int64
@@ -40,23 +31,40 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
         var current: Int64
     }
 
-    private struct AccessKey: Hashable {
-        let household: HashedKey
-        let account: String
-        func hash(into hasher: inout Hasher) { hasher.combine(household) }
+    /// Everything held for one household, in one object: a write finds it once (the last
+    /// one found is kept) instead of hashing the household's id into four dictionaries,
+    /// about six lookups a POST. Its children and accounts are few: searched in place.
+    private final class Household {
+        let key: HashedKey
+        /// The households row's seq, once this transaction advanced it.
+        var seq: Seq?
+        /// Balances set in this transaction and not yet written, by child.
+        var balances: [(child: HashedKey, cents: Int64)] = []
+        /// Access records read since the last other statement, by account.
+        var access: [(account: String, record: AccessRecord)] = []
+        /// The household's ledger key, read with an access record (kept and forgotten
+        /// with them).
+        var ledgerKey: Int64?
+        /// Whether it is listed in `changed` (a seq or a balance is held).
+        var changed = false
+
+        init(key: HashedKey) { self.key = key }
     }
 
     // Used by the writer thread alone, one access at a time: no run-time exclusivity checks
     // (each cost about a hundred instructions, a few per write).
 
     /// The last household's and child's keys (a write names the same ones in each call).
-    @exclusivity(unchecked) private var households = KeyMemo()
-    @exclusivity(unchecked) private var children = KeyMemo()
-    @exclusivity(unchecked) private var seqs: [HashedKey: Seq] = [:]
-    @exclusivity(unchecked) private var balances: [ChildKey: Int64] = [:]
-    @exclusivity(unchecked) private var access: [AccessKey: AccessRecord] = [:]
-    /// Households' ledger keys, kept and forgotten with `access`.
-    @exclusivity(unchecked) private var ledgerKeys: [HashedKey: Int64] = [:]
+    @exclusivity(unchecked) private var householdKeys = KeyMemo()
+    @exclusivity(unchecked) private var childKeys = KeyMemo()
+    /// Households with anything held; an empty one is dropped when it empties.
+    @exclusivity(unchecked) private var households: [HashedKey: Household] = [:]
+    /// The household last found.
+    @exclusivity(unchecked) private var last: Household?
+    /// Households holding a seq or a balance, in the order of their first change.
+    @exclusivity(unchecked) private var changed: [Household] = []
+    /// Access records kept, over all households.
+    @exclusivity(unchecked) private var accessCount = 0
     /// The database's data version when the last batch began (changes when another
     /// connection commits).
     @exclusivity(unchecked) private var dataVersion: Int64?
@@ -64,52 +72,106 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
     /// to tell whether the job changed anything).
     @exclusivity(unchecked) private(set) var changeCount = 0
 
+    /// The household's state: the last one found again without a hash; nil when nothing
+    /// is held for it and `create` is false.
+    private func household(_ id: String, create: Bool) -> Household? {
+        let key = householdKeys.key(id)
+        if let last, last.key == key { return last }
+        if let found = households[key] {
+            last = found
+            return found
+        }
+        guard create else { return nil }
+        let made = Household(key: key)
+        households[key] = made
+        last = made
+        return made
+    }
+
+    private func noteChange(_ h: Household) {
+        if !h.changed {
+            h.changed = true
+            changed.append(h)
+        }
+    }
+
     /// Advances a household whose row this transaction already advanced; nil when it has
     /// not (the caller then runs the UPDATE and reports it with `seqWritten`).
     func advanceSeq(household: String) -> Int64? {
-        guard let i = seqs.index(forKey: households.key(household)) else { return nil }
-        seqs.values[i].current += 1
+        guard let h = self.household(household, create: false), var seq = h.seq else { return nil }
+        seq.current += 1
+        h.seq = seq
         changeCount += 1
-        return seqs.values[i].current
+        return seq.current
     }
 
     /// What `advanceSeq` would answer next, without handing it out; nil when this
     /// transaction has not advanced the household's row yet (`advanceSeq` would be nil too).
-    func peekSeq(household: String) -> Int64? { seqs[households.key(household)].map { $0.current + 1 } }
+    func peekSeq(household: String) -> Int64? {
+        self.household(household, create: false)?.seq.map { $0.current + 1 }
+    }
 
     /// The households row now holds `seq` in this transaction.
     func seqWritten(household: String, seq: Int64) {
-        seqs[households.key(household)] = Seq(written: seq, current: seq)
+        let h = self.household(household, create: true)!
+        h.seq = Seq(written: seq, current: seq)
+        noteChange(h)
     }
 
     func setBalance(household: String, child: String, cents: Int64) {
-        balances[ChildKey(household: household, child: children.key(child))] = cents
+        let h = self.household(household, create: true)!
+        let key = childKeys.key(child)
+        if let i = h.balances.firstIndex(where: { $0.child == key }) {
+            h.balances[i].cents = cents
+        } else {
+            h.balances.append((key, cents))
+        }
+        noteChange(h)
         changeCount += 1
     }
 
     /// The balance set in this transaction and not yet written, if any.
     func balance(household: String, child: String) -> Int64? {
-        balances[ChildKey(household: household, child: children.key(child))]
+        guard let h = self.household(household, create: false), !h.balances.isEmpty else { return nil }
+        let key = childKeys.key(child)
+        return h.balances.first(where: { $0.child == key })?.cents
     }
 
     /// The access record read in this writer since the last other statement, if any.
     func accessRecord(household: String, account: String) -> AccessRecord? {
-        access[AccessKey(household: households.key(household), account: account)]
+        guard let h = self.household(household, create: false) else { return nil }
+        return h.access.first(where: { $0.account == account })?.record
     }
 
     /// The household's ledger key read with an access record still kept, if any.
-    func ledgerKey(household: String) -> Int64? { ledgerKeys[households.key(household)] }
+    func ledgerKey(household: String) -> Int64? { self.household(household, create: false)?.ledgerKey }
 
     func remember(_ record: AccessRecord, household: String, account: String, ledgerKey: Int64?) {
-        if access.count >= 1024 { forgetAccess() }
-        let key = households.key(household)
-        access[AccessKey(household: key, account: account)] = record
-        ledgerKeys[key] = ledgerKey
+        if accessCount >= 1024 { forgetAccess() }
+        let h = self.household(household, create: true)!
+        if let i = h.access.firstIndex(where: { $0.account == account }) {
+            h.access[i].record = record
+        } else {
+            h.access.append((account, record))
+            accessCount += 1
+        }
+        h.ledgerKey = ledgerKey
     }
 
+    /// Drops every access record and ledger key, and the households left holding nothing.
     private func forgetAccess() {
-        access.removeAll(keepingCapacity: true)
-        ledgerKeys.removeAll(keepingCapacity: true)
+        accessCount = 0
+        if changed.isEmpty {
+            households.removeAll(keepingCapacity: true)
+            last = nil
+            return
+        }
+        for h in households.values {
+            h.access.removeAll()
+            h.ledgerKey = nil
+        }
+        households = households.filter { $0.value.changed }
+        if let l = last, !l.changed { last = nil }
     }
 
     func begin(_ db: SQLiteConnection) throws {
@@ -119,24 +181,35 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
     }
 
     func flush(_ db: SQLiteConnection, beforeOtherStatements: Bool) throws {
-        if beforeOtherStatements && !access.isEmpty { forgetAccess() }
-        if seqs.isEmpty && balances.isEmpty { return }
+        if beforeOtherStatements && accessCount > 0 { forgetAccess() }
+        if changed.isEmpty { return }
         var advanced: [(String, Int64)] = []
-        for (household, s) in seqs where s.current != s.written {
-            try db.run("UPDATE households SET seq = ? WHERE id = ?", [.integer(s.current), .text(household.string)])
-            advanced.append((household.string, s.current))
+        for h in changed {
+            if let s = h.seq, s.current != s.written {
+                try db.run("UPDATE households SET seq = ? WHERE id = ?", [.integer(s.current), .text(h.key.string)])
+                advanced.append((h.key.string, s.current))
+            }
+            for (child, cents) in h.balances {
+                try SQLiteLedgerTransaction.writeBalance(db, household: h.key.string, child: child.string, cents: cents)
+            }
         }
-        for (key, cents) in balances {
-            try SQLiteLedgerTransaction.writeBalance(db, household: key.household, child: key.child.string, cents: cents)
+        for h in changed {
+            h.seq = nil
+            h.balances.removeAll()
+            h.changed = false
+            if h.access.isEmpty {
+                households.removeValue(forKey: h.key)
+                if last === h { last = nil }
+            }
         }
-        seqs.removeAll(keepingCapacity: true)
-        balances.removeAll(keepingCapacity: true)
+        changed.removeAll(keepingCapacity: true)
         for (household, seq) in advanced { SQLiteLedgerTransaction.rememberSeq(household: household, seq) }
     }
 
     func discard() {
-        forgetAccess()
-        seqs.removeAll(keepingCapacity: true)
-        balances.removeAll(keepingCapacity: true)
+        households.removeAll(keepingCapacity: true)
+        changed.removeAll(keepingCapacity: true)
+        last = nil
+        accessCount = 0
     }
 }
