@@ -52,11 +52,7 @@ PY
     start_server
 fi
 args=()
-case $kind in
-    post) bench_post_lua "$tmp/post.lua" "$hh" "${children%%,*}" "$token"; args=(-s "$tmp/post.lua" "$base") ;;
-    children) args=(-H "Authorization: Bearer $token" "$base/v1/households/$hh/children") ;;
-    healthz) args=("$base/healthz") ;;
-esac
+bench_kind_args "$kind" "$base" "$hh" "${children%%,*}" "$token"
 # Warm-up: a fresh database grows its files and indexes before anything is counted.
 wrk -t"$threads" -c"$conns" -d3s "${args[@]}" -- warm >/dev/null
 snapshot() {  # tid name utime stime, per thread

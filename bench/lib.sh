@@ -3,6 +3,7 @@
 # bench_server_bin (sets SERVER_BIN, building a release binary when unset) and
 # bench_start_nginx PORT (nginx, 1 worker, fixed 200 "ok" reply, keep-alive) and
 # bench_post_lua FILE HOUSEHOLD CHILD TOKEN (a wrk script posting a new transaction per request) and
+# bench_kind_args KIND URL HOUSEHOLD CHILD TOKEN (wrk's arguments for one kind of request) and
 # bench_seed PREFIX URL (an account and households to measure against, as shell assignments) and
 # bench_pg_ticks POSTMASTER (PostgreSQL's CPU so far, in clock ticks) and
 # bench_wait_up PORT [tries=200] [seconds=0.05] (waits for /healthz, or exits with the logs).
@@ -77,6 +78,18 @@ request = function()
   return heads[counter % #heads + 1] .. counter .. tail
 end
 LUA
+}
+
+# bench_kind_args KIND URL HOUSEHOLD CHILD TOKEN: sets the array `args` to wrk's arguments
+# for one kind of request (post: a new transaction each, children: the authenticated list,
+# healthz).
+bench_kind_args() {
+    case $1 in
+        post) bench_post_lua "$tmp/post.lua" "$3" "$4" "$5"; args=(-s "$tmp/post.lua" "$2") ;;
+        children) args=(-H "Authorization: Bearer $5" "$2/v1/households/$3/children") ;;
+        healthz) args=("$2/healthz") ;;
+        *) echo "kind must be post, children or healthz, not $1" >&2; exit 2 ;;
+    esac
 }
 
 # An account, a household of 11 children, and a second household whose feed is read:

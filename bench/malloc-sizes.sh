@@ -27,12 +27,7 @@ bench_wait_up "$port"
 base="http://127.0.0.1:$port"
 eval "$(bench_seed "" "$base")"
 args=()
-case $kind in
-    post) bench_post_lua "$tmp/post.lua" "$hh" "${children%%,*}" "$token"; args=(-s "$tmp/post.lua" "$base") ;;
-    children) args=(-H "Authorization: Bearer $token" "$base/v1/households/$hh/children") ;;
-    healthz) args=("$base/healthz") ;;
-    *) echo "kind must be post, children or healthz" >&2; exit 2 ;;
-esac
+bench_kind_args "$kind" "$base" "$hh" "${children%%,*}" "$token"
 wrk -t"$threads" -c"$conns" -d2s "${args[@]}" -- warm >/dev/null
 kill -USR2 "$spid"
 out=$(wrk -t"$threads" -c"$conns" -d"$duration" "${args[@]}" -- run)
