@@ -162,36 +162,47 @@ public struct ByteWriter {
     /// needs room for `jsonStringBound(s)` bytes.
     public mutating func putJSONString(_ s: String) {
         var s = s
+        // Most strings (ids, paths, timestamps) need no escape: one scan, then one copy.
+        s.withUTF8 { put(jsonUTF8: $0, plain: !Self.needsJSONEscape($0)) }
+    }
+
+    /// `putJSONString(s)` when the caller has scanned `s` already: `plain` is whether it
+    /// needs no escape, as `jsonStringBound(s) == s.utf8.count + 2` tells.
+    public mutating func putJSONString(_ s: String, plain: Bool) {
+        var s = s
         s.withUTF8 { bytes in
-            // Most strings (ids, paths, timestamps) need no escape: one scan, then one copy.
-            let plain = !Self.needsJSONEscape(bytes)
-            precondition((plain ? bytes.count + 2 : Self.jsonStringBound(bytes.count)) <= buffer.count - count, "ByteWriter overflow")
-            let out = buffer.baseAddress!
-            var o = count
-            out[o] = 34
-            o += 1
-            if plain {
-                if let from = bytes.baseAddress, !bytes.isEmpty { (out + o).update(from: from, count: bytes.count) }
-                out[o + bytes.count] = 34
-                written = o + bytes.count + 1
-                return
-            }
-            for c in bytes {
-                switch c {
-                case 34, 92: out[o] = 92; out[o + 1] = c; o += 2
-                case 10: out[o] = 92; out[o + 1] = 110; o += 2
-                case 13: out[o] = 92; out[o + 1] = 114; o += 2
-                case 9: out[o] = 92; out[o + 1] = 116; o += 2
-                case 0..<0x20:
-                    out[o] = 92; out[o + 1] = 117; out[o + 2] = 48; out[o + 3] = 48
-                    out[o + 4] = Self.hex[Int(c >> 4)]; out[o + 5] = Self.hex[Int(c & 15)]
-                    o += 6
-                default: out[o] = c; o += 1
-                }
-            }
-            out[o] = 34
-            written = o + 1
+            assert(plain == !Self.needsJSONEscape(bytes), "plain must say whether the string needs an escape")
+            put(jsonUTF8: bytes, plain: plain)
         }
+    }
+
+    private mutating func put(jsonUTF8 bytes: UnsafeBufferPointer<UInt8>, plain: Bool) {
+        precondition((plain ? bytes.count + 2 : Self.jsonStringBound(bytes.count)) <= buffer.count - count, "ByteWriter overflow")
+        let out = buffer.baseAddress!
+        var o = count
+        out[o] = 34
+        o += 1
+        if plain {
+            if let from = bytes.baseAddress, !bytes.isEmpty { (out + o).update(from: from, count: bytes.count) }
+            out[o + bytes.count] = 34
+            written = o + bytes.count + 1
+            return
+        }
+        for c in bytes {
+            switch c {
+            case 34, 92: out[o] = 92; out[o + 1] = c; o += 2
+            case 10: out[o] = 92; out[o + 1] = 110; o += 2
+            case 13: out[o] = 92; out[o + 1] = 114; o += 2
+            case 9: out[o] = 92; out[o + 1] = 116; o += 2
+            case 0..<0x20:
+                out[o] = 92; out[o + 1] = 117; out[o + 2] = 48; out[o + 3] = 48
+                out[o + 4] = Self.hex[Int(c >> 4)]; out[o + 5] = Self.hex[Int(c & 15)]
+                o += 6
+            default: out[o] = c; o += 1
+            }
+        }
+        out[o] = 34
+        written = o + 1
     }
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)

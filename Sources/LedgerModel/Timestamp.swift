@@ -30,24 +30,31 @@ public enum Timestamp {
     /// The one RFC 3339 writer: every record served goes through it, digit by digit.
     @discardableResult
     public static func write(ms raw: Int64, into out: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(out.count >= 24, "a timestamp takes 24 bytes")
         let ms = min(max(raw, minMs), maxMs)
         let (days, msOfDay) = floorDiv(ms, 86_400_000)
         let (y, m, d) = civil(fromDays: days)
-        var o = 0
-        func put(_ v: Int64, _ digits: Int) {
-            var v = v
-            for i in stride(from: digits - 1, through: 0, by: -1) {
-                out[o + i] = UInt8(truncatingIfNeeded: 48 + v % 10)
-                v /= 10
-            }
-            o += digits
+        let o = out.baseAddress!, pairs = digitPairs.utf8Start
+        // Two digits at a time from a table (`v` is 0...99).
+        func two(_ v: Int64, at i: Int) {
+            let pair = pairs + 2 * Int(v)
+            o[i] = pair[0]
+            o[i + 1] = pair[1]
         }
-        func sep(_ c: UInt8) { out[o] = c; o += 1 }
-        put(y, 4); sep(45); put(m, 2); sep(45); put(d, 2); sep(84)
-        put(msOfDay / 3_600_000, 2); sep(58); put((msOfDay / 60_000) % 60, 2); sep(58)
-        put((msOfDay / 1000) % 60, 2); sep(46); put(msOfDay % 1000, 3); sep(90)
-        return o
+        let seconds = msOfDay / 1000, fraction = msOfDay % 1000
+        two(y / 100, at: 0); two(y % 100, at: 2); o[4] = 45
+        two(m, at: 5); o[7] = 45
+        two(d, at: 8); o[10] = 84
+        two(seconds / 3600, at: 11); o[13] = 58
+        two(seconds / 60 % 60, at: 14); o[16] = 58
+        two(seconds % 60, at: 17); o[19] = 46
+        o[20] = UInt8(truncatingIfNeeded: 48 + fraction / 100)
+        two(fraction % 100, at: 21); o[23] = 90
+        return 24
     }
+
+    /// "00" to "99": `v`'s two digits at offset 2 * v.
+    private static let digitPairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
     /// Parses RFC 3339 (`Z` or `±HH:MM` offset, 0–9 fraction digits, truncated to ms);
     /// nil when malformed or out of range (years 1970…9999, also after applying the offset:
