@@ -44,7 +44,7 @@ enum TransactionRoutes {
         var id = b.uuid("id")
         let fields = NewTransaction.fields(&b, complete: false)
         let key = ctx.request.headers["Idempotency-Key"]
-        if let key, key.isEmpty || key.utf8.count > 255 || key.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value > 0x7E }) {
+        if var key, key.isEmpty || key.utf8.count > 255 || key.withUTF8({ $0.contains { $0 < 0x21 || $0 > 0x7E } }) {
             b.fail("Idempotency-Key", "must be 1 to 255 visible ASCII characters")
         }
         try b.check()
