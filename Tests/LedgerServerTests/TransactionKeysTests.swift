@@ -174,6 +174,44 @@ final class TransactionKeysTests: XCTestCase {
     }
 
     /// Keys load as they are stored: UUIDs as 16 bytes, ids that are not UUIDs as text.
+    /// A household's UUID keys stay in one dictionary while few and are split over 64 by
+    /// bits of the key that vary (not the version's or the variant's) once many: every key
+    /// is found before and after the split, a second insert of a key answers its old row,
+    /// every shard takes a share of random version-5 keys, and a reservation for many
+    /// splits at once.
+    func testUUIDShardsHoldEveryKeyAndSplitWhenLarge() {
+        var shards = TransactionKeys.UUIDShards()
+        XCTAssertTrue(shards.isEmpty)
+        XCTAssertNil(shards[TransactionKeys.UUIDKey(UUID())])
+        shards.reserveCapacity(1_000)
+        XCTAssertFalse(shards.isSplit)
+        var keys: [TransactionKeys.UUIDKey] = []
+        let total = TransactionKeys.UUIDShards.splitAt + 5_000
+        for i in 0..<total {
+            if i == TransactionKeys.UUIDShards.splitAt {
+                XCTAssertFalse(shards.isSplit, "one dictionary up to splitAt keys")
+                for (j, key) in keys.enumerated() where j % 97 == 0 { XCTAssertEqual(shards[key], Int64(j)) }
+            }
+            let key = TransactionKeys.UUIDKey(LedgerIDs.reversalID(of: UUID()))
+            XCTAssertNil(shards.updateValue(Int64(i), forKey: key))
+            keys.append(key)
+        }
+        XCTAssertTrue(shards.isSplit)
+        XCTAssertFalse(shards.isEmpty)
+        for (i, key) in keys.enumerated() where shards[key] != Int64(i) { XCTFail("key \(i) reads \(String(describing: shards[key]))") }
+        XCTAssertEqual(shards.updateValue(-1, forKey: keys[7]), 7)
+        XCTAssertEqual(shards[keys[7]], -1)
+        var perShard = [Int](repeating: 0, count: TransactionKeys.UUIDShards.count)
+        for key in keys { perShard[Int(key.low & UInt64(TransactionKeys.UUIDShards.count - 1))] += 1 }
+        XCTAssertTrue(perShard.allSatisfy { $0 > total / TransactionKeys.UUIDShards.count / 2 }, "\(perShard)")
+
+        var reserved = TransactionKeys.UUIDShards()
+        reserved.reserveCapacity(100_000)
+        XCTAssertTrue(reserved.isSplit, "a reservation past splitAt splits at once")
+        XCTAssertNil(reserved.updateValue(1, forKey: keys[0]))
+        XCTAssertEqual(reserved[keys[0]], 1)
+    }
+
     func testKeysRoundTripTheStoredForm() throws {
         // What `load` makes of a stored value: its column type and bytes.
         func loaded(_ value: SQLiteValue) -> TransactionKeys.Key? {
