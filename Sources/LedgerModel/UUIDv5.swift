@@ -138,25 +138,16 @@ public enum LedgerIDs {
     public static func isLowercaseCanonical(utf8 text: UnsafeBufferPointer<UInt8>) -> Bool {
         guard text.count == 36, text[8] == UInt8(ascii: "-"), text[13] == UInt8(ascii: "-"),
               text[18] == UInt8(ascii: "-"), text[23] == UInt8(ascii: "-") else { return false }
-        // The five runs of digits through a table (0xF0 for anything but a digit or
-        // "a"..."f"), without a branch per byte: deciding digit or letter for random hex
-        // mispredicted about every other byte.
-        var bad: UInt8 = 0
-        lowercaseHexValues.withUnsafeBufferPointer { table in
+        // The five runs of digits through `hexDigits`, without a branch per byte: deciding
+        // digit or letter for random hex mispredicted about every other byte. Neither a
+        // non-digit nor an uppercase letter may appear.
+        var marks: UInt8 = 0
+        hexDigits.withUnsafeBufferPointer { table in
             let values = table.baseAddress!, t = text.baseAddress!
-            func run(_ from: Int, _ to: Int) { for i in from..<to { bad |= values[Int(t[i])] } }
+            func run(_ from: Int, _ to: Int) { for i in from..<to { marks |= values[Int(t[i])] } }
             run(0, 8); run(9, 13); run(14, 18); run(19, 23); run(24, 36)
         }
-        return bad & 0xF0 == 0
-    }
-
-    /// Each byte's value as a lowercase hex digit, or 0xF0.
-    private static let lowercaseHexValues: [UInt8] = (0..<256).map { c in
-        switch c {
-        case 48...57: UInt8(c - 48)
-        case 97...102: UInt8(c - 87)
-        default: 0xF0
-        }
+        return marks & (notHexDigit | uppercaseHexDigit) == 0
     }
 
     private static func parse36(_ text: UnsafeBufferPointer<UInt8>) -> UUID? {
@@ -164,33 +155,37 @@ public enum LedgerIDs {
               text[23] == UInt8(ascii: "-") else { return nil }
         var bytes: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        // Every digit is decoded through a table, without a branch on its value (random
+        // Every digit is decoded through `hexDigits`, without a branch on its value (random
         // hex digits made a digit-or-letter branch mispredict about every other byte); a
-        // bad one leaves a high bit in `bad` (one test at the end).
-        var bad: UInt8 = 0
-        hexDigitValues.withUnsafeBufferPointer { table in
+        // bad one leaves its mark in `marks` (one test at the end).
+        var marks: UInt8 = 0
+        hexDigits.withUnsafeBufferPointer { table in
             let values = table.baseAddress!, t = text.baseAddress!
             withUnsafeMutableBytes(of: &bytes) { out in
                 var i = 0
                 for n in 0..<16 {
                     if i == 8 || i == 13 || i == 18 || i == 23 { i += 1 }
                     let h = values[Int(t[i])], l = values[Int(t[i + 1])]
-                    bad |= h | l
-                    out[n] = h << 4 | l
+                    marks |= h | l
+                    out[n] = (h & 0x0F) << 4 | (l & 0x0F)
                     i += 2
                 }
             }
         }
-        return bad & 0xF0 == 0 ? UUID(uuid: bytes) : nil
+        return marks & notHexDigit == 0 ? UUID(uuid: bytes) : nil
     }
 
-    /// Each byte's value as a hex digit (either case), or 0xF0.
-    private static let hexDigitValues: [UInt8] = (0..<256).map { c in
+    /// Each byte as a hex digit: its value in the low four bits, `uppercaseHexDigit` added
+    /// for "A"..."F"; `notHexDigit` for anything else. Read by `parse36` (either case) and
+    /// `isLowercaseCanonical` (lowercase only).
+    private static let hexDigits: [UInt8] = (0..<256).map { c in
         switch c {
         case 48...57: UInt8(c - 48)
-        case 65...70: UInt8(c - 55)
+        case 65...70: UInt8(c - 55) | uppercaseHexDigit
         case 97...102: UInt8(c - 87)
-        default: 0xF0
+        default: notHexDigit
         }
     }
+    private static let uppercaseHexDigit: UInt8 = 0x40
+    private static let notHexDigit: UInt8 = 0x80
 }

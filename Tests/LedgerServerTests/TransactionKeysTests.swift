@@ -202,7 +202,7 @@ final class TransactionKeysTests: XCTestCase {
         XCTAssertEqual(shards.updateValue(-1, forKey: keys[7]), 7)
         XCTAssertEqual(shards[keys[7]], -1)
         var perShard = [Int](repeating: 0, count: TransactionKeys.UUIDShards.count)
-        for key in keys { perShard[Int(key.low & UInt64(TransactionKeys.UUIDShards.count - 1))] += 1 }
+        for key in keys { perShard[TransactionKeys.UUIDShards.shard(of: key)] += 1 }
         XCTAssertTrue(perShard.allSatisfy { $0 > total / TransactionKeys.UUIDShards.count / 2 }, "\(perShard)")
 
         var reserved = TransactionKeys.UUIDShards()

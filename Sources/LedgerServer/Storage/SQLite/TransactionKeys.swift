@@ -113,9 +113,10 @@ final class TransactionKeys: Sendable {
         static let splitAt = 32_768
         private var shards: [[UUIDKey: Int64]] = [[:]]
 
-        private func shard(_ k: UUIDKey) -> Int {
-            shards.count == 1 ? 0 : Int(truncatingIfNeeded: k.low & UInt64(Self.count - 1))
-        }
+        /// The dictionary of the 64 that holds `k` once split.
+        static func shard(of k: UUIDKey) -> Int { Int(truncatingIfNeeded: k.low & UInt64(count - 1)) }
+
+        private func shard(_ k: UUIDKey) -> Int { isSplit ? Self.shard(of: k) : 0 }
 
         var isEmpty: Bool { shards.allSatisfy(\.isEmpty) }
         /// Whether the keys are split over `count` dictionaries.
@@ -125,33 +126,32 @@ final class TransactionKeys: Sendable {
 
         /// Sets `k`'s row; the row it had, if any.
         mutating func updateValue(_ row: Int64, forKey k: UUIDKey) -> Int64? {
-            if shards.count == 1, shards[0].count >= Self.splitAt { split(reserving: 0) }
+            if !isSplit, shards[0].count >= Self.splitAt { split() }
             return shards[shard(k)].updateValue(row, forKey: k)
         }
 
         /// Room for `total` keys (split when that many would be), with an eighth more per
         /// dictionary for uneven shares.
         mutating func reserveCapacity(_ total: Int) {
-            if total < Self.splitAt && !isSplit {
+            if !isSplit && total < Self.splitAt {
                 shards[0].reserveCapacity(total)
-            } else {
-                split(reserving: total / Self.count + total / (8 * Self.count) + 1)
-            }
-        }
-
-        private mutating func split(reserving each: Int) {
-            guard !isSplit else {
-                for i in shards.indices { shards[i].reserveCapacity(each) }
                 return
             }
+            if !isSplit { split() }
+            for i in shards.indices { shards[i].reserveCapacity(Self.share(of: total)) }
+        }
+
+        /// One dictionary's room when `total` keys are spread: an eighth more than an even share.
+        private static func share(of total: Int) -> Int { total / count + total / (8 * count) + 1 }
+
+        private mutating func split() {
             let all = shards[0]
-            let per = max(each, all.count / Self.count + all.count / (8 * Self.count) + 1)
             shards = (0..<Self.count).map { _ in
                 var d: [UUIDKey: Int64] = [:]
-                d.reserveCapacity(per)
+                d.reserveCapacity(Self.share(of: all.count))
                 return d
             }
-            for (k, row) in all { shards[Int(truncatingIfNeeded: k.low & UInt64(Self.count - 1))][k] = row }
+            for (k, row) in all { shards[Self.shard(of: k)][k] = row }
         }
     }
 
