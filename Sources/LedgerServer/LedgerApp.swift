@@ -82,7 +82,13 @@ public final class LedgerApp: Sendable {
             logger.log(["event": "indexed", "transactions": .int(Int64(keys.count)), "ms": .int(ms)])
         }
         let checkpointer = try Checkpointer(path: configuration.databasePath)
-        let writer = WriteQueue(connection: db, checkpointer: checkpointer, batchState: WriterRowState(),
+        let placement = WriterPlacement(configuration.writerCPU, dataDirectory: configuration.dataDirectory) { decision, applied in
+            var line: JSONObject = ["event": "writer_cpu", "reason": .string(decision.reason)]
+            line["cpus"] = decision.cpus.map { .string(CPUList.format($0)) } ?? .string("any")
+            if !applied { line["error"] = .string(String(cString: strerror(errno))) }
+            logger.log(line)
+        }
+        let writer = WriteQueue(connection: db, checkpointer: checkpointer, batchState: WriterRowState(), placement: placement,
                                 afterEveryCommit: { commit in
             readCache.invalidate(tokens: commit.revokedTokens)
             metrics.recordCommit(jobs: commit.jobs)

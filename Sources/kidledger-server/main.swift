@@ -12,7 +12,8 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--max-body-bytes N] [--max-head-bytes N] [--max-connections N]
                               [--max-connections-per-address N]
                               [--header-timeout S] [--body-timeout S] [--idle-timeout S] [--shutdown-timeout S]
-                              [--event-loops N] [--read-mmap-mb N] [--writer-cache-mb N] [--log-level debug|info|warning|error]
+                              [--event-loops N] [--read-mmap-mb N] [--writer-cache-mb N] [--writer-cpu auto|any|LIST]
+                              [--log-level debug|info|warning|error]
                               [--trusted-proxies ADDR[,ADDR|CIDR]...] [--auth-failures-per-minute N] [--quiet]
                               [--registrations-per-hour N] [--max-households-per-account N]
                               [--max-children-per-household N] [--max-pending-invitations-per-invitee N]
@@ -32,6 +33,8 @@ KIDLEDGER_MAX_CONNECTIONS_PER_ADDRESS (0: no limit),
 KIDLEDGER_HEADER_TIMEOUT, KIDLEDGER_BODY_TIMEOUT, KIDLEDGER_IDLE_TIMEOUT, KIDLEDGER_SHUTDOWN_TIMEOUT (seconds),
 KIDLEDGER_EVENT_LOOPS, KIDLEDGER_READ_MMAP_MB (SQLite: MiB of the database each read connection maps, default 2048, 0: none),
 KIDLEDGER_WRITER_CACHE_MB (SQLite: the writer's page cache in MiB, default 32),
+KIDLEDGER_WRITER_CPU (SQLite: auto, the default, keeps the writer thread on the CPUs that take the data disk's
+completion interrupts when those are some but not all of the process's; any: no choice; or a CPU list such as 1 or 0-3),
 KIDLEDGER_LOG_LEVEL, KIDLEDGER_TRUSTED_PROXIES (comma-separated),
 KIDLEDGER_AUTH_FAILURES_PER_MINUTE, KIDLEDGER_REGISTRATIONS_PER_HOUR, KIDLEDGER_MAX_HOUSEHOLDS_PER_ACCOUNT,
 KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE,
@@ -148,6 +151,10 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
         guard n <= 65_536 else { fail("--writer-cache-mb is at most 65536 (64 GiB)") }
         c.writerCacheBytes = n << 20
     }
+    if let v = o.value("writer-cpu") {
+        guard let choice = WriterCPU(v) else { fail("--writer-cpu must be auto, any or a CPU list such as 1 or 0-3, got \(v)") }
+        c.writerCPU = choice
+    }
     if o.flags.contains("quiet") { c.logging = false }
     if let l = o.value("log-level") {
         guard ["debug", "info", "warning", "error"].contains(l) else { fail("--log-level must be debug, info, warning or error") }
@@ -182,7 +189,7 @@ func keepFreedHeap() {
 }
 
 let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "database-connections", "registration", "bundle-id", "product-id", "environment",
-                                 "trusted-root", "app-apple-id", "entitlement-token-ttl", "notifications-per-minute", "public-dir", "openapi", "max-body-bytes", "event-loops", "read-mmap-mb", "writer-cache-mb", "quiet", "log-level",
+                                 "trusted-root", "app-apple-id", "entitlement-token-ttl", "notifications-per-minute", "public-dir", "openapi", "max-body-bytes", "event-loops", "read-mmap-mb", "writer-cache-mb", "writer-cpu", "quiet", "log-level",
                                  "trusted-proxies", "auth-failures-per-minute", "max-head-bytes", "max-connections",
                                  "max-connections-per-address",
                                  "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout",

@@ -143,6 +143,8 @@ final class WriteQueue: Sendable {
     /// Moves the WAL into the database file off this thread; nil: SQLite's automatic
     /// checkpoints inside COMMIT.
     private let checkpointer: Checkpointer?
+    /// Which CPUs the writer thread runs on; nil: wherever the scheduler puts it.
+    private let placement: WriterPlacement?
     /// What the batch's jobs hold back until COMMIT (used on the writer thread only).
     nonisolated(unsafe) let batchState: BatchState?
     /// Where completions run, in commit order.
@@ -155,13 +157,14 @@ final class WriteQueue: Sendable {
     let spaceProbeInterval: Double
 
     init(connection: SQLiteConnection, maxBatch: Int = 256, checkpointer: Checkpointer? = nil,
-         batchState: BatchState? = nil, spaceProbeInterval: Double = 1,
+         batchState: BatchState? = nil, spaceProbeInterval: Double = 1, placement: WriterPlacement? = nil,
          afterEveryCommit: @escaping @Sendable (CommitSummary) -> Void = { _ in },
          onSpace: @escaping @Sendable (SQLiteError?) -> Void = { _ in },
          onCommit: @escaping @Sendable (Set<String>) -> Void) {
         self.db = connection
         self.maxBatch = maxBatch
         self.checkpointer = checkpointer
+        self.placement = placement
         self.batchState = batchState
         self.spaceProbeInterval = spaceProbeInterval
         self.afterEveryCommit = afterEveryCommit
@@ -169,6 +172,7 @@ final class WriteQueue: Sendable {
         self.onCommit = onCommit
         let t = Thread { [self] in
             nameCurrentThread("kl-writer")
+            self.placement?.start()
             self.run()
         }
         t.start()
@@ -235,6 +239,7 @@ final class WriteQueue: Sendable {
                     break
                 }
                 commit(batch)
+                placement?.recheck(now: DispatchTime.now().uptimeNanoseconds)
                 if batch.capacity > maxBatch * 2 { batch = [] } else { batch.removeAll(keepingCapacity: true) }
             }
         }
