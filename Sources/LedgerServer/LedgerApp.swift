@@ -82,7 +82,7 @@ public final class LedgerApp: Sendable {
             logger.log(["event": "indexed", "transactions": .int(Int64(keys.count)), "ms": .int(ms)])
         }
         let checkpointer = try Checkpointer(path: configuration.databasePath)
-        let placement = WriterPlacement(configuration.writerCPU, dataDirectory: configuration.dataDirectory) { decision, applied in
+        let placement = configuration.writerCPU == .any ? nil : WriterPlacement(configuration.writerCPU, dataDirectory: configuration.dataDirectory) { decision, applied in
             var line: JSONObject = ["event": "writer_cpu", "reason": .string(decision.reason)]
             line["cpus"] = decision.cpus.map { .string(CPUList.format($0)) } ?? .string("any")
             if !applied { line["error"] = .string(String(cString: strerror(errno))) }

@@ -29,10 +29,10 @@ public struct LedgerAppConfiguration: Sendable {
     /// and 32 MiB did as well as 128 (per-thread bench on 1.5 M transactions, two pairs:
     /// 28.3 / 28.2 against 29.0 / 30.3 µs per durable POST). At least 64 KiB is used.
     public var writerCacheBytes: Int = 32 << 20
-    /// SQLite: which CPUs the writer thread runs on (`WriterCPU`). Default `.auto`: the
-    /// CPUs that take the data disk's completion interrupts, when those are some but not all
-    /// of the process's.
-    public var writerCPU: WriterCPU = .auto
+    /// SQLite: which CPUs the writer thread runs on (`WriterCPU`). Default `.any`: wherever
+    /// the scheduler puts it (`.auto` gained in one bench and not in the other, see
+    /// docs/performance.md).
+    public var writerCPU: WriterCPU = .any
     public var http: HTTPServerConfiguration
     /// Default `.open`.
     public var registration: Registration = .open

@@ -33,8 +33,8 @@ KIDLEDGER_MAX_CONNECTIONS_PER_ADDRESS (0: no limit),
 KIDLEDGER_HEADER_TIMEOUT, KIDLEDGER_BODY_TIMEOUT, KIDLEDGER_IDLE_TIMEOUT, KIDLEDGER_SHUTDOWN_TIMEOUT (seconds),
 KIDLEDGER_EVENT_LOOPS, KIDLEDGER_READ_MMAP_MB (SQLite: MiB of the database each read connection maps, default 2048, 0: none),
 KIDLEDGER_WRITER_CACHE_MB (SQLite: the writer's page cache in MiB, default 32),
-KIDLEDGER_WRITER_CPU (SQLite: auto, the default, keeps the writer thread on the CPUs that take the data disk's
-completion interrupts when those are some but not all of the process's; any: no choice; or a CPU list such as 1 or 0-3),
+KIDLEDGER_WRITER_CPU (SQLite: any, the default, leaves the writer thread to the scheduler; auto keeps it on the CPUs
+that take the data disk's completion interrupts when those are some but not all of the process's; or a CPU list such as 1 or 0-3),
 KIDLEDGER_LOG_LEVEL, KIDLEDGER_TRUSTED_PROXIES (comma-separated),
 KIDLEDGER_AUTH_FAILURES_PER_MINUTE, KIDLEDGER_REGISTRATIONS_PER_HOUR, KIDLEDGER_MAX_HOUSEHOLDS_PER_ACCOUNT,
 KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE,

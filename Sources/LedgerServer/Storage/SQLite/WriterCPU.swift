@@ -13,9 +13,10 @@ import Foundation
 /// interrupts on one CPU; a writer running on another CPU is then woken across CPUs twice
 /// per commit, and in a VM each such wake-up is a VM exit on both sides. Kept on the CPU
 /// that takes the interrupts, the wake-up stays local. Measured on a 2-core VM whose disk
-/// interrupts all go to CPU 1 (`bench/cpu-per-thread.sh 8s 64 post`, docs/performance.md):
-/// about a tenth more durable POSTs for the same CPU, and the same with the writer kept on
-/// CPU 0 as with no choice at all.
+/// interrupts all go to CPU 1 (docs/performance.md): 6 % more durable POSTs on a fresh
+/// ledger (`bench/cpu-per-thread.sh 12s 64 post`, four pairs), none in the whole bench on
+/// a ledger of 3.5 million (`bench/cpu-per-request.sh`, four pairs); so `.any` is the
+/// default and `.auto` a choice to measure on one's own machine.
 public enum WriterCPU: Equatable, Sendable {
     /// On the CPUs that take the data disk's completion interrupts when those are some but
     /// not all of the CPUs the process may use; anywhere when they are all of them (a disk
