@@ -153,6 +153,7 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     }
     if let v = o.value("writer-cpu") {
         guard let choice = WriterCPU(v) else { fail("--writer-cpu must be auto, any or a CPU list such as 1 or 0-3, got \(v)") }
+        if let problem = choice.problem() { fail("--writer-cpu: " + problem) }
         c.writerCPU = choice
     }
     if o.flags.contains("quiet") { c.logging = false }

@@ -23,6 +23,11 @@ final class WriterCPUTests: XCTestCase {
         XCTAssertEqual(CPUList.format([0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11")
         XCTAssertEqual(CPUList.format([7]), "7")
         XCTAssertEqual(CPUList.format([]), "")
+        // A list must name a CPU the process may run on.
+        XCTAssertNil(WriterCPU.cpus([1, 5]).problem(allowed: [0, 1]))
+        XCTAssertEqual(WriterCPU.cpus([5, 6]).problem(allowed: [0, 1]), "none of CPUs 5-6 is one this process may run on (0-1)")
+        XCTAssertNil(WriterCPU.cpus([5]).problem(allowed: nil), "unknown: left to the kernel")
+        XCTAssertNil(WriterCPU.auto.problem(allowed: [0]))
     }
 
     /// A made-up `/sys` and `/proc`: a virtio disk `vda` (253:0, partition vda1 253:1) on
@@ -183,5 +188,17 @@ final class WriterCPUTests: XCTestCase {
         XCTAssertEqual(p.terminationStatus, 2)
         let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertTrue(message.contains("--writer-cpu must be auto, any or a CPU list such as 1 or 0-3, got fast"), message)
+        // A CPU the process may not run on: refused at start, not logged and ignored.
+        let q = Process()
+        q.executableURL = try ServerProcess.binary()
+        q.arguments = ["serve", "--writer-cpu", "1023"]
+        let qerr = Pipe()
+        q.standardError = qerr
+        q.standardOutput = FileHandle.nullDevice
+        try q.run()
+        q.waitUntilExit()
+        XCTAssertEqual(q.terminationStatus, 2)
+        let qmessage = String(decoding: qerr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(qmessage.contains("--writer-cpu: none of CPUs 1023 is one this process may run on"), qmessage)
     }
 }

@@ -39,6 +39,15 @@ public enum WriterCPU: Equatable, Sendable {
             self = .cpus(list)
         }
     }
+
+    /// Why the choice cannot be kept on the CPUs the calling thread may use: a CPU list none
+    /// of whose CPUs is one of them. nil when it can, or when they are not known.
+    public func problem() -> String? { problem(allowed: ThreadAffinity.current()) }
+
+    func problem(allowed: [Int]?) -> String? {
+        guard case .cpus(let list) = self, let allowed, !list.contains(where: allowed.contains) else { return nil }
+        return "none of CPUs \(CPUList.format(list)) is one this process may run on (\(CPUList.format(allowed)))"
+    }
 }
 
 /// The kernel's CPU list format: `0-3,8,10-11`.
