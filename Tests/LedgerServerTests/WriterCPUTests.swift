@@ -177,28 +177,21 @@ final class WriterCPUTests: XCTestCase {
             let log = try String(contentsOfFile: server.logPath, encoding: .utf8)
             XCTAssertTrue(log.contains("\"event\":\"writer_cpu\",\"reason\":\"--writer-cpu \(cpu)\",\"cpus\":\"\(cpu)\""), server.logTail)
         }
-        let p = Process()
-        p.executableURL = try ServerProcess.binary()
-        p.arguments = ["serve", "--writer-cpu", "fast"]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 2)
-        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        XCTAssertTrue(message.contains("--writer-cpu must be auto, any or a CPU list such as 1 or 0-3, got fast"), message)
-        // A CPU the process may not run on: refused at start, not logged and ignored.
-        let q = Process()
-        q.executableURL = try ServerProcess.binary()
-        q.arguments = ["serve", "--writer-cpu", "1023"]
-        let qerr = Pipe()
-        q.standardError = qerr
-        q.standardOutput = FileHandle.nullDevice
-        try q.run()
-        q.waitUntilExit()
-        XCTAssertEqual(q.terminationStatus, 2)
-        let qmessage = String(decoding: qerr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        XCTAssertTrue(qmessage.contains("--writer-cpu: none of CPUs 1023 is one this process may run on"), qmessage)
+        // A value that is not a choice, and a CPU the process may not run on: refused at start
+        // (not logged and ignored).
+        for (value, message) in [("fast", "--writer-cpu must be auto, any or a CPU list such as 1 or 0-3, got fast"),
+                                 ("1023", "--writer-cpu: none of CPUs 1023 is one this process may run on")] {
+            let p = Process()
+            p.executableURL = try ServerProcess.binary()
+            p.arguments = ["serve", "--writer-cpu", value]
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            XCTAssertEqual(p.terminationStatus, 2, text)
+            XCTAssertTrue(text.contains(message), text)
+        }
     }
 }
