@@ -17,7 +17,7 @@ public struct StaticFiles: Sendable {
     /// - Parameter root: the directory to serve, relative to the working directory or absolute.
     public init(root: String) {
         self.root = root
-        self.resolvedRoot = Self.realPath(root)
+        self.resolvedRoot = resolvedPath(root)
     }
 
     /// The response for `request`, or nil when it does not name a servable file
@@ -34,7 +34,7 @@ public struct StaticFiles: Sendable {
         if decoded.hasSuffix("/") { segments.append("index.html") }
         guard !segments.isEmpty else { return nil }
         let candidate = base + "/" + segments.joined(separator: "/")
-        guard let real = Self.realPath(candidate), real.hasPrefix(base + "/") else { return nil }
+        guard let real = resolvedPath(candidate), real.hasPrefix(base + "/") else { return nil }
         guard let content = readRegularFile(real) else { return nil }
 
         let tag = "\"" + Self.fnv1a64(content) + "\""
@@ -74,12 +74,6 @@ public struct StaticFiles: Sendable {
         }
         if filled < out.count { out.removeSubrange(filled...) }
         return out
-    }
-
-    private static func realPath(_ path: String) -> String? {
-        guard let p = realpath(path, nil) else { return nil }
-        defer { free(p) }
-        return String(cString: p)
     }
 
     private static func fnv1a64(_ bytes: [UInt8]) -> String {

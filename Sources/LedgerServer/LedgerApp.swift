@@ -82,10 +82,10 @@ public final class LedgerApp: Sendable {
             logger.log(["event": "indexed", "transactions": .int(Int64(keys.count)), "ms": .int(ms)])
         }
         let checkpointer = try Checkpointer(path: configuration.databasePath)
-        let placement = configuration.writerCPU == .any ? nil : WriterPlacement(configuration.writerCPU, dataDirectory: configuration.dataDirectory) { decision, applied in
+        let placement = configuration.writerCPU == .any ? nil : WriterPlacement(configuration.writerCPU, dataDirectory: configuration.dataDirectory) { decision, refused in
             var line: JSONObject = ["event": "writer_cpu", "reason": .string(decision.reason)]
             line["cpus"] = decision.cpus.map { .string(CPUList.format($0)) } ?? .string("any")
-            if !applied { line["error"] = .string(String(cString: strerror(errno))) }
+            if let refused { line["error"] = .string(String(cString: strerror(refused))) }
             logger.log(line)
         }
         let writer = WriteQueue(connection: db, checkpointer: checkpointer, batchState: WriterRowState(), placement: placement,

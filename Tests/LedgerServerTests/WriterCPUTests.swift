@@ -121,16 +121,13 @@ final class WriterCPUTests: XCTestCase {
         let (root, interrupts) = try fakeSystem(queueCPUs: "\(allowed[1])")
         defer { try? FileManager.default.removeItem(at: root) }
         // The made-up disk answers for this folder's device.
-        var st = stat()
-        XCTAssertEqual(stat(root.path, &st), 0)
-        let dev = UInt64(st.st_dev)
-        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & 0xffff_f000), minor = (dev & 0xff) | ((dev >> 12) & 0xffff_ff00)
+        let (major, minor) = try XCTUnwrap(DiskInterrupts.deviceNumbers(of: root.path))
         let sys = root.appendingPathComponent("sys").path
         try? FileManager.default.removeItem(atPath: "\(sys)/dev/block/\(major):\(minor)")
         try FileManager.default.createSymbolicLink(atPath: "\(sys)/dev/block/\(major):\(minor)",
                                                    withDestinationPath: "../../devices/pci0000:00/0000:00:02.0/virtio1/block/vda")
 
-        let reports = Mutex<[(WriterPlacement.Decision, Bool)]>([])
+        let reports = Mutex<[(WriterPlacement.Decision, Int32?)]>([])
         let placement = WriterPlacement(.auto, dataDirectory: root.path, interrupts: interrupts, recheckSeconds: 0) { d, ok in
             reports.withLock { $0.append((d, ok)) }
         }
@@ -139,13 +136,13 @@ final class WriterCPUTests: XCTestCase {
         let t = Thread {
             placement.start()
             seen.withLock { $0.append(ThreadAffinity.current()) }
-            placement.recheck(now: DispatchTime.now().uptimeNanoseconds)   // unchanged: no new report
+            placement.recheck()   // unchanged: no new report
             try? "\(allowed[0])\n".write(toFile: root.path + "/proc/irq/36/effective_affinity_list", atomically: false, encoding: .utf8)
-            placement.recheck(now: DispatchTime.now().uptimeNanoseconds)
+            placement.recheck()
             seen.withLock { $0.append(ThreadAffinity.current()) }
             // Every CPU: back to anywhere.
             try? CPUList.format(allowed).write(toFile: root.path + "/proc/irq/36/effective_affinity_list", atomically: false, encoding: .utf8)
-            placement.recheck(now: DispatchTime.now().uptimeNanoseconds)
+            placement.recheck()
             seen.withLock { $0.append(ThreadAffinity.current()) }
             done.signal()
         }
@@ -154,7 +151,7 @@ final class WriterCPUTests: XCTestCase {
         XCTAssertEqual(seen.withLock { $0 }, [[allowed[1]], [allowed[0]], allowed])
         let r = reports.withLock { $0 }
         XCTAssertEqual(r.map(\.0.cpus), [[allowed[1]], [allowed[0]], nil])
-        XCTAssertEqual(r.map(\.1), [true, true, true])
+        XCTAssertEqual(r.map(\.1), [nil, nil, nil], "none refused")
     }
 
     /// A server told `--writer-cpu N` keeps its writer thread (`kl-writer`) on CPU N, says so

@@ -239,7 +239,7 @@ final class WriteQueue: Sendable {
                     break
                 }
                 commit(batch)
-                placement?.recheck(now: DispatchTime.now().uptimeNanoseconds)
+                placement?.recheck()
                 if batch.capacity > maxBatch * 2 { batch = [] } else { batch.removeAll(keepingCapacity: true) }
             }
         }

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import HTTPServer
 
 /// Which CPUs the SQLite writer thread runs on (`--writer-cpu`).
 ///
@@ -91,14 +92,17 @@ struct DiskInterrupts {
     /// The disk (its kernel name, such as `vda`) and the CPUs its queues' interrupts are
     /// delivered to, for the filesystem holding `path`.
     func completionCPUs(of path: String) -> (disk: String, cpus: [Int])? {
+        Self.deviceNumbers(of: path).flatMap { completionCPUs(major: $0.major, minor: $0.minor) }
+    }
+
+    /// The major and minor numbers of the device holding `path`; nil if it cannot be read.
+    static func deviceNumbers(of path: String) -> (major: UInt64, minor: UInt64)? {
         #if os(Linux)
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         let dev = UInt64(st.st_dev)
         // glibc's encoding of a device number (sys/sysmacros.h).
-        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & 0xffff_f000)
-        let minor = (dev & 0xff) | ((dev >> 12) & 0xffff_ff00)
-        return completionCPUs(major: major, minor: minor)
+        return (((dev >> 8) & 0xfff) | ((dev >> 32) & 0xffff_f000), (dev & 0xff) | ((dev >> 12) & 0xffff_ff00))
         #else
         return nil
         #endif
@@ -106,14 +110,14 @@ struct DiskInterrupts {
 
     /// The same for a block device given by its numbers.
     func completionCPUs(major: UInt64, minor: UInt64) -> (disk: String, cpus: [Int])? {
-        guard var block = resolved("\(sys)/dev/block/\(major):\(minor)") else { return nil }
+        guard var block = resolvedPath("\(sys)/dev/block/\(major):\(minor)") else { return nil }
         // A partition's folder sits inside its disk's.
         if FileManager.default.fileExists(atPath: block + "/partition") { block = parent(block) }
         // Loop, RAM, device-mapper and md disks have no interrupts of their own.
         guard !block.contains("/devices/virtual/") else { return nil }
         let disk = String(block.split(separator: "/").last ?? "")
         // The interrupts belong to the controller: the disk's device folder or one above it.
-        guard var device = resolved(block + "/device") else { return nil }
+        guard var device = resolvedPath(block + "/device") else { return nil }
         var irqs: [Int] = []
         for _ in 0..<4 {
             if let names = try? FileManager.default.contentsOfDirectory(atPath: device + "/msi_irqs") {
@@ -148,12 +152,6 @@ struct DiskInterrupts {
     }
 
     private func read(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
-
-    private func resolved(_ path: String) -> String? {
-        guard let p = realpath(path, nil) else { return nil }
-        defer { free(p) }
-        return String(cString: p)
-    }
 
     private func parent(_ path: String) -> String { (path as NSString).deletingLastPathComponent }
 }
@@ -195,7 +193,8 @@ enum ThreadAffinity {
 
 /// Applies a `WriterCPU` choice on the writer thread: at its start, and for `.auto` again
 /// every `recheckSeconds` (from the writer's loop, between batches). Used by that one
-/// thread only. Reports each new placement (and a refused one) through `report`.
+/// thread only. Reports each new placement through `report`, with the error number when
+/// the kernel refused it.
 final class WriterPlacement: @unchecked Sendable {
     struct Decision: Equatable {
         /// nil: anywhere the process may run.
@@ -207,14 +206,14 @@ final class WriterPlacement: @unchecked Sendable {
     let dataDirectory: String
     let interrupts: DiskInterrupts
     let recheckSeconds: Double
-    private let report: @Sendable (Decision, _ applied: Bool) -> Void
+    private let report: @Sendable (Decision, _ refused: Int32?) -> Void
     /// The CPUs the process may use, read when the thread starts (before any pinning).
     private var allowed: [Int]?
     private var last: Decision?
     private var nextCheck: UInt64 = 0
 
     init(_ choice: WriterCPU, dataDirectory: String, interrupts: DiskInterrupts = DiskInterrupts(),
-         recheckSeconds: Double = 30, report: @escaping @Sendable (Decision, _ applied: Bool) -> Void) {
+         recheckSeconds: Double = 30, report: @escaping @Sendable (Decision, _ refused: Int32?) -> Void) {
         self.choice = choice
         self.dataDirectory = dataDirectory
         self.interrupts = interrupts
@@ -246,10 +245,12 @@ final class WriterPlacement: @unchecked Sendable {
         apply()
     }
 
-    /// Looks again when `.auto` and the time has come (`now`: monotonic nanoseconds).
-    func recheck(now: UInt64) {
-        guard choice == .auto, now >= nextCheck else { return }
-        apply(now: now)
+    /// Looks again when `.auto` and the time has come (after every batch: a fixed choice
+    /// reads no clock).
+    func recheck() {
+        guard choice == .auto else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        if now >= nextCheck { apply(now: now) }
     }
 
     private func apply(now: UInt64 = DispatchTime.now().uptimeNanoseconds) {
@@ -259,8 +260,9 @@ final class WriterPlacement: @unchecked Sendable {
         guard decision != last else { return }
         // Back to every allowed CPU when the choice is "anywhere" after a pinned one.
         let target = decision.cpus ?? (last?.cpus != nil ? allowed : nil)
-        let applied = target.map { ThreadAffinity.set($0) } ?? true
+        // The error number as the failing call left it.
+        let refused = target.flatMap { ThreadAffinity.set($0) ? nil : errno }
         last = decision
-        report(decision, applied)
+        report(decision, refused)
     }
 }
