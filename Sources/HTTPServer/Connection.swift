@@ -57,6 +57,10 @@ final class Connection {
     @exclusivity(unchecked) var logs: [PendingLog] = []
     @exclusivity(unchecked) var slots: [Slot] = []
     @exclusivity(unchecked) var nextSequence: UInt64 = 0
+    /// Bytes of the server's body budget this connection holds (its parser's body buffer).
+    @exclusivity(unchecked) var bodyBytesHeld = 0
+    /// The body limit of the request being received (the route's, or the server's).
+    @exclusivity(unchecked) var bodyLimit = 0
     /// The head whose body is being received.
     @exclusivity(unchecked) var currentHead: HTTPRequestHead?
     /// No further requests are read (close requested, error, or shutdown).

@@ -80,12 +80,29 @@ extension EventLoop {
             }
             let (n, result) = c.parser.parse(UnsafeBufferPointer(rebasing: bytes[offset...]))
             offset += n
+            if c.bodyBytesHeld != c.parser.bufferedBodyBytes, !holdBodyBytes(c) {
+                // The body budget is spent: this body is refused, whatever the result was.
+                refuseBody(c, method: current?.method ?? "-", target: current?.target ?? "-",
+                           ProblemResponse.make(status: 503, code: "service_unavailable",
+                                                detail: "The server holds too many request bodies; retry shortly.",
+                                                headers: Self.retryShortly))
+                current = nil
+                offset = bytes.count
+                break parsing
+            }
             switch result {
             case .needMore:
                 break parsing
             case .head(let head):
                 c.headDeadline = nil
-                if head.framing != .none { c.bodyDeadline = now + core.configuration.bodyTimeout }
+                if head.framing != .none {
+                    if let refusal = admitBody(c, head) {
+                        refuseBody(c, method: head.method, target: head.target, refusal)
+                        offset = bytes.count
+                        break parsing
+                    }
+                    c.bodyDeadline = now + core.configuration.bodyTimeout
+                }
                 if head.expectContinue && offset == bytes.count && c.slots.isEmpty && !c.hasUnsentOutput {
                     c.outbound.append(contentsOf: Self.continueLine)
                     c.bytesQueued += Self.continueLine.count
@@ -115,6 +132,55 @@ extension EventLoop {
     }
 
     static let continueLine: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
+    static let retryShortly: HTTPHeaders = {
+        var h = HTTPHeaders()
+        h.set("Retry-After", "1")
+        return h
+    }()
+
+    /// The handler's decision on a body announced by `head`, and the body budget's: nil to
+    /// read it (with `c.bodyLimit` and the parser's limit set), or the answer that refuses it.
+    private func admitBody(_ c: Connection, _ head: HTTPRequestHead) -> HTTPResponse? {
+        let serverLimit = core.configuration.maxBodyBytes
+        switch core.handler.screen(head, remoteAddress: c.remoteAddress) {
+        case .refuse(let response):
+            return response
+        case .read(let limit):
+            c.bodyLimit = min(limit ?? serverLimit, serverLimit)
+        }
+        if case .length(let n) = head.framing, n > c.bodyLimit { return ProblemResponse.make(for: .bodyTooLarge) }
+        if c.bodyLimit < serverLimit { c.parser.limitBody(to: c.bodyLimit) }
+        if core.bufferedBodyBytes.load(ordering: .relaxed) >= core.configuration.maxBufferedBodyBytes {
+            return ProblemResponse.make(status: 503, code: "service_unavailable",
+                                        detail: "The server holds too many request bodies; retry shortly.",
+                                        headers: Self.retryShortly)
+        }
+        return nil
+    }
+
+    /// Brings the connection's share of the body budget to what its parser holds; false
+    /// when that grew the total past the budget.
+    func holdBodyBytes(_ c: Connection) -> Bool {
+        let held = c.parser.bufferedBodyBytes
+        let delta = held - c.bodyBytesHeld
+        c.bodyBytesHeld = held
+        let total = core.bufferedBodyBytes.add(delta, ordering: .relaxed).newValue
+        return delta <= 0 || total <= core.configuration.maxBufferedBodyBytes
+    }
+
+    /// Answers a request whose body is not read, after any pending answers, and closes:
+    /// input is no longer read (what the client still sends is discarded while lingering).
+    private func refuseBody(_ c: Connection, method: String, target: String, _ response: HTTPResponse) {
+        c.parser.abandonBody()
+        _ = holdBodyBytes(c)
+        c.stopReading = true
+        c.bodyDeadline = nil
+        let seq = c.nextSequence
+        c.nextSequence += 1
+        c.slots.append(.init(sequence: seq, method: method, path: HTTPRequest.split(target).path, isHead: false,
+                             keepAlive: false, minorVersion: 1, acceptsGzip: false, startedAt: now,
+                             response: response, forceClose: true))
+    }
 
     /// Queues a generated error response after any pending ones and stops reading.
     func enqueueError(_ c: Connection, _ response: HTTPResponse) {
@@ -142,7 +208,7 @@ extension EventLoop {
             let lower = coding.trimmedOWS.lowercased()
             if lower == "gzip" || lower == "x-gzip" {
                 do {
-                    body = try Gzip.decompress(rawBody, limit: core.configuration.maxBodyBytes)
+                    body = try Gzip.decompress(rawBody, limit: c.bodyLimit > 0 ? c.bodyLimit : core.configuration.maxBodyBytes)
                     headers.remove("Content-Encoding")
                 } catch GzipError.tooLarge {
                     slot.response = ProblemResponse.make(for: .bodyTooLarge)

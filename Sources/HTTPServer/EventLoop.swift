@@ -402,6 +402,10 @@ final class EventLoop: @unchecked Sendable {
         c.inbound = []
         c.outbound = []
         if let key = c.peerKey { core.admission.release(key) }
+        if c.bodyBytesHeld != 0 {
+            core.bufferedBodyBytes.subtract(c.bodyBytesHeld, ordering: .relaxed)
+            c.bodyBytesHeld = 0
+        }
         core.openConnections.subtract(1, ordering: .releasing)
     }
 

@@ -24,6 +24,26 @@ extension HTTPResponder {
 public protocol HTTPHandler: Sendable {
     /// The request is handed over (consumed): a handler keeps it without a copy.
     func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder)
+
+    /// Called on the event loop when a request head announces a body, before any of the
+    /// body is read: what the head decides (no such route, method, media type, missing
+    /// credentials, the route's own size limit) is answered at once, and the body is never
+    /// buffered. Short work only, like `handle`.
+    func screen(_ head: HTTPRequestHead, remoteAddress: String) -> BodyAdmission
+}
+
+/// What to do with a request body, decided from its head.
+public enum BodyAdmission: Sendable {
+    /// Read the body, at most `limit` bytes after decompression (nil: the server's limit;
+    /// a larger limit than the server's counts as the server's). A `Content-Length` over
+    /// the limit is answered 413 at once, a chunked body as soon as it passes it.
+    case read(limit: Int?)
+    /// Answer at once without reading the body; the connection closes after the answer.
+    case refuse(HTTPResponse)
+}
+
+extension HTTPHandler {
+    public func screen(_ head: HTTPRequestHead, remoteAddress: String) -> BodyAdmission { .read(limit: nil) }
 }
 
 /// A handler made from a closure.

@@ -49,6 +49,21 @@ public struct HTTPParser: Sendable {
 
     private var state: State = .head(scanned: 0, emptyLines: 0)
     private var body: [UInt8] = []
+    /// The current request's body limit: `maxBodyBytes` unless `limitBody(to:)` lowered it.
+    private var bodyLimit: Int
+
+    /// Lowers the body limit of the request whose head was just returned (a route's own
+    /// limit); a chunked body that passes it fails with `bodyTooLarge` at once.
+    public mutating func limitBody(to limit: Int) { bodyLimit = min(limit, maxBodyBytes) }
+
+    /// Drops the body being received and stops: nothing more is parsed.
+    public mutating func abandonBody() {
+        body = []
+        state = .failed(.bodyTooLarge)
+    }
+
+    /// Bytes of memory held for the body being received (its buffer's capacity).
+    public var bufferedBodyBytes: Int { body.capacity }
 
     /// - Parameters:
     ///   - maxHeadBytes: head limit in bytes, default 16 KiB.
@@ -56,6 +71,7 @@ public struct HTTPParser: Sendable {
     public init(maxHeadBytes: Int = 16 * 1024, maxBodyBytes: Int = 4 * 1024 * 1024) {
         self.maxHeadBytes = maxHeadBytes
         self.maxBodyBytes = maxBodyBytes
+        self.bodyLimit = maxBodyBytes
     }
 
     /// True while waiting for the first byte of a request (an empty line before the
@@ -158,6 +174,7 @@ public struct HTTPParser: Sendable {
             return fail(error)
         case .success(let head):
             body = []
+            bodyLimit = maxBodyBytes
             switch head.framing {
             case .none, .length(0): state = .endPending
             case .length(let n):
@@ -336,7 +353,7 @@ public struct HTTPParser: Sendable {
             state = .trailers(size: 0)
             return (consumed, nil)
         }
-        if size > maxBodyBytes - body.count { return fail(.bodyTooLarge) }
+        if size > bodyLimit - body.count { return fail(.bodyTooLarge) }
         if body.capacity < body.count + size { body.reserveCapacity(body.count + min(size, 64 * 1024)) }
         state = .chunkData(remaining: size)
         return (consumed, nil)

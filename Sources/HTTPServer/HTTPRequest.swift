@@ -74,7 +74,7 @@ public struct HTTPRequest: Sendable {
 extension HTTPRequest {
     /// A request target split at its first `?` into path and query. The bytes are scanned
     /// in one contiguous buffer: walking `utf8` indices costs tens of instructions a byte.
-    static func split(_ target: String) -> (path: String, query: String?) {
+    public static func split(_ target: String) -> (path: String, query: String?) {
         var t = target
         // memchr: most targets have no query, and a byte loop over the whole path costs
         // several instructions a byte.

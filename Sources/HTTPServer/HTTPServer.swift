@@ -16,7 +16,7 @@ public final class HTTPServer: Sendable {
         var stopped = false
     }
 
-    private let core: ServerCore
+    let core: ServerCore
     private let state = Mutex<State>(State())
 
     /// - Parameters:

@@ -12,6 +12,11 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxHeadBytes: Int = 16 * 1024
     /// Largest request body after decompression; larger gets 413. Default 4 MiB.
     public var maxBodyBytes: Int = 4 * 1024 * 1024
+    /// Most memory held by request bodies being received, all connections together; a body
+    /// that would take more is answered 503 with `Retry-After` (at its head when the budget
+    /// is already spent, else when its buffer grows past it) and its connection closes.
+    /// Default 256 MiB.
+    public var maxBufferedBodyBytes: Int = 256 * 1024 * 1024
     /// Most open connections; more are answered 503 and closed. Default: the process's
     /// descriptor limit less a reserve (see `defaultMaxConnections(descriptorLimit:)`).
     public var maxConnections: Int = HTTPServerConfiguration.defaultMaxConnections(descriptorLimit: HTTPServerConfiguration.descriptorLimit)

@@ -10,6 +10,9 @@ final class ServerCore: Sendable {
     let hardStopped = Atomic<Bool>(false)
     /// Round-robin cursor for distributing accepted connections.
     let nextLoop = Atomic<Int>(0)
+    /// Bytes held by request bodies being received, all loops together
+    /// (`HTTPServerConfiguration.maxBufferedBodyBytes`).
+    let bufferedBodyBytes = Atomic<Int>(0)
     /// Connections per client, and refusals.
     let admission: ConnectionAdmission
 

@@ -18,6 +18,15 @@ public enum JSONValue: Sendable, Equatable {
         return try parser.parseDocument()
     }
 
+    /// Parses a complete document whose objects have at most `maxObjectMembers` members
+    /// each: the first object past it stops the parse at once, with an error whose
+    /// `tooManyMembers` is set.
+    public static func parse(_ bytes: [UInt8], maxObjectMembers: Int) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(bytes: bytes)
+        parser.maxObjectMembers = maxObjectMembers
+        return try parser.parseDocument()
+    }
+
     public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
         try parse(Array(text.utf8))
     }
@@ -161,6 +170,12 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// An object of pairs whose keys the caller knows to be unique (taken as they are).
+    public init(uniquePairs: [(String, JSONValue)]) {
+        assert(Set(uniquePairs.map(\.0)).count == uniquePairs.count, "duplicate key in a JSON object")
+        pairs = uniquePairs
+    }
+
     public var keys: [String] { pairs.map(\.0) }
     public var count: Int { pairs.count }
 
@@ -177,6 +192,8 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
     public var offset: Int
+    /// The document was refused because an object has more members than allowed.
+    public var tooManyMembers = false
     public var description: String { "\(message) at byte \(offset)" }
 }
 
@@ -185,6 +202,7 @@ struct JSONParser {
     var i = 0
     var depth = 0
     static let maxDepth = 64
+    var maxObjectMembers = Int.max
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -240,6 +258,11 @@ struct JSONParser {
         while true {
             skipWS()
             guard i < bytes.count, bytes[i] == 34 else { throw fail("expected a string key") }
+            guard obj.count < maxObjectMembers else {
+                var e = fail("an object has more than \(maxObjectMembers) members")
+                e.tooManyMembers = true
+                throw e
+            }
             let key = try parseString()
             let duplicate: Bool
             if seen != nil {

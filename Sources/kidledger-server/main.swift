@@ -10,7 +10,7 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--trusted-root FILE]... [--app-apple-id N] [--entitlement-token-ttl S]
                               [--notifications-per-minute N] [--public-dir DIR] [--openapi FILE]
                               [--max-body-bytes N] [--max-head-bytes N] [--max-connections N]
-                              [--max-connections-per-address N]
+                              [--max-connections-per-address N] [--body-memory-limit BYTES]
                               [--header-timeout S] [--body-timeout S] [--idle-timeout S] [--shutdown-timeout S]
                               [--event-loops N] [--read-mmap-mb N] [--writer-cache-mb N] [--writer-cpu auto|any|LIST]
                               [--log-level debug|info|warning|error]
@@ -30,6 +30,8 @@ KIDLEDGER_ENVIRONMENT (comma-separated), KIDLEDGER_TRUSTED_ROOT (comma-separated
 KIDLEDGER_NOTIFICATIONS_PER_MINUTE (default 600), KIDLEDGER_PUBLIC_DIR,
 KIDLEDGER_OPENAPI, KIDLEDGER_MAX_BODY_BYTES, KIDLEDGER_MAX_HEAD_BYTES, KIDLEDGER_MAX_CONNECTIONS,
 KIDLEDGER_MAX_CONNECTIONS_PER_ADDRESS (0: no limit),
+KIDLEDGER_BODY_MEMORY_LIMIT (bytes all request bodies being received may hold together, default 268435456;
+past it a body is answered 503 with Retry-After; at least the body limit),
 KIDLEDGER_HEADER_TIMEOUT, KIDLEDGER_BODY_TIMEOUT, KIDLEDGER_IDLE_TIMEOUT, KIDLEDGER_SHUTDOWN_TIMEOUT (seconds),
 KIDLEDGER_EVENT_LOOPS, KIDLEDGER_READ_MMAP_MB (SQLite: MiB of the database each read connection maps, default 2048, 0: none),
 KIDLEDGER_WRITER_CACHE_MB (SQLite: the writer's page cache in MiB, default 32),
@@ -141,6 +143,10 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let n = o.positiveInt("max-head-bytes") { c.http.maxHeadBytes = n }
     if let n = o.positiveInt("max-connections") { c.http.maxConnections = n }
     if let n = o.int("max-connections-per-address") { c.http.maxConnectionsPerAddress = n }
+    if let n = o.positiveInt("body-memory-limit") { c.http.maxBufferedBodyBytes = n }
+    guard c.http.maxBufferedBodyBytes >= c.http.maxBodyBytes else {
+        fail("--body-memory-limit (\(c.http.maxBufferedBodyBytes)) must be at least --max-body-bytes (\(c.http.maxBodyBytes))")
+    }
     if let t = o.seconds("header-timeout") { c.http.headerTimeout = t }
     if let t = o.seconds("body-timeout") { c.http.bodyTimeout = t }
     if let t = o.seconds("idle-timeout") { c.http.idleTimeout = t }
@@ -192,7 +198,7 @@ func keepFreedHeap() {
 let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "database-connections", "registration", "bundle-id", "product-id", "environment",
                                  "trusted-root", "app-apple-id", "entitlement-token-ttl", "notifications-per-minute", "public-dir", "openapi", "max-body-bytes", "event-loops", "read-mmap-mb", "writer-cache-mb", "writer-cpu", "quiet", "log-level",
                                  "trusted-proxies", "auth-failures-per-minute", "max-head-bytes", "max-connections",
-                                 "max-connections-per-address",
+                                 "max-connections-per-address", "body-memory-limit",
                                  "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout",
                                  "registrations-per-hour", "max-households-per-account", "max-children-per-household",
                                  "max-pending-invitations-per-invitee", "max-pending-invitations-per-inviter"]

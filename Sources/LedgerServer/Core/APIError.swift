@@ -26,10 +26,19 @@ public struct APIError: Error, Sendable {
         e.headers.set("WWW-Authenticate", "Bearer realm=\"kidledger\"")
         return e
     }
-    static func validation(_ fields: [String: String]) -> APIError {
+    /// Most field names a problem lists; the detail says how many more there are.
+    static let listedFields = 5
+
+    /// 422 `validation_failed` listing the first `listedFields` of `fields` (by name).
+    /// `unlisted`: more invalid fields, found but not in `fields`.
+    static func validation(_ fields: [String: String], unlisted: Int = 0) -> APIError {
+        var names = fields.keys.sorted()
+        let dropped = max(0, names.count - listedFields)
+        if dropped > 0 { names.removeLast(dropped) }
+        let more = dropped + unlisted
         var e = APIError(422, "validation_failed", "The request has invalid fields: "
-                         + fields.keys.sorted().joined(separator: ", ") + ".")
-        e.fields = fields
+                         + names.joined(separator: ", ") + (more > 0 ? ", and \(more) more." : "."))
+        e.fields = dropped > 0 ? Dictionary(uniqueKeysWithValues: names.map { ($0, fields[$0]!) }) : fields
         return e
     }
     static func validation(_ field: String, _ message: String) -> APIError { validation([field: message]) }
@@ -42,9 +51,7 @@ public struct APIError: Error, Sendable {
     public var response: HTTPResponse {
         var members = JSONObject()
         if !fields.isEmpty {
-            var f = JSONObject()
-            for k in fields.keys.sorted() { f[k] = .string(fields[k]!) }
-            members["fields"] = .object(f)
+            members["fields"] = .object(JSONObject(uniquePairs: fields.keys.sorted().map { ($0, .string(fields[$0]!)) }))
         }
         for (k, v) in extra.pairs { members[k] = v }
         return ProblemResponse.make(status: status, code: code, detail: detail, members: members, headers: headers)

@@ -44,11 +44,7 @@ final class AppHandler: HTTPHandler {
                 ctx.respond(e.response)
             }
         case .methodNotAllowed(let allowed):
-            var e = APIError(405, "method_not_allowed", "\(request.method) is not allowed here; use \(allowed.joined(separator: ", ")).")
-            e.headers.set("Allow", allowed.joined(separator: ", "))
-            var r = e.response
-            r.routeLabel = "method_not_allowed"
-            responder.respond(r)
+            responder.respond(Self.methodNotAllowed(request.method, allowed))
         case .notFound:
             if (request.method == "GET" || request.method == "HEAD"), !request.path.hasPrefix("/v1/"),
                var file = staticFiles.response(for: request) {
@@ -56,10 +52,68 @@ final class AppHandler: HTTPHandler {
                 responder.respond(file)
                 return
             }
-            var r = APIError.notFound("No resource at \(request.path).").response
-            r.routeLabel = "not_found"
-            responder.respond(r)
+            responder.respond(Self.notFound(request.path))
         }
+    }
+
+    /// What the head of a request with a body decides: no such route (404), method (405),
+    /// a missing, malformed or unknown token (401, or 429 past the failed-authentication
+    /// limit), a media type that is not JSON (415); else the route's body limit (413 from
+    /// `Content-Length`, or as soon as a chunked body passes it). The body is never read
+    /// for a refusal.
+    func screen(_ head: HTTPRequestHead, remoteAddress: String) -> BodyAdmission {
+        let (path, _) = HTTPRequest.split(head.target)
+        // An absolute-form target is routed when the request is complete.
+        guard path.utf8.first == UInt8(ascii: "/") else { return .read(limit: nil) }
+        switch router.match(method: head.method, path: path) {
+        case .notFound:
+            // A static file's GET carries no body worth reading.
+            if (head.method == "GET" || head.method == "HEAD") && !path.hasPrefix("/v1/") {
+                return .read(limit: Router.smallBodyLimit)
+            }
+            return .refuse(Self.notFound(path))
+        case .methodNotAllowed(let allowed):
+            return .refuse(Self.methodNotAllowed(head.method, allowed))
+        case .found(let route, _):
+            if route.authenticated {
+                let clientAddress = services.clientAddress.resolve(
+                    HTTPRequest(method: head.method, target: head.target, headers: head.headers, remoteAddress: remoteAddress))
+                do {
+                    _ = try RequestContext.authenticate(head.headers["Authorization"], clientAddress: clientAddress,
+                                                        services: services)
+                } catch {
+                    var r = Services.problem(for: error, logger: services.logger)
+                    r.routeLabel = route.template
+                    r.routeIndex = route.index
+                    if clientAddress != remoteAddress { r.clientAddress = clientAddress }
+                    return .refuse(r)
+                }
+            }
+            if route.takesJSONBody {
+                let ct = head.headers["Content-Type"]
+                if ct == nil || !RequestContext.isJSONMediaType(ct!) {
+                    var r = RequestContext.unsupportedMediaType(contentType: ct).response
+                    r.routeLabel = route.template
+                    r.routeIndex = route.index
+                    return .refuse(r)
+                }
+            }
+            return .read(limit: route.bodyLimit)
+        }
+    }
+
+    private static func methodNotAllowed(_ method: String, _ allowed: [String]) -> HTTPResponse {
+        var e = APIError(405, "method_not_allowed", "\(method) is not allowed here; use \(allowed.joined(separator: ", ")).")
+        e.headers.set("Allow", allowed.joined(separator: ", "))
+        var r = e.response
+        r.routeLabel = "method_not_allowed"
+        return r
+    }
+
+    private static func notFound(_ path: String) -> HTTPResponse {
+        var r = APIError.notFound("No resource at \(path).").response
+        r.routeLabel = "not_found"
+        return r
     }
 
     /// Largest request body parsed on the event loop, in bytes. 64 KiB.

@@ -5,6 +5,8 @@ import LedgerModel
 struct JSONBody {
     let object: JSONObject
     private(set) var errors: [String: String] = [:]
+    /// Invalid fields found but not named in `errors`.
+    private(set) var unlisted = 0
     private let prefix: String
 
     init(_ object: JSONObject, prefix: String = "") {
@@ -12,11 +14,20 @@ struct JSONBody {
         self.prefix = prefix
     }
 
+    /// Most members of any object in a request body: more than any request type has, so an
+    /// object past it is refused as soon as the parser reaches it.
+    static let maxMembers = 64
+
     /// Parses a request body that must be a JSON object.
     static func parse(_ bytes: [UInt8]) throws -> JSONBody {
         if bytes.isEmpty { throw APIError.invalidJSON("The request body is empty; a JSON object is required.") }
         let value: JSONValue
-        do { value = try JSONValue.parse(bytes) } catch {
+        do { value = try JSONValue.parse(bytes, maxObjectMembers: maxMembers) } catch {
+            if error.tooManyMembers {
+                var e = APIError.validation("body", "has an object with more than \(maxMembers) members")
+                e.detail = "An object in the body has more than \(maxMembers) members; no request has that many."
+                throw e
+            }
             throw APIError.invalidJSON("The body is not valid JSON: \(error.description).")
         }
         guard case .object(let o) = value else {
@@ -29,11 +40,17 @@ struct JSONBody {
         if errors[prefix + key] == nil { errors[prefix + key] = message }
     }
 
-    /// Records an error for every member not in `allowed`.
+    /// Records an error for the first few members not in `allowed` (`APIError.listedFields`;
+    /// the problem says how many more there are).
     /// `allowed` is a handful of names: a linear search beats building a Set per request.
     mutating func allowOnly(_ allowed: [String]) {
         // Over the pairs in place (`keys` would copy them into an array first).
-        for (k, _) in object.pairs where !allowed.contains(k) { fail(k, "is not a known field") }
+        var unknown = 0
+        for (k, _) in object.pairs where !allowed.contains(k) {
+            unknown += 1
+            if unknown <= APIError.listedFields { fail(k, "is not a known field") }
+        }
+        if unknown > APIError.listedFields { unlisted += unknown - APIError.listedFields }
     }
 
     func has(_ key: String) -> Bool { object[key] != nil }
@@ -137,6 +154,6 @@ struct JSONBody {
 
     /// Throws `validation_failed` with every collected field error.
     func check() throws {
-        if !errors.isEmpty { throw APIError.validation(errors) }
+        if !errors.isEmpty { throw APIError.validation(errors, unlisted: unlisted) }
     }
 }

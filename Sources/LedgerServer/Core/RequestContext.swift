@@ -56,13 +56,17 @@ final class RequestContext: @unchecked Sendable {
     /// The request's JSON object body; 415 for a non-JSON content type.
     func body() throws -> JSONBody {
         if let ct = request.headers["Content-Type"] {
-            guard RequestContext.isJSONMediaType(ct) else {
-                throw APIError(415, "unsupported_media_type", "Send the body as application/json.")
-            }
+            guard RequestContext.isJSONMediaType(ct) else { throw RequestContext.unsupportedMediaType(contentType: ct) }
         } else if !request.body.isEmpty {
-            throw APIError(415, "unsupported_media_type", "Send the body as application/json (Content-Type is missing).")
+            throw RequestContext.unsupportedMediaType(contentType: nil)
         }
         return try JSONBody.parse(request.body)
+    }
+
+    static func unsupportedMediaType(contentType: String?) -> APIError {
+        contentType == nil
+            ? APIError(415, "unsupported_media_type", "Send the body as application/json (Content-Type is missing).")
+            : APIError(415, "unsupported_media_type", "Send the body as application/json.")
     }
 
     /// Whether a Content-Type names JSON: `application/json` or `application/…+json`,
@@ -103,7 +107,16 @@ final class RequestContext: @unchecked Sendable {
     @discardableResult
     func authenticate() throws -> Caller {
         if let caller { return caller }
-        guard let header = request.headers["Authorization"] else {
+        let c = try RequestContext.authenticate(request.headers["Authorization"], clientAddress: clientAddress,
+                                                services: services)
+        caller = c
+        return c
+    }
+
+    /// The caller of an `Authorization` header (see `authenticate()`); a known token is
+    /// remembered in the read cache.
+    static func authenticate(_ header: String?, clientAddress: String, services: Services) throws -> Caller {
+        guard let header else {
             throw APIError.unauthenticated("An Authorization: Bearer token is required.")
         }
         let key: TokenSecret.TokenKey
@@ -112,21 +125,18 @@ final class RequestContext: @unchecked Sendable {
         } else {
             let parts = header.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "bearer", let k = TokenSecret.TokenKey(secret: parts[1]) else {
-                throw authenticationFailed("The Authorization header is not a kidledger bearer token.")
+                throw authenticationFailed("The Authorization header is not a kidledger bearer token.",
+                                           clientAddress: clientAddress, services: services)
             }
             key = k
         }
         let cache = services.readCache
-        if let known = cache.caller(token: key) {
-            caller = known
-            return known
-        }
+        if let known = cache.caller(token: key) { return known }
         let generation = cache.currentTokens
-        guard let c = try read({ try $0.caller(tokenHash: key.sha256) }) else {
-            throw authenticationFailed("The token is unknown or was revoked.")
+        guard let c = try services.storage.read({ try $0.caller(tokenHash: key.sha256) }) else {
+            throw authenticationFailed("The token is unknown or was revoked.", clientAddress: clientAddress, services: services)
         }
         cache.store(c, token: key, readAt: generation)
-        caller = c
         return c
     }
 
@@ -141,7 +151,7 @@ final class RequestContext: @unchecked Sendable {
 
     /// The answer to a token that failed: 429 with `Retry-After` while the client address
     /// is over its limit, else 401 (and the failure is counted).
-    private func authenticationFailed(_ detail: String) -> APIError {
+    private static func authenticationFailed(_ detail: String, clientAddress: String, services: Services) -> APIError {
         let limiter = services.authLimiter
         if let retry = limiter.retryAfter(clientAddress) {
             var e = APIError(429, "rate_limited", "Too many failed authentications; retry later.")

@@ -39,14 +39,27 @@ struct Router: Sendable {
         /// a write to storage (reads nothing): with the caller's token remembered it may
         /// run on the event loop over PostgreSQL too.
         let queuesWrite: Bool
+        /// Whether the route needs a bearer token: a body sent without a known one is
+        /// answered 401 from the head, never read.
+        let authenticated: Bool
+        /// Whether the route reads a JSON body (POST, PUT, PATCH): another media type is
+        /// answered 415 from the head.
+        let takesJSONBody: Bool
+        /// The largest body the route reads, in bytes; nil: the server's limit.
+        let bodyLimit: Int?
         /// The route's place in the router (its `routeIndex` in responses and the access log).
         let index: Int
         /// `Router.methodCode(method)`, compared on every request instead of the string.
         let methodCode: UInt8
 
         init(method: String, template: String, literals: [[UInt8]], parameterNames: [String?],
-             handler: @escaping RouteHandler, inline: Bool, lightweight: Bool, queuesWrite: Bool = false, index: Int = 0) {
+             handler: @escaping RouteHandler, inline: Bool, lightweight: Bool, queuesWrite: Bool = false,
+             authenticated: Bool = true, bodyLimit: Int? = nil, index: Int = 0) {
             self.index = index
+            self.authenticated = authenticated
+            self.takesJSONBody = method == "POST" || method == "PUT" || method == "PATCH"
+            // A route without a body of its own (GET, HEAD, DELETE) reads at most a small one.
+            self.bodyLimit = bodyLimit ?? (takesJSONBody ? nil : Router.smallBodyLimit)
             self.methodCode = Router.methodCode(method)
             self.queuesWrite = queuesWrite
             self.method = method
@@ -95,8 +108,13 @@ struct Router: Sendable {
     /// Indices into `routes` by segment count (index 0 unused).
     private var bySegmentCount: [[Int]] = []
 
+    /// The body limit of routes that take no body, in bytes. 64 KiB.
+    static let smallBodyLimit = 64 * 1024
+
+    /// Adds a route. `authenticated: false` for the few routes open to anyone;
+    /// `bodyLimit` where the route reads less than the server's limit.
     mutating func add(_ method: String, _ template: String, inline: Bool = false, queuesWrite: Bool = false,
-                      _ handler: @escaping RouteHandler) {
+                      authenticated: Bool = true, bodyLimit: Int? = nil, _ handler: @escaping RouteHandler) {
         let segments = template.split(separator: "/", omittingEmptySubsequences: false)
         let names: [String?] = segments.map { s in
             s.first == "{" && s.last == "}" ? String(s.dropFirst().dropLast()) : nil
@@ -107,7 +125,7 @@ struct Router: Sendable {
                             literals: segments.map { Array($0.utf8) }, parameterNames: names,
                             handler: handler, inline: inline,
                             lightweight: Route.isLightweight(template, inline: inline), queuesWrite: queuesWrite,
-                            index: routes.count))
+                            authenticated: authenticated, bodyLimit: bodyLimit, index: routes.count))
     }
 
     func match(method: String, path: String) -> Match {

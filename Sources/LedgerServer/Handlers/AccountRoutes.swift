@@ -4,7 +4,7 @@ import LedgerModel
 /// Accounts and device tokens.
 enum AccountRoutes {
     static func register(_ r: inout Router) {
-        r.add("POST", "/v1/accounts", create)
+        r.add("POST", "/v1/accounts", authenticated: false, create)
         r.add("GET", "/v1/me", me)
         r.add("POST", "/v1/tokens", createToken)
         r.add("GET", "/v1/tokens", listTokens)
@@ -16,14 +16,9 @@ enum AccountRoutes {
         .object(["account": account.json, "token": token.json])
     }
 
+    /// Every attempt counts toward the address's registrations, a refused body too: a body
+    /// is read only once the address is within its limit.
     static func create(_ ctx: RequestContext) throws -> Reply {
-        var b = try ctx.body()
-        b.allowOnly(["handle", "displayName", "deviceName"])
-        let handle = b.string("handle", required: true)
-        if let h = handle, case .failure(let e) = Validation.handle(h) { b.fail("handle", e.message) }
-        let name = b.name("displayName", required: true)
-        let device = b.has("deviceName") ? b.name("deviceName") : "default"
-        try b.check()
         if ctx.services.configuration.registration == .closed {
             throw APIError(403, "registration_closed", "This server does not accept new accounts; ask its administrator.")
         }
@@ -33,6 +28,13 @@ enum AccountRoutes {
             e.headers.set("Retry-After", String(retry))
             throw e
         }
+        var b = try ctx.body()
+        b.allowOnly(["handle", "displayName", "deviceName"])
+        let handle = b.string("handle", required: true)
+        if let h = handle, case .failure(let e) = Validation.handle(h) { b.fail("handle", e.message) }
+        let name = b.name("displayName", required: true)
+        let device = b.has("deviceName") ? b.name("deviceName") : "default"
+        try b.check()
         let (h, n, d) = (handle!, name!, device ?? "default")
         return ctx.write({ w in try w.createAccount(handle: h, displayName: n, deviceName: d, now: Timestamp.nowMs()) },
                          answer: { created in RequestContext.jsonResponse(201, createdJSON(created.0, created.1)) })

@@ -10,7 +10,7 @@ enum SubscriptionRoutes {
         r.add("DELETE", "/v1/households/{id}/subscription", delete)
         r.add("GET", "/v1/households/{id}/entitlement", entitlement)
         r.add("GET", "/v1/households/{id}/entitlement/token", token)
-        r.add("GET", "/v1/entitlement-keys", keys)
+        r.add("GET", "/v1/entitlement-keys", authenticated: false, keys)
     }
 
     /// The configured verifier; 503 without a bundle id. Asked only after the caller has
