@@ -94,13 +94,13 @@ struct AppStoreFixture {
     func event(_ type: String, subtype: String? = nil, owner: String, original: String, signedDate: Int64,
                expires: Int64, product: String = "pro.yearly", revoked: Int64? = nil, autoRenew: Int = 1,
                billingRetry: Bool = false, grace: Int64? = nil, status: Int? = nil,
-               uuid: String = UUID().uuidString.lowercased()) throws -> String {
+               uuid: String = UUID().uuidString.lowercased(), environment: String = "Production") throws -> String {
         let t = try sign(Self.transaction(owner: owner, original: original, product: product, signedDate: signedDate,
-                                          expires: expires, revoked: revoked))
+                                          expires: expires, revoked: revoked, environment: environment))
         let r = try sign(Self.renewal(original: original, product: product, signedDate: signedDate, autoRenew: autoRenew,
-                                      billingRetry: billingRetry, grace: grace))
+                                      billingRetry: billingRetry, grace: grace, environment: environment))
         return try sign(Self.notification(type: type, subtype: subtype, uuid: uuid, signedDate: signedDate,
-                                          transaction: t, renewal: r, status: status))
+                                          transaction: t, renewal: r, status: status, environment: environment))
     }
 }
 

@@ -27,8 +27,9 @@ final class NotificationTests: XCTestCase {
     }
 
     func upload(_ s: TestServer, _ token: String, _ household: String, owner: String, original: String,
-                signedDate: Int64, expires: Int64, renewal: String? = nil) throws -> TestServer.Reply {
-        let jws = try f.sign(AppStoreFixture.transaction(owner: owner, original: original, signedDate: signedDate, expires: expires))
+                signedDate: Int64, expires: Int64, renewal: String? = nil, environment: String = "Production") throws -> TestServer.Reply {
+        let jws = try f.sign(AppStoreFixture.transaction(owner: owner, original: original, signedDate: signedDate, expires: expires,
+                                                         environment: environment))
         var body: JSONObject = ["signedTransaction": .string(jws)]
         if let renewal { body["signedRenewalInfo"] = .string(renewal) }
         return s.call("PUT", "/v1/households/\(household)/subscription", token: token, json: .object(body))
@@ -249,6 +250,51 @@ final class NotificationTests: XCTestCase {
             XCTAssertEqual(try upload(s, token, h, owner: owner, original: original, signedDate: t0, expires: e1).json["state"], "active")
             XCTAssertEqual(entitlement(s, token, h)["expiresAt"], .string(Timestamp.format(ms: e2)), "order \(order)")
         }
+    }
+
+    /// With both environments allowed, one original transaction id in Sandbox and in
+    /// Production is two purchases: an event of one never changes the other.
+    func testASandboxEventNeverChangesAProductionPurchase() throws {
+        let s = try AppStoreFixture.server { $0.environments = ["Production", "Sandbox"] }
+        defer { s.stop() }
+        let original = "1000000000000042"
+        let (owner, t, h) = try registered(s, "mum", original: original, signedDate: now - 2 * day, expires: now + 20 * day)
+        let entitled = entitlement(s, t, h)
+        let subscription = s.call("GET", "/v1/households/\(h)/subscription", token: t).json
+        XCTAssertEqual(entitled["pro"], true)
+        XCTAssertEqual(subscription["environment"], "Production")
+
+        // A newer Sandbox refund of the same id, for another account: nobody registered that purchase.
+        let refund = try f.event("REFUND", owner: UUID().uuidString.lowercased(), original: original, signedDate: now - day,
+                                 expires: now + 20 * day, revoked: now - day - 60_000, status: 2, environment: "Sandbox")
+        let r = s.notify(refund)
+        XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(r.json["outcome"], "unmatched")
+        XCTAssertEqual(entitlement(s, t, h), entitled)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/subscription", token: t).json, subscription)
+        // Re-uploading the Production transaction still finds the Production purchase.
+        let again = try upload(s, t, h, owner: owner, original: original, signedDate: now - 2 * day, expires: now + 20 * day)
+        XCTAssertEqual(again.json["environment"], "Production")
+        XCTAssertEqual(again.json["state"], "active")
+        // Production events still apply to it.
+        XCTAssertEqual(s.notify(try f.event("DID_RENEW", owner: owner, original: original, signedDate: now - day + 1,
+                                            expires: now + 50 * day, status: 1)).json["outcome"], "applied")
+        XCTAssertEqual(entitlement(s, t, h)["expiresAt"], .string(Timestamp.format(ms: now + 50 * day)))
+
+        // The reverse: a Production refund leaves a Sandbox household's purchase alone.
+        let (dad, dadToken) = s.signup("dad")
+        let cabin = s.household(dadToken, name: "Cabin")
+        let tested = "1000000000000043"
+        let put = try upload(s, dadToken, cabin, owner: dad, original: tested, signedDate: now - 2 * day, expires: now + 20 * day,
+                             environment: "Sandbox")
+        XCTAssertEqual(put.json["environment"], "Sandbox")
+        XCTAssertEqual(s.notify(try f.event("REFUND", owner: UUID().uuidString.lowercased(), original: tested, signedDate: now - day,
+                                            expires: now + 20 * day, revoked: now - day - 60_000, status: 2)).json["outcome"], "unmatched")
+        XCTAssertEqual(entitlement(s, dadToken, cabin)["state"], "active")
+        XCTAssertEqual(s.notify(try f.event("REFUND", owner: dad, original: tested, signedDate: now - day + 1, expires: now + 20 * day,
+                                            revoked: now - day, status: 2, environment: "Sandbox")).json["outcome"], "applied")
+        XCTAssertEqual(entitlement(s, dadToken, cabin)["state"], "refunded")
+        XCTAssertEqual(entitlement(s, t, h)["state"], "active")
     }
 
     /// Notifications for a purchase nobody registered are kept and applied at registration;
