@@ -43,7 +43,7 @@ struct ClientAddress: Sendable {
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
         for hop in hops.reversed() {
-            // Left of the nearest untrusted hop, the client wrote the header itself.
+            // Not an address: the peer, since whatever stands left of it the client may have written.
             guard let bytes = ClientAddress.forwarded(hop) else { return request.remoteAddress }
             if !isTrusted(bytes) { return ClientAddress.text(bytes) }
         }
