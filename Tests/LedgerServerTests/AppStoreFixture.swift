@@ -2,6 +2,7 @@ import Foundation
 import LedgerModel
 @testable import LedgerServer
 import StoreKitJWS
+import XCTest
 
 /// Signs App Store transactions, renewal info and Server Notifications V2 with Apple's test
 /// chain (`shared/vectors/app-store/test-chain`), and forges them in the ways an attacker would.
@@ -94,13 +95,13 @@ struct AppStoreFixture {
     func event(_ type: String, subtype: String? = nil, owner: String, original: String, signedDate: Int64,
                expires: Int64, product: String = "pro.yearly", revoked: Int64? = nil, autoRenew: Int = 1,
                billingRetry: Bool = false, grace: Int64? = nil, status: Int? = nil,
-               uuid: String = UUID().uuidString.lowercased()) throws -> String {
+               uuid: String = UUID().uuidString.lowercased(), environment: String = "Production") throws -> String {
         let t = try sign(Self.transaction(owner: owner, original: original, product: product, signedDate: signedDate,
-                                          expires: expires, revoked: revoked))
+                                          expires: expires, revoked: revoked, environment: environment))
         let r = try sign(Self.renewal(original: original, product: product, signedDate: signedDate, autoRenew: autoRenew,
-                                      billingRetry: billingRetry, grace: grace))
+                                      billingRetry: billingRetry, grace: grace, environment: environment))
         return try sign(Self.notification(type: type, subtype: subtype, uuid: uuid, signedDate: signedDate,
-                                          transaction: t, renewal: r, status: status))
+                                          transaction: t, renewal: r, status: status, environment: environment))
     }
 }
 
@@ -109,4 +110,18 @@ extension TestServer {
     func notify(_ signedPayload: String) -> Reply {
         call("POST", "/v1/app-store/notifications", json: .obj(["signedPayload": .string(signedPayload)]))
     }
+}
+
+/// Asserts that a problem's `detail` is written in the API's words: a sentence, with no
+/// Swift enum case (`invalidChain("…")`, `wrongProduct`) and no verifier or OpenSSL reason.
+func assertPlainDetail(_ reply: TestServer.Reply, _ label: String, file: StaticString = #filePath, line: UInt = #line) {
+    let detail = reply.json["detail"]?.stringValue ?? ""
+    XCTAssertTrue(detail.hasPrefix("The ") && detail.hasSuffix("."), "\(label): \(detail)", file: file, line: line)
+    let dumps = ["malformed", "unsupportedAlgorithm", "invalidChain", "invalidSignature", "wrongBundle", "wrongProduct",
+                 "wrongEnvironment", "revoked(", "accountMismatch", "wrongAppAppleId", "renewalMismatch", "JWSError",
+                 "PolicyError", "(\"", "failure", "unable to", "x5c[", "DER", "PEM"]
+    for dump in dumps {
+        XCTAssertFalse(detail.contains(dump), "\(label): \(detail)", file: file, line: line)
+    }
+    XCTAssertNil(detail.range(of: #"[a-z][A-Za-z]*\("#, options: .regularExpression), "\(label): \(detail)", file: file, line: line)
 }

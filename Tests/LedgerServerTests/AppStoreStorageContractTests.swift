@@ -15,12 +15,18 @@ extension LedgerStorageContractTests {
     static let day: Int64 = 86_400_000
 
     static func event(_ original: String, signedDate: Int64, key: String, expires: Int64?, type: String? = nil,
-                      revoked: Int64? = nil, status: Int? = nil) -> PurchaseEvent {
-        PurchaseEvent(originalTransactionId: original, environment: "Sandbox", productId: "pro.yearly", expiresAt: expires,
+                      revoked: Int64? = nil, status: Int? = nil, environment: String = "Sandbox",
+                      product: String = "pro.yearly") -> PurchaseEvent {
+        PurchaseEvent(originalTransactionId: original, environment: environment, productId: product, expiresAt: expires,
                       revokedAt: revoked, graceUntil: nil, billingRetry: false, autoRenew: type == nil ? nil : true,
                       appleStatus: status, type: type, subtype: nil, signedDate: signedDate, key: key,
                       source: type == nil ? "upload" : "notification", signedTransaction: "jws-\(signedDate)-\(key)",
                       signedRenewalInfo: type == nil ? nil : "renewal-\(signedDate)")
+    }
+
+    /// The purchase `original` of the environment the events here are in (`Sandbox`).
+    static func key(_ original: String, environment: String = "Sandbox") -> PurchaseKey {
+        PurchaseKey(environment: environment, originalTransactionId: original)
     }
 
     static func notification(_ e: PurchaseEvent) -> NotificationRecord {
@@ -55,8 +61,8 @@ extension LedgerStorageContractTests {
         // The same signed date: the key decides.
         XCTAssertEqual(try record(Self.event(original, signedDate: now - 4000, key: "b2-uuid", expires: now + 9 * day,
                                              type: "DID_RENEW", status: 1), at: now + 3), .stale)
-        XCTAssertEqual(try storage.read { try $0.purchase(originalTransactionId: original) }, StoredPurchase(event: refund, updatedAt: now + 2))
-        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: original) }, [])
+        XCTAssertEqual(try storage.read { try $0.purchase(Self.key(original)) }, StoredPurchase(event: refund, updatedAt: now + 2))
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: Self.key(original)) }, [])
 
         // Registering with the purchase-time upload: the kept refund is newer and stays.
         let (dad, _) = try write { try $0.createAccount(handle: "dad" + String(UUID().uuidString.prefix(6)).lowercased(),
@@ -69,7 +75,7 @@ extension LedgerStorageContractTests {
         XCTAssertEqual(registered, SubscriptionRecord(grantedBy: owner, verifiedAt: now + 10, purchase: StoredPurchase(event: refund, updatedAt: now + 2)))
         XCTAssertEqual(PurchaseState.derive(registered.purchase.event, now: now + 10).0, .refunded)
         XCTAssertEqual(try storage.read { try $0.subscription(household: h) }, registered)
-        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: original) }, [h])
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: Self.key(original)) }, [h])
         XCTAssertGreaterThan(try headSeq(h), before, "registering moves the household's feed")
 
         // From now on the household follows the purchase: applied, and its feed moves.
@@ -103,7 +109,7 @@ extension LedgerStorageContractTests {
         XCTAssertEqual(try headSeq(h), beforeRemoval + 1)
         try write { try $0.removeSubscription(household: h) }
         XCTAssertEqual(try headSeq(h), beforeRemoval + 1, "nothing to remove: the feed stays")
-        XCTAssertNotNil(try storage.read { try $0.purchase(originalTransactionId: original) })
+        XCTAssertNotNil(try storage.read { try $0.purchase(Self.key(original)) })
         XCTAssertEqual(try record(Self.event(original, signedDate: now, key: "e-uuid", expires: now + day, type: "DID_RENEW", status: 1),
                               at: now + 60), .unmatched)
 
@@ -112,7 +118,7 @@ extension LedgerStorageContractTests {
         _ = try write { try $0.createHousehold(id: h2, name: "Cabin", currency: "EUR", owner: owner, ifAbsentOnly: true, now: now) }
         _ = try write { try $0.registerSubscription(household: h, owner: owner, upload: upload, now: now + 70) }
         _ = try write { try $0.registerSubscription(household: h2, owner: owner, upload: upload, now: now + 70) }
-        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: original) }, [h, h2].sorted())
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: Self.key(original)) }, [h, h2].sorted())
         let heads = (try headSeq(h), try headSeq(h2))
         XCTAssertEqual(try record(Self.event(original, signedDate: now + 1, key: "f-uuid", expires: now + day, type: "EXPIRED", status: 2),
                               at: now + 80), .applied)
@@ -121,7 +127,68 @@ extension LedgerStorageContractTests {
 
         // Deleting the household deletes its subscription.
         try write { try $0.deleteHousehold(id: h2, account: owner) }
-        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: original) }, [h])
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: Self.key(original)) }, [h])
+    }
+
+    /// One original transaction id in two environments is two purchases: an event of one
+    /// never reads, changes, registers or keeps the other.
+    func checkPurchasesOfTwoEnvironmentsAreApart() throws {
+        let now = self.now, day = Self.day, retention = NotificationRecord.retentionMs
+        let (owner, h, _) = try household()
+        let original = "2100000000000001"
+        let production = Self.key(original, environment: "Production"), sandbox = Self.key(original)
+        let upload = Self.event(original, signedDate: now - 10_000, key: "", expires: now + 30 * day, environment: "Production")
+        let registered = try write { try $0.registerSubscription(household: h, owner: owner, upload: upload, now: now) }
+        XCTAssertEqual(registered.purchase, StoredPurchase(event: upload, updatedAt: now))
+
+        // A newer Sandbox refund of the same id: another purchase, which no household registered.
+        let before = try headSeq(h)
+        let refund = Self.event(original, signedDate: now - 1000, key: "sandbox-refund", expires: now + 30 * day, type: "REFUND",
+                                revoked: now - 2000, status: 2)
+        XCTAssertEqual(try record(refund, at: now + 1), .unmatched)
+        XCTAssertEqual(try headSeq(h), before, "the Production household's feed does not move")
+        XCTAssertEqual(try storage.read { try $0.subscription(household: h) }, registered)
+        XCTAssertEqual(try storage.read { try $0.purchase(production) }, StoredPurchase(event: upload, updatedAt: now))
+        XCTAssertEqual(try storage.read { try $0.purchase(sandbox) }, StoredPurchase(event: refund, updatedAt: now + 1))
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: production) }, [h])
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: sandbox) }, [])
+
+        // Each purchase orders its own events: an older Production event is not stale against
+        // the Sandbox one, and a Production renewal leaves the Sandbox refund as it is.
+        let renewal = Self.event(original, signedDate: now - 5000, key: "production-renewal", expires: now + 60 * day,
+                                 type: "DID_RENEW", status: 1, environment: "Production")
+        XCTAssertEqual(try record(renewal, at: now + 2), .applied)
+        XCTAssertGreaterThan(try headSeq(h), before)
+        XCTAssertEqual(try storage.read { try $0.subscription(household: h) }?.purchase.event, renewal)
+        XCTAssertEqual(try storage.read { try $0.purchase(sandbox) }?.event, refund)
+        XCTAssertEqual(try record(Self.event(original, signedDate: now - 3000, key: "older-sandbox", expires: now + day,
+                                             type: "DID_RENEW", status: 1), at: now + 3), .stale)
+
+        // A Sandbox upload of the id registers the Sandbox purchase, with its own newest state.
+        let h2 = UUID().lowercased
+        _ = try write { try $0.createHousehold(id: h2, name: "Test", currency: "EUR", owner: owner, ifAbsentOnly: true, now: now) }
+        let sandboxUpload = Self.event(original, signedDate: now - 9000, key: "", expires: now + 30 * day)
+        XCTAssertEqual(try write { try $0.registerSubscription(household: h2, owner: owner, upload: sandboxUpload, now: now + 4) }.purchase,
+                       StoredPurchase(event: refund, updatedAt: now + 1))
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: sandbox) }, [h2])
+        XCTAssertEqual(try storage.read { try $0.subscription(household: h) }?.purchase.event, renewal)
+
+        // Retention is per purchase: an unregistered Sandbox purchase is forgotten although
+        // a Production purchase of the same id is registered, and the reverse.
+        try write { try $0.removeSubscription(household: h2) }
+        let old = now + 5 - retention - 1
+        let other = "2100000000000002"
+        _ = try write { try $0.registerSubscription(household: h2, owner: owner,
+                                                    upload: Self.event(other, signedDate: old - 10, key: "", expires: nil), now: old) }
+        XCTAssertEqual(try record(Self.event(other, signedDate: old - 5, key: "old-production", expires: nil, type: "DID_RENEW",
+                                             status: 1, environment: "Production"), at: old), .unmatched)
+        try write { try $0.updatePurchase(refund, at: old) }
+        let test = NotificationRecord(uuid: "env-test", type: "TEST", subtype: nil, originalTransactionId: nil, signedDate: now)
+        XCTAssertEqual(try write { try $0.recordNotification(test, event: nil, now: now + 5) }, .ignored)
+        XCTAssertNil(try storage.read { try $0.purchase(sandbox) })
+        XCTAssertNotNil(try storage.read { try $0.purchase(production) })
+        XCTAssertNil(try storage.read { try $0.purchase(Self.key(other, environment: "Production")) })
+        XCTAssertNotNil(try storage.read { try $0.purchase(Self.key(other)) })
     }
 
     /// Notifications, and purchases no household registered, are kept 90 days; registered
@@ -150,8 +217,8 @@ extension LedgerStorageContractTests {
         XCTAssertFalse(try storage.read { try $0.notificationSeen(uuid: "old-unmatched") })
         XCTAssertFalse(try storage.read { try $0.notificationSeen(uuid: "old-applied") })
         XCTAssertTrue(try storage.read { try $0.notificationSeen(uuid: "recent-unmatched") })
-        XCTAssertNil(try storage.read { try $0.purchase(originalTransactionId: forgotten.originalTransactionId) })
-        XCTAssertEqual(try storage.read { try $0.purchase(originalTransactionId: kept.originalTransactionId) }?.event, kept)
+        XCTAssertNil(try storage.read { try $0.purchase(Self.key(forgotten.originalTransactionId)) })
+        XCTAssertEqual(try storage.read { try $0.purchase(Self.key(kept.originalTransactionId)) }?.event, kept)
         XCTAssertEqual(try storage.read { try $0.subscription(household: h) }?.purchase.event, registeredOld,
                        "a registered purchase is kept however old")
         // The forgotten purchase is as new: an owner registering it gets the upload's state.
@@ -186,7 +253,7 @@ extension LedgerStorageContractTests {
         XCTAssertEqual(all.filter { $0 == .duplicate }.count, 16)
         XCTAssertEqual(all.filter { $0 == .unmatched || $0 == .stale }.count, 16)
         let newest = events.max { $0.signedDate < $1.signedDate }!
-        XCTAssertEqual(try self.storage.read { try $0.purchase(originalTransactionId: original) }?.event, newest)
+        XCTAssertEqual(try self.storage.read { try $0.purchase(Self.key(original)) }?.event, newest)
     }
 
     /// A purchase read inside a write stays locked until that write commits: another
@@ -206,7 +273,7 @@ extension LedgerStorageContractTests {
         DispatchQueue.global().async(group: group) {
             do {
                 try storage.writeAndWait { w in
-                    let stored = try w.purchase(originalTransactionId: original)
+                    let stored = try w.purchase(Self.key(original))
                     let pausedBefore = paused.withLock { p in
                         defer { p = true }
                         return p
@@ -233,7 +300,7 @@ extension LedgerStorageContractTests {
         group.wait()
         XCTAssertNil(firstFailure.withLock { $0 })
         XCTAssertEqual(second.withLock { $0 }, .unmatched)
-        XCTAssertEqual(try self.storage.read { try $0.purchase(originalTransactionId: original) }?.event, newer,
+        XCTAssertEqual(try self.storage.read { try $0.purchase(Self.key(original)) }?.event, newer,
                        "the newer event, committed second, is stored")
     }
 }
@@ -241,6 +308,7 @@ extension LedgerStorageContractTests {
 extension SQLiteLedgerStorageTests {
     func testAppStoreEventsOrderAndRegistration() throws { try checkAppStoreEventsOrderAndRegistration() }
     func testAppStoreRetention() throws { try checkAppStoreRetention() }
+    func testPurchasesOfTwoEnvironmentsAreApart() throws { try checkPurchasesOfTwoEnvironmentsAreApart() }
     func testConcurrentEventsOfOnePurchase() throws { try checkConcurrentEventsOfOnePurchase() }
     func testAPurchaseReadInAWriteIsLockedUntilItCommits() throws { try checkAPurchaseReadInAWriteIsLockedUntilItCommits() }
 }
@@ -249,6 +317,7 @@ extension SQLiteLedgerStorageTests {
 extension PostgresLedgerStorageTests {
     func testAppStoreEventsOrderAndRegistration() throws { try checkAppStoreEventsOrderAndRegistration() }
     func testAppStoreRetention() throws { try checkAppStoreRetention() }
+    func testPurchasesOfTwoEnvironmentsAreApart() throws { try checkPurchasesOfTwoEnvironmentsAreApart() }
     func testConcurrentEventsOfOnePurchase() throws { try checkConcurrentEventsOfOnePurchase() }
     func testAPurchaseReadInAWriteIsLockedUntilItCommits() throws { try checkAPurchaseReadInAWriteIsLockedUntilItCommits() }
 
@@ -270,7 +339,7 @@ extension PostgresLedgerStorageTests {
                     verified_at, granted_by FROM subscriptions WHERE household_id = $2
                 """, [.uuid(gone), .uuid(h)])
         }
-        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: original) }, [h, gone].sorted())
+        XCTAssertEqual(try storage.read { try $0.households(subscribedTo: Self.key(original)) }, [h, gone].sorted())
         let before = try headSeq(h)
         let renewed = Self.event(original, signedDate: now + 1000, key: "n-uuid", expires: now + 2 * day, type: "DID_RENEW", status: 1)
         XCTAssertEqual(try record(renewed, at: now + 1), .applied)
@@ -349,15 +418,70 @@ final class PostgresAppStoreMigrationTests: XCTestCase {
         XCTAssertEqual(types["apple_status"], "integer")
 
         let storage = PostgresLedgerTransaction(db, writing: false)
-        let purchase = try XCTUnwrap(storage.purchase(originalTransactionId: "1000"))
+        let purchase = try XCTUnwrap(storage.purchase(PurchaseKey(environment: "Production", originalTransactionId: "1000")))
         XCTAssertEqual(try db.queryOne("SELECT count(*) FROM app_store_purchases")?.int(0), 1, "one purchase, registered by two households")
         XCTAssertEqual(purchase.event.expiresAt, 9000, "the latest upload wins")
         XCTAssertEqual(purchase.event.signedTransaction, "jws-new")
         XCTAssertEqual(purchase.event.source, "upload")
         XCTAssertEqual(purchase.event.signedDate, 0, "any notification is newer than a migrated upload")
         XCTAssertEqual(purchase.updatedAt, 200)
-        XCTAssertEqual(try storage.households(subscribedTo: "1000"), [h1, h2].sorted())
+        XCTAssertEqual(try storage.households(subscribedTo: PurchaseKey(environment: "Production", originalTransactionId: "1000")), [h1, h2].sorted())
         XCTAssertEqual(try storage.subscription(household: h1)?.purchase, purchase)
+    }
+
+    /// Migration 3 keys purchases by (environment, original transaction id): every row keeps
+    /// its environment; a household whose purchase row a Sandbox event had taken over gets
+    /// its upload back as its Production purchase.
+    func testMigration3KeysPurchasesByEnvironmentAndKeepsTheRows() throws {
+        guard let url = ProcessInfo.processInfo.environment["KIDLEDGER_TEST_DATABASE_URL"], !url.isEmpty else {
+            throw XCTSkip("KIDLEDGER_TEST_DATABASE_URL is not set")
+        }
+        let schema = "as_" + String(UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(20))
+        let admin = try PGConnection(url: url)
+        try admin.execute("CREATE SCHEMA \(schema)")
+        defer { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
+        let db = try PGConnection(url: url, setup: ["SET search_path TO \(schema)"])
+        XCTAssertEqual(try PGMigrator.migrate(db, PostgresSchema.migrations.filter { $0.version < 3 }), [1, 2])
+        let (a, h1, h2) = (UUID().lowercased, UUID().lowercased, UUID().lowercased)
+        try db.execute("""
+            INSERT INTO accounts VALUES ('\(a)', 'ann', 'Ann', now());
+            INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq)
+                VALUES ('\(h1)', 'Home', 'EUR', '\(a)', now(), now(), 'v1', 1, 3), ('\(h2)', 'Cabin', 'EUR', '\(a)', now(), now(), 'v1', 1, 3);
+            INSERT INTO subscriptions VALUES ('\(h1)', 'jws-1', 'pro.yearly', '1000', to_timestamp(5), 'Production', to_timestamp(0.1), '\(a)');
+            INSERT INTO subscriptions VALUES ('\(h2)', 'jws-2', 'pro.yearly', '2000', to_timestamp(9), 'Production', to_timestamp(0.2), '\(a)');
+            INSERT INTO app_store_purchases (\(AppStoreTables.purchaseColumns)) VALUES
+                ('1000', 'Production', 'pro.yearly', to_timestamp(7), NULL, NULL, false, true, 1, 'DID_RENEW', NULL,
+                 to_timestamp(0.3), 'n1', 'notification', 'jws-renewed', 'renewal', to_timestamp(0.4)),
+                ('2000', 'Sandbox', 'pro.yearly', to_timestamp(9), to_timestamp(0.45), NULL, false, true, 2, 'REFUND', NULL,
+                 to_timestamp(0.5), 'n2', 'notification', 'jws-sandbox', NULL, to_timestamp(0.6)),
+                ('3000', 'Sandbox', 'pro.monthly', NULL, NULL, NULL, true, false, 3, 'DID_FAIL_TO_RENEW', 'GRACE_PERIOD',
+                 to_timestamp(0.7), 'n3', 'notification', 'jws-3', NULL, to_timestamp(0.8));
+            """)
+        let storage = PostgresLedgerTransaction(db, writing: false)
+        func purchases() throws -> [StoredPurchase] {
+            try db.query("SELECT original_transaction_id, environment FROM app_store_purchases ORDER BY 1, 2").rows.map {
+                try XCTUnwrap(storage.purchase(PurchaseKey(environment: $0.string(1), originalTransactionId: $0.string(0))))
+            }
+        }
+        let before = try purchases()
+        XCTAssertEqual(before.count, 3, "the Production row of 2000 was taken over by the Sandbox event")
+        XCTAssertEqual(try PGMigrator.migrate(db, PostgresSchema.migrations).first, 3)
+
+        let after = try purchases()
+        XCTAssertEqual(after.count, 4)
+        for p in before { XCTAssertTrue(after.contains(p), "\(p.event.originalTransactionId) is kept as it was") }
+        XCTAssertEqual(try storage.subscription(household: h1)?.purchase, before[0])
+        let restored = try XCTUnwrap(storage.subscription(household: h2)).purchase
+        XCTAssertEqual(restored.event.environment, "Production")
+        XCTAssertEqual(restored.event.signedTransaction, "jws-2")
+        XCTAssertEqual(restored.event.signedDate, 0)
+        XCTAssertEqual(try storage.households(subscribedTo: PurchaseKey(environment: "Sandbox", originalTransactionId: "2000")), [])
+        XCTAssertEqual(try storage.households(subscribedTo: PurchaseKey(environment: "Production", originalTransactionId: "2000")), [h2])
+        let key = try db.query("""
+            SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+            WHERE i.indrelid = 'app_store_purchases'::regclass AND i.indisprimary ORDER BY a.attname
+            """).rows.map { $0.string(0) }
+        XCTAssertEqual(key, ["environment", "original_transaction_id"])
     }
 }
 #endif

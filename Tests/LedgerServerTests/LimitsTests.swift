@@ -79,6 +79,75 @@ final class LimitsTests: XCTestCase {
 
     final class Clock: @unchecked Sendable { var now: Double = 1000 }
 
+    // MARK: per-address limits
+
+    /// Eight addresses of one IPv6 /64 are one client for each per-address limit, as they
+    /// are for registrations; an IPv4-mapped address is its IPv4 address.
+    func testEveryPerAddressLimitGroupsIPv6By64() throws {
+        let s = try server { c in
+            c.trustedProxies = ["127.0.0.1"]
+            c.authFailuresPerMinute = 8
+            c.notificationsPerMinute = 8
+            c.bundleId = "com.example.kidledger"
+            c.environments = ["Sandbox"]
+        }
+        let network = (1...8).map { "2001:db8:7:1::\(String($0 * 0x111, radix: 16))" }
+        let bad = "kl_" + String(repeating: "B", count: 43)
+        func authenticate(from address: String) -> TestServer.Reply {
+            s.call("GET", "/v1/me", token: bad, headers: ["X-Forwarded-For": address])
+        }
+        for address in network { XCTAssertEqual(authenticate(from: address).status, 401, address) }
+        let refused = authenticate(from: "2001:db8:7:1:ffff:ffff:ffff:ffff")
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertEqual(refused.code, "rate_limited")
+        XCTAssertEqual(authenticate(from: "2001:db8:7:2::1").status, 401, "the next /64 is another client")
+
+        func notify(from address: String) -> TestServer.Reply {
+            s.call("POST", "/v1/app-store/notifications", json: .obj(["signedPayload": "a.b.c"]), headers: ["X-Forwarded-For": address])
+        }
+        for address in network { XCTAssertEqual(notify(from: address).code, "malformed", address) }
+        let limited = notify(from: "[2001:db8:7:1::abcd]:443")
+        XCTAssertEqual(limited.status, 429)
+        XCTAssertNotNil(limited.header("Retry-After"))
+        XCTAssertEqual(notify(from: "2001:db8:7:2::1").status, 422)
+
+        for i in 0..<4 { XCTAssertEqual(authenticate(from: i % 2 == 0 ? "198.51.100.4" : "::ffff:198.51.100.4").status, 401) }
+        for i in 0..<4 { XCTAssertEqual(authenticate(from: i % 2 == 0 ? "[::ffff:198.51.100.4]:80" : "198.51.100.4:80").status, 401) }
+        XCTAssertEqual(authenticate(from: "198.51.100.4").status, 429)
+        XCTAssertEqual(authenticate(from: "198.51.100.5").status, 401)
+    }
+
+    /// A forwarded value with a port, or one that is not an address at all, cannot pick a
+    /// fresh limit key: the port is dropped, and anything else counts as the proxy.
+    func testForwardedValuesCannotDodgeTheLimits() throws {
+        let s = try server { c in
+            c.trustedProxies = ["127.0.0.1"]
+            c.authFailuresPerMinute = 3
+            c.registrationsPerHour = 2
+        }
+        let bad = "kl_" + String(repeating: "B", count: 43)
+        func authenticate(from value: String) -> TestServer.Reply {
+            s.call("GET", "/v1/me", token: bad, headers: ["X-Forwarded-For": value])
+        }
+        for port in 1000..<1003 { XCTAssertEqual(authenticate(from: "203.0.113.9:\(port)").status, 401) }
+        XCTAssertEqual(authenticate(from: "203.0.113.9:2000").status, 429)
+        XCTAssertEqual(authenticate(from: "203.0.113.9").status, 429)
+
+        let junk = ["garbage", "1.2.3.4.5:80", String(repeating: "a", count: 4000)]
+        for value in junk { XCTAssertEqual(authenticate(from: value).status, 401, String(value.prefix(20))) }
+        for value in junk + ["10.1.1.1:99999", "203.0.113.10, junk"] {
+            XCTAssertEqual(authenticate(from: value).status, 429, "all of them are the proxy: \(value.prefix(20))")
+        }
+        XCTAssertEqual(authenticate(from: "203.0.113.10").status, 401)
+
+        XCTAssertEqual(signup(s, "user1", from: "garbage-1").status, 201)
+        XCTAssertEqual(signup(s, "user2", from: "garbage-2").status, 201)
+        XCTAssertEqual(signup(s, "user3", from: "garbage-3").code, "registration_rate_limited")
+        XCTAssertEqual(signup(s, "user4", from: "[2001:db8::1]:1").status, 201)
+        XCTAssertEqual(signup(s, "user5", from: "[2001:db8::2]:2").status, 201)
+        XCTAssertEqual(signup(s, "user6", from: "[2001:db8::3]:3").code, "registration_rate_limited")
+    }
+
     // MARK: households
 
     func testHouseholdsPerAccount() throws {

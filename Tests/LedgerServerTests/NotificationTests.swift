@@ -27,8 +27,9 @@ final class NotificationTests: XCTestCase {
     }
 
     func upload(_ s: TestServer, _ token: String, _ household: String, owner: String, original: String,
-                signedDate: Int64, expires: Int64, renewal: String? = nil) throws -> TestServer.Reply {
-        let jws = try f.sign(AppStoreFixture.transaction(owner: owner, original: original, signedDate: signedDate, expires: expires))
+                signedDate: Int64, expires: Int64, renewal: String? = nil, environment: String = "Production") throws -> TestServer.Reply {
+        let jws = try f.sign(AppStoreFixture.transaction(owner: owner, original: original, signedDate: signedDate, expires: expires,
+                                                         environment: environment))
         var body: JSONObject = ["signedTransaction": .string(jws)]
         if let renewal { body["signedRenewalInfo"] = .string(renewal) }
         return s.call("PUT", "/v1/households/\(household)/subscription", token: token, json: .object(body))
@@ -173,7 +174,7 @@ final class NotificationTests: XCTestCase {
             ("no appAppleId in Production", try f.sign(outer(data("appAppleId", nil))), "wrong_app_apple_id"),
             ("renewal of another purchase", try f.sign(outer(renewalInfo: try f.sign(AppStoreFixture.renewal(original: "9", signedDate: signed)))),
              "renewal_mismatch"),
-            ("not a Pro product", try f.sign(outer(transaction: try f.sign(tx { $0["productId"] = "coins.100" }))), "wrong_product"),
+            ("no product", try f.sign(outer(transaction: try f.sign(tx { $0["productId"] = nil }))), "wrong_product"),
             ("no notificationUUID", try f.sign(outer { $0["notificationUUID"] = nil }), "malformed"),
             ("nested transaction not a JWS", try f.sign(outer(transaction: "abc")), "malformed"),
         ]
@@ -181,6 +182,7 @@ final class NotificationTests: XCTestCase {
             let r = s.notify(jws)
             XCTAssertEqual(r.status, 422, label + " " + String(decoding: r.body, as: UTF8.self))
             XCTAssertEqual(r.code, code, label)
+            assertPlainDetail(r, label)
         }
         XCTAssertEqual(entitlement(s, t, h)["state"], "active")
 
@@ -251,6 +253,111 @@ final class NotificationTests: XCTestCase {
         }
     }
 
+    /// A newer event of the purchase in a product that is not Pro (a crossgrade, an offer,
+    /// a resubscription into another product of the group) ends Pro with reason
+    /// `wrong_product`, as the App Store's own state does; an older one is stale.
+    func testAnEventInAProductThatIsNotProEndsPro() throws {
+        let s = try AppStoreFixture.server()
+        defer { s.stop() }
+        let original = "1000000000000050"
+        var signed = now - 10 * day
+        let (owner, t, h) = try registered(s, "mum", original: original, signedDate: signed, expires: now + 20 * day)
+        let steps: [(type: String, subtype: String?)] = [
+            ("DID_CHANGE_RENEWAL_PREF", "UPGRADE"), ("OFFER_REDEEMED", "UPGRADE"), ("SUBSCRIBED", "RESUBSCRIBE"), ("DID_RENEW", nil),
+        ]
+        for step in steps {
+            let label = step.type + " " + (step.subtype ?? "")
+            signed += 60_000
+            let across = s.notify(try f.event(step.type, subtype: step.subtype, owner: owner, original: original, signedDate: signed,
+                                              expires: now + 30 * day, product: "basic.monthly", status: 1))
+            XCTAssertEqual(across.status, 200, label + String(decoding: across.body, as: UTF8.self))
+            XCTAssertEqual(across.json["outcome"], "applied", label)
+            let e = entitlement(s, t, h)
+            XCTAssertEqual(e["pro"], false, label)
+            XCTAssertEqual(e["reason"], "wrong_product", label)
+            XCTAssertEqual(e["productId"], "basic.monthly", label)
+            let sub = s.call("GET", "/v1/households/\(h)/subscription", token: t).json
+            XCTAssertEqual(sub["status"], "expired", label)
+            XCTAssertEqual(sub["productId"], "basic.monthly", label)
+            let token = s.call("GET", "/v1/households/\(h)/entitlement/token", token: t)
+            XCTAssertEqual(token.status, 200, label)
+
+            // An older Pro event changes nothing; re-uploading the old Pro transaction neither.
+            let older = s.notify(try f.event("DID_RENEW", owner: owner, original: original, signedDate: signed - 30_000,
+                                             expires: now + 90 * day, status: 1))
+            XCTAssertEqual(older.json["outcome"], "stale", label)
+            let put = try upload(s, t, h, owner: owner, original: original, signedDate: signed - 30_000, expires: now + 90 * day)
+            XCTAssertEqual(put.status, 200, label)
+            XCTAssertEqual(put.json["status"], "expired", label)
+            XCTAssertEqual(entitlement(s, t, h)["reason"], "wrong_product", label)
+
+            // Back into a Pro product: Pro again.
+            signed += 60_000
+            XCTAssertEqual(s.notify(try f.event("DID_CHANGE_RENEWAL_PREF", subtype: "UPGRADE", owner: owner, original: original,
+                                                signedDate: signed, expires: now + 30 * day, product: "pro.monthly",
+                                                status: 1)).json["outcome"], "applied", label)
+            XCTAssertEqual(entitlement(s, t, h)["pro"], true, label)
+            XCTAssertEqual(entitlement(s, t, h)["reason"], "active", label)
+        }
+
+        // A purchase nobody registered, in a product that is not Pro, is kept like any other.
+        let unknown = s.notify(try f.event("SUBSCRIBED", subtype: "INITIAL_BUY", owner: owner, original: "1000000000000051",
+                                           signedDate: now - day, expires: now + 30 * day, product: "basic.monthly", status: 1))
+        XCTAssertEqual(unknown.json["outcome"], "unmatched")
+        // An owner cannot register a product that is not Pro.
+        let other = try f.sign(AppStoreFixture.transaction(owner: owner, original: "1000000000000052", product: "basic.monthly",
+                                                           signedDate: now - day, expires: now + 30 * day))
+        let refused = s.call("PUT", "/v1/households/\(h)/subscription", token: t, json: .obj(["signedTransaction": .string(other)]))
+        XCTAssertEqual(refused.status, 422)
+        XCTAssertEqual(refused.code, "wrong_product")
+        assertPlainDetail(refused, "upload of a product that is not Pro")
+    }
+
+    /// With both environments allowed, one original transaction id in Sandbox and in
+    /// Production is two purchases: an event of one never changes the other.
+    func testASandboxEventNeverChangesAProductionPurchase() throws {
+        let s = try AppStoreFixture.server { $0.environments = ["Production", "Sandbox"] }
+        defer { s.stop() }
+        let original = "1000000000000042"
+        let (owner, t, h) = try registered(s, "mum", original: original, signedDate: now - 2 * day, expires: now + 20 * day)
+        let entitled = entitlement(s, t, h)
+        let subscription = s.call("GET", "/v1/households/\(h)/subscription", token: t).json
+        XCTAssertEqual(entitled["pro"], true)
+        XCTAssertEqual(subscription["environment"], "Production")
+
+        // A newer Sandbox refund of the same id, for another account: nobody registered that purchase.
+        let refund = try f.event("REFUND", owner: UUID().uuidString.lowercased(), original: original, signedDate: now - day,
+                                 expires: now + 20 * day, revoked: now - day - 60_000, status: 2, environment: "Sandbox")
+        let r = s.notify(refund)
+        XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(r.json["outcome"], "unmatched")
+        XCTAssertEqual(entitlement(s, t, h), entitled)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/subscription", token: t).json, subscription)
+        // Re-uploading the Production transaction still finds the Production purchase.
+        let again = try upload(s, t, h, owner: owner, original: original, signedDate: now - 2 * day, expires: now + 20 * day)
+        XCTAssertEqual(again.json["environment"], "Production")
+        XCTAssertEqual(again.json["state"], "active")
+        // Production events still apply to it.
+        XCTAssertEqual(s.notify(try f.event("DID_RENEW", owner: owner, original: original, signedDate: now - day + 1,
+                                            expires: now + 50 * day, status: 1)).json["outcome"], "applied")
+        XCTAssertEqual(entitlement(s, t, h)["expiresAt"], .string(Timestamp.format(ms: now + 50 * day)))
+
+        // The reverse: a Production refund leaves a Sandbox household's purchase alone.
+        let (dad, dadToken) = s.signup("dad")
+        let cabin = s.household(dadToken, name: "Cabin")
+        let tested = "1000000000000043"
+        let put = try upload(s, dadToken, cabin, owner: dad, original: tested, signedDate: now - 2 * day, expires: now + 20 * day,
+                             environment: "Sandbox")
+        XCTAssertEqual(put.json["environment"], "Sandbox")
+        XCTAssertEqual(s.notify(try f.event("REFUND", owner: UUID().uuidString.lowercased(), original: tested, signedDate: now - day,
+                                            expires: now + 20 * day, revoked: now - day - 60_000, status: 2)).json["outcome"], "unmatched")
+        XCTAssertEqual(entitlement(s, dadToken, cabin)["state"], "active")
+        XCTAssertEqual(s.notify(try f.event("REFUND", owner: dad, original: tested, signedDate: now - day + 1, expires: now + 20 * day,
+                                            revoked: now - day, status: 2, environment: "Sandbox")).json["outcome"], "applied")
+        XCTAssertEqual(entitlement(s, dadToken, cabin)["state"], "refunded")
+        XCTAssertEqual(entitlement(s, t, h)["state"], "active")
+    }
+
     /// Notifications for a purchase nobody registered are kept and applied at registration;
     /// an old pre-refund upload cannot undo a refund.
     func testUnmatchedNotificationsApplyWhenTheOwnerRegisters() throws {
@@ -304,6 +411,7 @@ final class NotificationTests: XCTestCase {
         for (jws, code) in refused {
             let r = try upload(s, t, h, owner: owner, original: original, signedDate: signed + 1, expires: now + day, renewal: jws)
             XCTAssertEqual(r.status, 422, code); XCTAssertEqual(r.code, code)
+            assertPlainDetail(r, code)
         }
         XCTAssertEqual(entitlement(s, t, h)["state"], "inGracePeriod")
     }

@@ -144,41 +144,6 @@ final class MetricsTests: XCTestCase {
     }
 }
 
-final class ClientAddressTests: XCTestCase {
-    func request(from peer: String, forwardedFor: String?) -> HTTPRequest {
-        var h = HTTPHeaders()
-        if let forwardedFor { h.add("X-Forwarded-For", forwardedFor) }
-        return HTTPRequest(method: "GET", target: "/", headers: h, remoteAddress: peer)
-    }
-
-    func testOnlyTrustedProxiesAreBelieved() {
-        let a = ClientAddress(trusted: ["127.0.0.1", "10.0.0.0/8", "fd00::/8"])
-        XCTAssertEqual(a.resolve(request(from: "127.0.0.1", forwardedFor: "203.0.113.7")), "203.0.113.7")
-        XCTAssertEqual(a.resolve(request(from: "::ffff:127.0.0.1", forwardedFor: "203.0.113.7")), "203.0.113.7")
-        XCTAssertEqual(a.resolve(request(from: "10.20.30.40", forwardedFor: "198.51.100.1, 10.0.0.2")), "198.51.100.1")
-        XCTAssertEqual(a.resolve(request(from: "fd12:3456::1", forwardedFor: "2001:db8::5")), "2001:db8::5")
-        XCTAssertEqual(a.resolve(request(from: "192.0.2.9", forwardedFor: "203.0.113.7")), "192.0.2.9", "an untrusted peer's header is ignored")
-        XCTAssertEqual(a.resolve(request(from: "fe80::1", forwardedFor: "203.0.113.7")), "fe80::1")
-        XCTAssertEqual(a.resolve(request(from: "127.0.0.1", forwardedFor: nil)), "127.0.0.1")
-    }
-
-    func testNetworks() {
-        XCTAssertEqual(ClientAddress.network("10.0.0.0/8"), .init(bytes: [10, 0, 0, 0], prefixBits: 8))
-        XCTAssertEqual(ClientAddress.network("::ffff:10.0.0.0/104"), .init(bytes: [10, 0, 0, 0], prefixBits: 8))
-        XCTAssertEqual(ClientAddress.network("::1")?.prefixBits, 128)
-        XCTAssertTrue(ClientAddress.network("0.0.0.0/0")!.contains([192, 0, 2, 1]))
-        XCTAssertTrue(ClientAddress.network("192.168.1.0/23")!.contains([192, 168, 0, 255]))
-        XCTAssertFalse(ClientAddress.network("192.168.1.0/24")!.contains([192, 168, 0, 255]))
-        XCTAssertFalse(ClientAddress.network("10.0.0.0/8")!.contains(ClientAddress.address("fd00::1")!))
-        for bad in ["10.0.0.0/33", "fd00::/129", "10.0.0.0/", "10.0.0/8", "localhost", "10.0.0.0/8/8", "10.0.0.0/-1", "10.0.0.0/ 8", ""] {
-            XCTAssertNil(ClientAddress.network(bad), bad)
-        }
-        var c = LedgerAppConfiguration(dataDirectory: "/tmp/x", host: "127.0.0.1", port: 0)
-        c.trustedProxies = ["127.0.0.1", "fd00::/8", "10.0.0.0/33", "proxy"]
-        XCTAssertEqual(c.invalidTrustedProxies, ["10.0.0.0/33", "proxy"])
-    }
-}
-
 final class AccessLineTests: XCTestCase {
     func testTheLineIsTheSameJSONAsBefore() throws {
         let entry = AccessLogEntry(method: "GET", path: #"/v1/a"b\c"#, routeLabel: nil, status: 404,

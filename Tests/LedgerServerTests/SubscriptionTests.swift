@@ -73,6 +73,7 @@ final class SubscriptionTests: XCTestCase {
         for (jws, code) in cases {
             let r = s.call("PUT", sub, token: t, json: .obj(["signedTransaction": .string(jws)]))
             XCTAssertEqual(r.status, 422, code); XCTAssertEqual(r.code, code)
+            assertPlainDetail(r, code)
         }
         let expired = s.call("PUT", sub, token: t, json: .obj(["signedTransaction": .string(try sign(owner: owner, expires: 1_764_000_000_001, signedDate: 1_764_000_000_002))]))
         XCTAssertEqual(expired.status, 200); XCTAssertEqual(expired.json["status"], "expired")
@@ -119,5 +120,32 @@ final class SubscriptionTests: XCTestCase {
         let r = s.call("PUT", "/v1/households/\(h)/subscription", token: t,
                        json: .obj(["signedTransaction": .string(jws.trimmingCharacters(in: .whitespacesAndNewlines))]))
         XCTAssertEqual(r.status, 422); XCTAssertEqual(r.code, "invalid_chain")
+        XCTAssertEqual(r.json["detail"]?.stringValue, "The certificate chain of the signed transaction does not verify against Apple's root "
+                       + "(x5c must hold the App Store's leaf, intermediate and root certificates, valid at its signedDate).")
+    }
+
+    /// Every refusal of the verifier and the policy reads in the API's words, whatever
+    /// reason the verifier (or OpenSSL under it) gave.
+    func testEveryRefusalHasADetailInTheAPIsWords() {
+        let reasons = ["certificate signature failure", "x5c[1] is not a DER X.509 certificate", "payload has no signedDate"]
+        var details: [String: String] = [:]
+        for reason in reasons {
+            let errors: [JWSError] = [.malformed(reason), .invalidChain(reason)]
+            for e in errors {
+                details["\(e)"] = e.problemDetail("notification")
+                XCTAssertFalse(e.problemDetail("notification").contains(reason))
+            }
+        }
+        let jws: [JWSError] = [.unsupportedAlgorithm, .invalidSignature]
+        for e in jws { details["\(e)"] = e.problemDetail("signed transaction") }
+        let policy: [PolicyError] = [.wrongBundle, .wrongProduct, .wrongEnvironment, .revoked, .accountMismatch, .wrongAppAppleId,
+                                     .renewalMismatch]
+        for e in policy { details["\(e)"] = e.problemDetail("signed transaction") }
+        for (label, detail) in details {
+            let body: [UInt8] = JSONValue.object(["detail": .string(detail)]).serialized()
+            assertPlainDetail(TestServer.Reply(status: 422, headers: [:], body: Data(body)), label)
+        }
+        let sentences = Set(details.values)
+        XCTAssertEqual(sentences.count, details.count - 4, "one sentence per case, whatever the reason")
     }
 }

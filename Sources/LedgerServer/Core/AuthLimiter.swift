@@ -1,12 +1,13 @@
 import Foundation
 import Synchronization
 
-/// Counts failed authentications per client address in a minute-long window that starts
-/// with the first failure; past the limit, requests from the address whose token fails are
-/// answered 429 until the window ends. Valid tokens are never limited.
+/// Counts failed authentications (or notifications) per client (`ClientKey`: an IPv4
+/// address or an IPv6 /64) in a minute-long window that starts with the first failure; past
+/// the limit, requests from the client whose token fails are answered 429 until the window
+/// ends. Valid tokens are never limited.
 final class AuthLimiter: Sendable {
     private struct Window { var start: Double; var failures: Int }
-    private let windows = Mutex<[String: Window]>([:])
+    private let windows = Mutex<[ClientKey: Window]>([:])
     let limit: Int
 
     init(limit: Int) { self.limit = limit }
@@ -14,21 +15,21 @@ final class AuthLimiter: Sendable {
     private func now() -> Double { Date().timeIntervalSince1970 }
 
     func fail(_ address: String) {
-        let t = now()
+        let t = now(), key = ClientKey(address)
         windows.withLock { w in
             if w.count > 100_000 { w = w.filter { t - $0.value.start < 60 } }
-            var win = w[address] ?? Window(start: t, failures: 0)
+            var win = w[key] ?? Window(start: t, failures: 0)
             if t - win.start >= 60 { win = Window(start: t, failures: 0) }
             win.failures += 1
-            w[address] = win
+            w[key] = win
         }
     }
 
-    /// Seconds to wait when the address is over the limit, else nil.
+    /// Seconds to wait when the address's client is over the limit, else nil.
     func retryAfter(_ address: String) -> Int? {
-        let t = now()
+        let t = now(), key = ClientKey(address)
         return windows.withLock { w in
-            guard let win = w[address], t - win.start < 60, win.failures >= limit else { return nil }
+            guard let win = w[key], t - win.start < 60, win.failures >= limit else { return nil }
             return max(1, Int((60 - (t - win.start)).rounded(.up)))
         }
     }

@@ -48,6 +48,19 @@ extension PurchaseEvent {
     }
 }
 
+/// What identifies a purchase: its App Store environment and original transaction id. The
+/// sandbox numbers its transactions apart from production, so the same id in two
+/// environments is two purchases, and an event of one never changes the other.
+struct PurchaseKey: Sendable, Hashable {
+    var environment: String
+    var originalTransactionId: String
+}
+
+extension PurchaseEvent {
+    /// The purchase this event belongs to.
+    var purchaseKey: PurchaseKey { PurchaseKey(environment: environment, originalTransactionId: originalTransactionId) }
+}
+
 /// A purchase as stored: its newest event, and when that was stored.
 struct StoredPurchase: Sendable, Equatable {
     var event: PurchaseEvent

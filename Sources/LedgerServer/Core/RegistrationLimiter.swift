@@ -1,12 +1,12 @@
 import Dispatch
 import Synchronization
 
-/// Registrations per client: a token bucket per IPv4 address or IPv6 /64 network (one
-/// subscriber's allocation, so an IPv6 client cannot take a fresh address per account)
-/// that holds `perHour` registrations and refills at `perHour` an hour.
+/// Registrations per client: a token bucket per `ClientKey` (an IPv4 address or IPv6 /64
+/// network, so an IPv6 client cannot take a fresh address per account) that holds
+/// `perHour` registrations and refills at `perHour` an hour.
 final class RegistrationLimiter: Sendable {
     private struct Bucket { var tokens: Double; var at: Double }
-    private let buckets = Mutex<[[UInt8]: Bucket]>([:])
+    private let buckets = Mutex<[ClientKey: Bucket]>([:])
     let perHour: Int
     /// Most clients remembered at once.
     static let maxBuckets = 100_000
@@ -18,13 +18,6 @@ final class RegistrationLimiter: Sendable {
         self.now = now
     }
 
-    /// The bucket of an address: its IPv4 bytes, the first 8 bytes of an IPv6 address, or
-    /// the text of anything else.
-    static func key(_ address: String) -> [UInt8] {
-        guard let bytes = ClientAddress.address(address) else { return Array(address.utf8) }
-        return bytes.count == 16 ? Array(bytes.prefix(8)) : bytes
-    }
-
     /// How many clients are remembered.
     var bucketCount: Int { buckets.withLock { $0.count } }
 
@@ -32,7 +25,7 @@ final class RegistrationLimiter: Sendable {
     func take(_ address: String) -> Int? {
         guard perHour > 0 else { return nil }
         let capacity = Double(perHour), rate = capacity / 3600
-        let t = now(), key = RegistrationLimiter.key(address)
+        let t = now(), key = ClientKey(address)
         return buckets.withLock { b in
             if b.count >= RegistrationLimiter.maxBuckets {
                 // Forget the buckets that have filled up again: they would start full anyway.

@@ -36,14 +36,15 @@ final class SubscriptionService: Sendable {
                                                               appAppleId: configuration.appAppleId))
     }
 
-    /// Runs `body`, turning a refused JWS or purchase into 422 with the failed check's code.
+    /// Runs `body`, turning a refused JWS or purchase into 422 with the failed check's code
+    /// and a detail in the API's words about `what`.
     private func refusing<T>(_ what: String, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let e as JWSError {
-            throw APIError(422, e.code, "The \(what) was refused: \(e).")
+            throw APIError(422, e.code, e.problemDetail(what))
         } catch let e as PolicyError {
-            throw APIError(422, e.code, "The \(what) does not grant Pro here: \(e).")
+            throw APIError(422, e.code, e.problemDetail(what))
         }
     }
 
@@ -52,21 +53,22 @@ final class SubscriptionService: Sendable {
     /// become 422 with the check's code. The upload is one more event of its purchase.
     func verifyUpload(transaction jws: String, renewalInfo renewalJWS: String?, ownerAccountId: String,
                       now: Date = Date()) throws -> PurchaseEvent {
-        try refusing("signed transaction") {
+        let (payload, status) = try refusing("signed transaction") {
             let payload = try verifier.verifyTransaction(jws)
-            let status = try policy.evaluate(payload, ownerAccountId: ownerAccountId, now: now)
-            var renewal: JWSRenewalInfoDecodedPayload?
-            if let renewalJWS {
+            return (payload, try policy.evaluate(payload, ownerAccountId: ownerAccountId, now: now))
+        }
+        let renewal = try renewalJWS.map { renewalJWS in
+            try refusing("signed renewal info") {
                 let r = try verifier.verify(renewalJWS, as: JWSRenewalInfoDecodedPayload.self)
                 try policy.checkRenewal(r, of: payload, ownerAccountId: ownerAccountId)
-                renewal = r
+                return r
             }
-            let signed = [payload.signedDate, renewal?.signedDate].compactMap { $0 }.max()
-            return PurchaseEvent(transaction: payload, renewal: renewal, environment: status.environment,
-                                 productId: status.productId,
-                                 signedDate: signed.map(JWSTransactionDecodedPayload.milliseconds) ?? 0,
-                                 key: "", source: "upload", signedTransaction: jws, signedRenewalInfo: renewalJWS)
         }
+        let signed = [payload.signedDate, renewal?.signedDate].compactMap { $0 }.max()
+        return PurchaseEvent(transaction: payload, renewal: renewal, environment: status.environment,
+                             productId: status.productId,
+                             signedDate: signed.map(JWSTransactionDecodedPayload.milliseconds) ?? 0,
+                             key: "", source: "upload", signedTransaction: jws, signedRenewalInfo: renewalJWS)
     }
 
     /// The notification types that change an entitlement; every other type (`TEST`,
@@ -91,14 +93,19 @@ final class SubscriptionService: Sendable {
     }
 
     /// Verifies a notification's outer and nested JWS and its app, environment and purchase
-    /// checks; an entitlement-changing type must carry a transaction of a Pro product.
+    /// checks; an entitlement-changing type must carry a transaction with a product.
+    ///
+    /// A product that is not configured as Pro is still the purchase's newest state (a
+    /// crossgrade, an offer or a resubscription into another product of its group): it is
+    /// stored like any event, and ends Pro with reason `wrong_product` as the App Store's
+    /// own state does, instead of being refused while the old product's expiry runs on.
     func verifyNotification(_ signedPayload: String) throws -> Notification {
         try refusing("notification") {
             let v = try notifications.verify(signedPayload)
             guard Self.entitlementTypes.contains(v.type), let t = v.transaction, let data = v.notification.data else {
                 return Notification(verified: v, event: nil)
             }
-            guard let productId = t.productId, policy.productIds.contains(productId) else { throw PolicyError.wrongProduct }
+            guard let productId = t.productId, !productId.isEmpty else { throw PolicyError.wrongProduct }
             guard t.originalTransactionId ?? t.transactionId != nil else {
                 throw JWSError.malformed("the transaction has no originalTransactionId")
             }

@@ -328,6 +328,46 @@ enum Schema {
         Migration(version: 9, sql: """
         DROP INDEX transactions_household;
         """),
+        // A purchase is keyed by (environment, original transaction id): the sandbox numbers
+        // its transactions apart from production, and a Sandbox event must never change a
+        // Production purchase. The table is rebuilt with the wider key; every row keeps the
+        // environment it has. A household whose purchase row holds another environment than
+        // its upload (a Sandbox event changed it before this version) gets its upload back as
+        // that purchase's first event, as version 5 did for every upload.
+        Migration(version: 10, sql: """
+        CREATE TABLE app_store_purchases_v10 (
+            original_transaction_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            expires_at INTEGER,
+            revoked_at INTEGER,
+            grace_until INTEGER,
+            billing_retry INTEGER NOT NULL DEFAULT 0,
+            auto_renew INTEGER,
+            apple_status INTEGER,
+            event_type TEXT,
+            event_subtype TEXT,
+            event_signed_date INTEGER NOT NULL,
+            event_key TEXT NOT NULL,
+            source TEXT NOT NULL,
+            signed_transaction TEXT NOT NULL,
+            signed_renewal_info TEXT,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (environment, original_transaction_id)
+        );
+        INSERT INTO app_store_purchases_v10
+            SELECT original_transaction_id, environment, product_id, expires_at, revoked_at, grace_until, billing_retry,
+                   auto_renew, apple_status, event_type, event_subtype, event_signed_date, event_key, source,
+                   signed_transaction, signed_renewal_info, updated_at
+            FROM app_store_purchases;
+        DROP TABLE app_store_purchases;
+        ALTER TABLE app_store_purchases_v10 RENAME TO app_store_purchases;
+        CREATE INDEX app_store_purchases_updated ON app_store_purchases(updated_at);
+        INSERT OR IGNORE INTO app_store_purchases (original_transaction_id, environment, product_id, expires_at,
+                                                   event_signed_date, event_key, source, signed_transaction, updated_at)
+            SELECT original_transaction_id, environment, product_id, expires_at, 0, '', 'upload', signed_transaction, verified_at
+            FROM subscriptions ORDER BY verified_at DESC;
+        """),
     ]
 }
 

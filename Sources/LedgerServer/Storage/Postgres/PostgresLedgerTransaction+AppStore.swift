@@ -2,7 +2,8 @@
 import LedgerModel
 import PostgresKit
 
-/// The App Store subscription primitives over the schema's migration 2.
+/// The App Store subscription primitives over the schema's migration 2, purchases keyed by
+/// (environment, original transaction id) since migration 3.
 ///
 /// In a write, a purchase is read `FOR UPDATE`: events of one purchase from several
 /// processes are compared and stored one after another, each against the committed newest.
@@ -36,7 +37,8 @@ extension PostgresLedgerTransaction {
 
     private static let subscriptionQuery = """
         SELECT s.granted_by, s.verified_at, \(AppStoreTables.purchaseColumns(of: "p")) FROM subscriptions s
-        JOIN app_store_purchases p ON p.original_transaction_id = s.original_transaction_id WHERE s.household_id = $1
+        JOIN app_store_purchases p ON p.environment = s.environment AND p.original_transaction_id = s.original_transaction_id
+        WHERE s.household_id = $1
         """
 
     func subscription(household: String) throws -> SubscriptionRecord? {
@@ -46,16 +48,19 @@ extension PostgresLedgerTransaction {
         }
     }
 
-    private static let purchaseSQL = "SELECT \(AppStoreTables.purchaseColumns) FROM app_store_purchases WHERE original_transaction_id = $1"
+    private static let purchaseSQL =
+        "SELECT \(AppStoreTables.purchaseColumns) FROM app_store_purchases WHERE environment = $1 AND original_transaction_id = $2"
     private static let purchaseForUpdateSQL = purchaseSQL + " FOR UPDATE"
 
-    func purchase(originalTransactionId: String) throws -> StoredPurchase? {
-        try db.queryOne(writing ? Self.purchaseForUpdateSQL : Self.purchaseSQL, [.text(originalTransactionId)]).map { Self.purchase($0) }
+    func purchase(_ key: PurchaseKey) throws -> StoredPurchase? {
+        try db.queryOne(writing ? Self.purchaseForUpdateSQL : Self.purchaseSQL,
+                        [.text(key.environment), .text(key.originalTransactionId)]).map { Self.purchase($0) }
     }
 
-    func households(subscribedTo originalTransactionId: String) throws -> [String] {
-        try db.query("SELECT household_id FROM subscriptions WHERE original_transaction_id = $1 ORDER BY household_id",
-                     [.text(originalTransactionId)]).rows.map { $0.uuid(0) }
+    func households(subscribedTo key: PurchaseKey) throws -> [String] {
+        try db.query("""
+            SELECT household_id FROM subscriptions WHERE environment = $1 AND original_transaction_id = $2 ORDER BY household_id
+            """, [.text(key.environment), .text(key.originalTransactionId)]).rows.map { $0.uuid(0) }
     }
 
     func notificationSeen(uuid: String) throws -> Bool {
@@ -94,11 +99,11 @@ extension PostgresLedgerTransaction {
 
     func updatePurchase(_ e: PurchaseEvent, at: Int64) throws {
         try db.query("""
-            UPDATE app_store_purchases SET environment = $2, product_id = $3, expires_at = $4, revoked_at = $5, grace_until = $6,
+            UPDATE app_store_purchases SET product_id = $3, expires_at = $4, revoked_at = $5, grace_until = $6,
                 billing_retry = $7, auto_renew = $8, apple_status = $9, event_type = $10, event_subtype = $11,
                 event_signed_date = $12, event_key = $13, source = $14, signed_transaction = $15, signed_renewal_info = $16,
                 updated_at = $17
-            WHERE original_transaction_id = $1
+            WHERE original_transaction_id = $1 AND environment = $2
             """, Self.values(e, at: at))
     }
 
@@ -118,7 +123,8 @@ extension PostgresLedgerTransaction {
     func deleteUnregisteredPurchases(updatedBefore cutoff: Int64) throws {
         try db.query("""
             DELETE FROM app_store_purchases p WHERE p.updated_at < $1 AND NOT EXISTS
-                (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = p.original_transaction_id)
+                (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = p.original_transaction_id
+                                                 AND s.environment = p.environment)
             """, [.timestamp(ms: cutoff)])
     }
 }

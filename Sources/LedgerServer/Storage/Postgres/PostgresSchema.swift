@@ -161,6 +161,21 @@ enum PostgresSchema {
                    'epoch'::timestamptz, '', 'upload', signed_transaction, verified_at
             FROM subscriptions ORDER BY original_transaction_id, verified_at DESC;
         """),
+        // A purchase is keyed by (environment, original transaction id) (SQLite's version
+        // 10): a Sandbox event must never change a Production purchase. Every row keeps the
+        // environment it has; a household whose purchase row holds another environment than
+        // its upload (a Sandbox event changed it before) gets its upload back as that
+        // purchase's first event.
+        (3, """
+        ALTER TABLE app_store_purchases DROP CONSTRAINT app_store_purchases_pkey;
+        ALTER TABLE app_store_purchases ADD PRIMARY KEY (environment, original_transaction_id);
+        INSERT INTO app_store_purchases (original_transaction_id, environment, product_id, expires_at, event_signed_date,
+                                         event_key, source, signed_transaction, updated_at)
+            SELECT DISTINCT ON (environment, original_transaction_id) original_transaction_id, environment, product_id,
+                   expires_at, 'epoch'::timestamptz, '', 'upload', signed_transaction, verified_at
+            FROM subscriptions ORDER BY environment, original_transaction_id, verified_at DESC
+            ON CONFLICT DO NOTHING;
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

@@ -2,7 +2,8 @@ import LedgerModel
 import SQLiteKit
 
 /// The App Store subscription primitives over schema version 5 (`app_store_purchases`,
-/// `app_store_notifications`, `subscriptions`). One writer: a purchase read in a write is
+/// `app_store_notifications`, `subscriptions`), purchases keyed by (environment, original
+/// transaction id) since version 10. One writer: a purchase read in a write is
 /// current without locking.
 extension SQLiteLedgerTransaction {
     /// Reads `AppStoreTables.purchaseColumns` starting at column `i`.
@@ -29,7 +30,8 @@ extension SQLiteLedgerTransaction {
 
     private static let subscriptionQuery = """
         SELECT s.granted_by, s.verified_at, \(AppStoreTables.purchaseColumns(of: "p")) FROM subscriptions s
-        JOIN app_store_purchases p ON p.original_transaction_id = s.original_transaction_id WHERE s.household_id = ?
+        JOIN app_store_purchases p ON p.environment = s.environment AND p.original_transaction_id = s.original_transaction_id
+        WHERE s.household_id = ?
         """
 
     func subscription(household: String) throws -> SubscriptionRecord? {
@@ -38,15 +40,17 @@ extension SQLiteLedgerTransaction {
         }
     }
 
-    private static let purchaseSQL = "SELECT \(AppStoreTables.purchaseColumns) FROM app_store_purchases WHERE original_transaction_id = ?"
+    private static let purchaseSQL =
+        "SELECT \(AppStoreTables.purchaseColumns) FROM app_store_purchases WHERE environment = ? AND original_transaction_id = ?"
 
-    func purchase(originalTransactionId: String) throws -> StoredPurchase? {
-        try db.queryOne(Self.purchaseSQL, [.text(originalTransactionId)]).map { Self.purchase($0) }
+    func purchase(_ key: PurchaseKey) throws -> StoredPurchase? {
+        try db.queryOne(Self.purchaseSQL, [.text(key.environment), .text(key.originalTransactionId)]).map { Self.purchase($0) }
     }
 
-    func households(subscribedTo originalTransactionId: String) throws -> [String] {
-        try db.query("SELECT household_id FROM subscriptions WHERE original_transaction_id = ? ORDER BY household_id",
-                     [.text(originalTransactionId)]).map { $0.string(0) }
+    func households(subscribedTo key: PurchaseKey) throws -> [String] {
+        try db.query("""
+            SELECT household_id FROM subscriptions WHERE environment = ? AND original_transaction_id = ? ORDER BY household_id
+            """, [.text(key.environment), .text(key.originalTransactionId)]).map { $0.string(0) }
     }
 
     func notificationSeen(uuid: String) throws -> Bool {
@@ -81,11 +85,11 @@ extension SQLiteLedgerTransaction {
 
     func updatePurchase(_ e: PurchaseEvent, at: Int64) throws {
         try db.run("""
-            UPDATE app_store_purchases SET environment = ?2, product_id = ?3, expires_at = ?4, revoked_at = ?5, grace_until = ?6,
+            UPDATE app_store_purchases SET product_id = ?3, expires_at = ?4, revoked_at = ?5, grace_until = ?6,
                 billing_retry = ?7, auto_renew = ?8, apple_status = ?9, event_type = ?10, event_subtype = ?11,
                 event_signed_date = ?12, event_key = ?13, source = ?14, signed_transaction = ?15, signed_renewal_info = ?16,
                 updated_at = ?17
-            WHERE original_transaction_id = ?1
+            WHERE original_transaction_id = ?1 AND environment = ?2
             """, Self.values(e, at: at))
     }
 
@@ -105,7 +109,8 @@ extension SQLiteLedgerTransaction {
     func deleteUnregisteredPurchases(updatedBefore cutoff: Int64) throws {
         try db.run("""
             DELETE FROM app_store_purchases WHERE updated_at < ? AND NOT EXISTS
-                (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = app_store_purchases.original_transaction_id)
+                (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = app_store_purchases.original_transaction_id
+                                                 AND s.environment = app_store_purchases.environment)
             """, [.integer(cutoff)])
     }
 }

@@ -2,9 +2,10 @@ import LedgerModel
 
 /// The App Store rules, written once over the subscription primitives of `LedgerWriting`.
 ///
-/// A purchase keeps only its newest event, ordered by `(signedDate, key)` whatever the
-/// arrival order (`applyPurchaseEvent`); a notification's UUID is remembered so a replay
-/// changes nothing; a purchase no household registered is kept for 90 days
+/// A purchase is keyed by (environment, originalTransactionId) (`PurchaseKey`): a Sandbox
+/// event never touches a Production purchase, nor the reverse. A purchase keeps only its
+/// newest event, ordered by `(signedDate, key)` whatever the arrival order
+/// (`applyPurchaseEvent`); a notification's UUID is remembered so a replay changes nothing; a purchase no household registered is kept for 90 days
 /// (`NotificationRecord.retentionMs`) and applies when an owner registers it (the upload is
 /// then just one more event, stale when the kept one is newer). The state a purchase grants
 /// is derived at request time (`PurchaseState.derive`).
@@ -19,7 +20,7 @@ import LedgerModel
 extension LedgerWriting {
     /// Stores `e` as its purchase's newest event unless the stored one is not older.
     func applyPurchaseEvent(_ e: PurchaseEvent, now: Int64) throws -> PurchaseEventResult {
-        try applyPurchaseEvent(e, over: purchase(originalTransactionId: e.originalTransactionId), now: now)
+        try applyPurchaseEvent(e, over: purchase(e.purchaseKey), now: now)
     }
 
     /// `applyPurchaseEvent` over `stored`, the purchase as this write read it (and locked).
@@ -38,7 +39,7 @@ extension LedgerWriting {
     /// which is a kept notification's when that is newer (an old upload cannot undo a refund).
     func registerSubscription(household: String, owner: String, upload: PurchaseEvent, now: Int64) throws -> SubscriptionRecord {
         // The purchase first, then the household (the lock order above).
-        let stored = try purchase(originalTransactionId: upload.originalTransactionId)
+        let stored = try purchase(upload.purchaseKey)
         let m = try membership(household: household, account: owner, need: .owner)
         try setSubscription(household: household, upload: upload, grantedBy: m.ownerAccountId, at: now)
         _ = try applyPurchaseEvent(upload, over: stored, now: now)
@@ -68,7 +69,7 @@ extension LedgerWriting {
                 outcome = .stale
             case .applied:
                 var touched = 0
-                for h in try households(subscribedTo: event.originalTransactionId) {
+                for h in try households(subscribedTo: event.purchaseKey) {
                     // A household another process deleted since the list was read needs nothing.
                     do { _ = try nextSeq(household: h); touched += 1 } catch LedgerStorageError.householdNotFound { continue }
                 }

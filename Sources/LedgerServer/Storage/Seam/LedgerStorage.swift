@@ -155,11 +155,11 @@ protocol LedgerReading {
     // (rules over these: `LedgerStorage+Subscriptions.swift`)
     /// The household's registered subscription with its purchase's newest event.
     func subscription(household: String) throws -> SubscriptionRecord?
-    /// A purchase by its original transaction id. Inside a write it stays locked until the
-    /// commit, so events of one purchase are ordered one after another.
-    func purchase(originalTransactionId: String) throws -> StoredPurchase?
+    /// A purchase by its environment and original transaction id. Inside a write it stays
+    /// locked until the commit, so events of one purchase are ordered one after another.
+    func purchase(_ key: PurchaseKey) throws -> StoredPurchase?
     /// The households whose subscription is this purchase, by id.
-    func households(subscribedTo originalTransactionId: String) throws -> [String]
+    func households(subscribedTo key: PurchaseKey) throws -> [String]
     /// Whether a notification with this `notificationUUID` is remembered.
     func notificationSeen(uuid: String) throws -> Bool
 
@@ -252,7 +252,7 @@ protocol LedgerWriting: LedgerReading {
     func deleteSubscription(household: String) throws -> Bool
     /// A purchase's first event (a concurrent first insert of the same purchase fails).
     func insertPurchase(_ event: PurchaseEvent, at: Int64) throws
-    /// Replaces the purchase's stored event.
+    /// Replaces the stored event of the event's purchase (`PurchaseEvent.purchaseKey`).
     func updatePurchase(_ event: PurchaseEvent, at: Int64) throws
     /// Remembers a notification (a concurrent insert of the same UUID fails).
     func insertNotification(_ n: NotificationRecord, outcome: NotificationOutcome, at: Int64) throws
