@@ -51,6 +51,8 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
     func testFeedPagesTokensAndSyncStatus() throws { try checkFeedPagesTokensAndSyncStatus() }
     func testInvitationPagesCountsAndQuotas() throws { try checkInvitationPagesCountsAndQuotas() }
     func testPushCountsTokensAndPolls() throws { try checkPushCountsTokensAndPolls() }
+    func testBlocksAndInviterForInviteeQuota() throws { try checkBlocksAndInviterForInviteeQuota() }
+    func testTokenCapAndPages() throws { try checkTokenCapAndPages() }
 
     func testCommitsReportTouchedHouseholdsAndRevokedTokens() throws {
         let now = self.now
