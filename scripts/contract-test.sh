@@ -92,7 +92,9 @@ else
     # invitation comes from one address and one account (LimitsTests cover the quotas).
     (cd "$REPO" && export KIDLEDGER_AUTH_FAILURES_PER_MINUTE=1000000 KIDLEDGER_REGISTRATIONS_PER_HOUR=0 \
         KIDLEDGER_MAX_HOUSEHOLDS_PER_ACCOUNT=0 KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD=0 \
-        KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE=0 KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER=0 && exec "$BIN" serve --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" \
+        KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE=0 KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER=0 \
+        KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER_FOR_INVITEE=0 KIDLEDGER_FAILED_HANDLE_LOOKUPS_PER_MINUTE=0 \
+        KIDLEDGER_TOKENS_PER_ACCOUNT=0 && exec "$BIN" serve --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" \
         --registration open --bundle-id com.example.kidledger --product-id com.example.kidledger.pro --app-apple-id 1234567890 \
         --openapi "$SPEC" --public-dir "$REPO/Public") >"$WORK/server.log" 2>&1 &
     SERVER_PID=$!

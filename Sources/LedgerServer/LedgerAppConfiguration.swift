@@ -75,6 +75,17 @@ public struct LedgerAppConfiguration: Sendable {
     /// Pending invitations one account may have sent, over all its households; then 409
     /// `too_many_invitations`. 0: no limit. Default 100.
     public var maxPendingInvitationsPerInviter: Int = 100
+    /// Pending invitations one account may have sent to one invitee, over all its
+    /// households (so one inviter never holds all of an invitee's slots); then 409
+    /// `too_many_invitations` with `scope: inviterForInvitee`. 0: no limit. Default 3.
+    public var maxPendingInvitationsPerInviterForInvitee: Int = 3
+    /// Invitations to a handle that no account has (or whose account blocked the inviter)
+    /// one account may send per minute; then every invitation it sends is 429 `rate_limited`
+    /// until the minute is over. 0: no limit. Default 10.
+    public var failedHandleLookupsPerMinute: Int = 10
+    /// Live (not revoked) device tokens one account may hold; then 409 `too_many_tokens`.
+    /// 0: no limit. Default 100.
+    public var maxTokensPerAccount: Int = 100
     /// Whether to print JSON log lines at all (`--quiet` turns them off). Default true.
     public var logging: Bool = true
     /// `debug`, `info` (one access line per request), `warning`, `error`. Default `info`.

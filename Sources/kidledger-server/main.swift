@@ -18,6 +18,8 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--registrations-per-hour N] [--max-households-per-account N]
                               [--max-children-per-household N] [--max-pending-invitations-per-invitee N]
                               [--max-pending-invitations-per-inviter N]
+                              [--max-pending-invitations-per-inviter-for-invitee N]
+                              [--failed-handle-lookups-per-minute N] [--tokens-per-account N]
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]   (SQLite; for PostgreSQL it prints how to use pg_dump)
        kidledger-server check [--data-dir DIR | --database-url postgres://…]
@@ -40,7 +42,9 @@ that take the data disk's completion interrupts when those are some but not all 
 KIDLEDGER_LOG_LEVEL, KIDLEDGER_TRUSTED_PROXIES (comma-separated),
 KIDLEDGER_AUTH_FAILURES_PER_MINUTE, KIDLEDGER_REGISTRATIONS_PER_HOUR, KIDLEDGER_MAX_HOUSEHOLDS_PER_ACCOUNT,
 KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE,
-KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER (0: no limit). An empty variable counts as unset.
+KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER_FOR_INVITEE (default 3),
+KIDLEDGER_FAILED_HANDLE_LOOKUPS_PER_MINUTE (default 10), KIDLEDGER_TOKENS_PER_ACCOUNT (default 100)
+(0: no limit). An empty variable counts as unset.
 """
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
@@ -180,6 +184,9 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let n = o.int("max-children-per-household") { c.maxChildrenPerHousehold = n }
     if let n = o.int("max-pending-invitations-per-invitee") { c.maxPendingInvitationsPerInvitee = n }
     if let n = o.int("max-pending-invitations-per-inviter") { c.maxPendingInvitationsPerInviter = n }
+    if let n = o.int("max-pending-invitations-per-inviter-for-invitee") { c.maxPendingInvitationsPerInviterForInvitee = n }
+    if let n = o.int("failed-handle-lookups-per-minute") { c.failedHandleLookupsPerMinute = n }
+    if let n = o.int("tokens-per-account") { c.maxTokensPerAccount = n }
     return c
 }
 
@@ -201,7 +208,9 @@ let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "da
                                  "max-connections-per-address", "body-memory-limit",
                                  "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout",
                                  "registrations-per-hour", "max-households-per-account", "max-children-per-household",
-                                 "max-pending-invitations-per-invitee", "max-pending-invitations-per-inviter"]
+                                 "max-pending-invitations-per-invitee", "max-pending-invitations-per-inviter",
+                                 "max-pending-invitations-per-inviter-for-invitee", "failed-handle-lookups-per-minute",
+                                 "tokens-per-account"]
 let args = CommandLine.arguments.dropFirst()
 guard let command = args.first else { print(usage); exit(2) }
 

@@ -12,7 +12,7 @@ final class AuthorizationTests: XCTestCase {
 
     /// A household with one caller of every kind.
     struct World {
-        var household = "", child = "", transaction = "", invitation = "", ownerTokenId = ""
+        var household = "", child = "", transaction = "", invitation = "", ownerTokenId = "", ownerId = ""
         var readWriteId = "", strangerHandle = ""
         var tokens: [Caller: String] = [:]
     }
@@ -47,8 +47,9 @@ final class AuthorizationTests: XCTestCase {
 
     func makeWorld() throws -> World {
         var w = World()
-        let (_, owner) = s.signup(unique("owner"))
+        let (ownerId, owner) = s.signup(unique("owner"))
         w.tokens[.owner] = owner
+        w.ownerId = ownerId
         w.household = s.household(owner)
         w.child = s.child(owner, household: w.household)
         w.transaction = try must(s.call("POST", "/v1/households/\(w.household)/children/\(w.child)/transactions", token: owner,
@@ -73,7 +74,9 @@ final class AuthorizationTests: XCTestCase {
         try accept(try invite(.readOnly, permission: "readOnly"))
         w.invitation = try invite(.invitee, permission: "readWrite").invitation
         let declined = try invite(.declined, permission: "readWrite")
-        _ = try must(s.call("POST", "/v1/invitations/\(declined.invitation)/decline", token: declined.token), 204, "decline")
+        // Declined, and the owner blocked.
+        _ = try must(s.call("POST", "/v1/invitations/\(declined.invitation)/decline", token: declined.token,
+                            json: .obj(["block": true])), 204, "decline")
         let revoked = try invite(.revoked, permission: "readWrite")
         try accept(revoked)
         _ = try must(s.call("DELETE", "/v1/households/\(w.household)/share/participants/\(revoked.id)", token: owner), 204, "revoke")
@@ -90,10 +93,13 @@ final class AuthorizationTests: XCTestCase {
     }
 
     func concrete(_ path: String, _ w: World) -> String {
-        path.replacingOccurrences(of: "{id}", with: w.household)
+        // `{accountId}`: the read-write participant; under /v1/blocks the owner, whom the
+        // declined invitee blocked (the world's one block).
+        let account = path.hasPrefix("/v1/blocks/") ? w.ownerId : w.readWriteId
+        return path.replacingOccurrences(of: "{id}", with: w.household)
             .replacingOccurrences(of: "{childId}", with: w.child)
             .replacingOccurrences(of: "{txId}", with: w.transaction)
-            .replacingOccurrences(of: "{accountId}", with: w.readWriteId)
+            .replacingOccurrences(of: "{accountId}", with: account)
             .replacingOccurrences(of: "{invitationId}", with: w.invitation)
             .replacingOccurrences(of: "{tokenId}", with: w.ownerTokenId)
     }

@@ -164,4 +164,106 @@ final class CursorHTTPTests: XCTestCase {
         XCTAssertEqual(s.call("GET", "/v1/invitations?limit=0", token: dad).status, 422)
         XCTAssertEqual(s.call("GET", "/v1/invitations?limit=1001", token: dad).status, 422)
     }
+
+    /// Every page of a list at `path` (with `limit`), following `nextCursor`; the items of
+    /// `member` (`items` unless told), and how many pages there were.
+    func pages(_ path: String, token: String, limit: Int, member: String = "items") -> (items: [JSONValue], pages: Int) {
+        var items: [JSONValue] = [], cursor: String?, pages = 0
+        repeat {
+            let r = s.call("GET", path + "?limit=\(limit)" + (cursor.map { "&cursor=\($0)" } ?? ""), token: token)
+            XCTAssertEqual(r.status, 200, path)
+            let page = r.json[member]?.arrayValue ?? []
+            XCTAssertLessThanOrEqual(page.count, limit)
+            items += page
+            cursor = r.json["nextCursor"]?.stringValue
+            pages += 1
+        } while cursor != nil && pages < 50
+        return (items, pages)
+    }
+
+    /// An altered copy of `cursor`: one character changed.
+    func altered(_ cursor: String) -> String {
+        var bytes = Array(cursor.utf8)
+        let i = bytes.count / 2
+        bytes[i] = bytes[i] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `GET /v1/tokens` pages: oldest first, each live token once, `current` on the
+    /// caller's; the cursor is the account's alone; a revoked token leaves the list.
+    func testTokensArePaged() throws {
+        let (_, mum) = s.signup("mum")
+        var ids: [String] = [try XCTUnwrap(s.call("GET", "/v1/me", token: mum).json["token"]?["id"]?.stringValue)]
+        for i in 0..<4 {
+            ids.append(try XCTUnwrap(s.call("POST", "/v1/tokens", token: mum, json: .obj(["deviceName": .string("D\(i)")]))
+                .json["id"]?.stringValue))
+        }
+        let (items, count) = pages("/v1/tokens", token: mum, limit: 2)
+        XCTAssertEqual(count, 3)
+        XCTAssertEqual(items.compactMap { $0["id"]?.stringValue }, ids, "oldest first, each once")
+        XCTAssertEqual(items.filter { $0["current"] == .bool(true) }.compactMap { $0["id"]?.stringValue }, [ids[0]])
+        let all = s.call("GET", "/v1/tokens", token: mum)
+        XCTAssertEqual(all.json["items"]?.arrayValue?.count, 5, "100 by default")
+        XCTAssertEqual(all.json["nextCursor"], .null)
+
+        let cursor = try XCTUnwrap(s.call("GET", "/v1/tokens?limit=2", token: mum).json["nextCursor"]?.stringValue)
+        let (_, dad) = s.signup("dad")
+        for (token, bad) in [(mum, altered(cursor)), (mum, String(cursor.dropLast())), (dad, cursor), (mum, "%41")] {
+            let r = s.call("GET", "/v1/tokens?cursor=\(bad)", token: token)
+            XCTAssertEqual(r.status, 422, bad)
+            XCTAssertNotNil(r.json["fields"]?["cursor"], bad)
+        }
+        for limit in ["0", "1001", "-1"] { XCTAssertEqual(s.call("GET", "/v1/tokens?limit=\(limit)", token: mum).status, 422) }
+        XCTAssertEqual(s.call("DELETE", "/v1/tokens/\(ids[2])", token: mum).status, 204)
+        XCTAssertEqual(pages("/v1/tokens", token: mum, limit: 1).items.compactMap { $0["id"]?.stringValue },
+                       ids.filter { $0 != ids[2] })
+    }
+
+    /// `GET …/sync-status` pages its devices (default 100) with `nextCursor` beside them:
+    /// by account, then token, each once; the cursor is the household's alone.
+    func testSyncStatusDevicesArePaged() throws {
+        let (mumId, mum) = s.signup("mum")
+        let (dadId, dad) = s.signup("dad")
+        let h = s.household(mum), other = s.household(mum, name: "Other")
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/share", token: mum).status, 201)
+        let invitation = s.call("POST", "/v1/households/\(h)/share/participants", token: mum,
+                                json: .obj(["handle": "dad", "permission": "readWrite"])).json["invitationId"]?.stringValue ?? ""
+        XCTAssertEqual(s.call("POST", "/v1/invitations/\(invitation)/accept", token: dad).status, 200)
+        var devices: [(account: String, token: String)] = []
+        for (account, first) in [(mumId, mum), (dadId, dad)] {
+            var secrets = [first]
+            for i in 0..<2 {
+                secrets.append(s.call("POST", "/v1/tokens", token: first, json: .obj(["deviceName": .string("D\(i)")]))
+                    .json["secret"]?.stringValue ?? "")
+            }
+            for secret in secrets {
+                XCTAssertEqual(s.call("GET", "/v1/households/\(h)/changes", token: secret).status, 200)
+                XCTAssertEqual(s.call("GET", "/v1/households/\(other)/changes", token: secret).status, account == mumId ? 200 : 404)
+                devices.append((account, s.call("GET", "/v1/me", token: secret).json["token"]?["id"]?.stringValue ?? ""))
+            }
+        }
+        let expected = devices.sorted { ($0.account, $0.token) < ($1.account, $1.token) }.map(\.token)
+        let whole = s.call("GET", "/v1/households/\(h)/sync-status", token: dad)
+        XCTAssertEqual(whole.json["devices"]?.arrayValue?.compactMap { $0["tokenId"]?.stringValue }, expected)
+        XCTAssertEqual(whole.json["nextCursor"], .null)
+        let (items, count) = pages("/v1/households/\(h)/sync-status", token: dad, limit: 4, member: "devices")
+        XCTAssertEqual(count, 2)
+        XCTAssertEqual(items.compactMap { $0["tokenId"]?.stringValue }, expected, "by account then token, each once")
+
+        let first = s.call("GET", "/v1/households/\(h)/sync-status?limit=4", token: mum)
+        XCTAssertEqual(first.json["latestToken"], whole.json["latestToken"])
+        let cursor = try XCTUnwrap(first.json["nextCursor"]?.stringValue)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/sync-status?limit=4&cursor=\(cursor)", token: mum)
+            .json["devices"]?.arrayValue?.count, 2)
+        let otherCursor = try XCTUnwrap(s.call("GET", "/v1/households/\(other)/sync-status?limit=1", token: mum).json["nextCursor"]?.stringValue)
+        for bad in [altered(cursor), otherCursor, String(cursor.prefix(10))] {
+            let r = s.call("GET", "/v1/households/\(h)/sync-status?cursor=\(bad)", token: mum)
+            XCTAssertEqual(r.status, 422, bad)
+            XCTAssertEqual(r.code, "validation_failed", bad)
+        }
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/sync-status?limit=1001", token: mum).status, 422)
+        // A stranger holding the household's cursor learns nothing: 404 as without it.
+        let (_, stranger) = s.signup("stranger")
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/sync-status?cursor=\(cursor)", token: stranger).status, 404)
+    }
 }

@@ -334,9 +334,9 @@ class LedgerStorageContractTests: XCTestCase {
         _ = try write { try $0.invite(household: h3, owner: owner3, handle: "kid", permission: .readOnly, now: now + 1) }
         _ = try write { try $0.invite(household: h1, owner: owner, handle: "gran", permission: .readOnly, now: now) }
         XCTAssertEqual(try storage.read { try $0.pendingInvitationCounts(inviter: owner, invitee: kid.id) },
-                       PendingInvitationCounts(byInviter: 2, toInvitee: 3))
+                       PendingInvitationCounts(byInviter: 2, toInvitee: 3, byInviterToInvitee: 1))
         XCTAssertEqual(try storage.read { try $0.pendingInvitationCounts(inviter: owner3, invitee: gran.id) },
-                       PendingInvitationCounts(byInviter: 1, toInvitee: 1))
+                       PendingInvitationCounts(byInviter: 1, toInvitee: 1, byInviterToInvitee: 0))
 
         let first = try storage.read { try $0.pendingInvitations(account: kid.id, after: nil, limit: 2) }
         XCTAssertEqual(first.items.map(\.householdId), [h3, h2], "newest first, then the later invitation")
@@ -354,7 +354,7 @@ class LedgerStorageContractTests: XCTestCase {
         try write { try $0.unshare(household: h3, owner: owner3, now: now) }
         XCTAssertEqual(try storage.read { try $0.pendingInvitations(account: kid.id, after: nil, limit: 10) }.items.map(\.householdId), [h1])
         XCTAssertEqual(try storage.read { try $0.pendingInvitationCounts(inviter: owner2, invitee: kid.id) },
-                       PendingInvitationCounts(byInviter: 0, toInvitee: 1))
+                       PendingInvitationCounts(byInviter: 0, toInvitee: 1, byInviterToInvitee: 0))
 
         // Quotas: the inviter's pending invitations, then the invitee's.
         _ = try write { try $0.createAccount(handle: "aunt", displayName: "Aunt", deviceName: "phone", now: now) }
@@ -371,6 +371,121 @@ class LedgerStorageContractTests: XCTestCase {
                                                  limits: InvitationLimits(perInviter: 1, perInvitee: 1), now: now) }.isCreated)
         XCTAssertTrue(try write { try $0.invite(household: h1, owner: owner, handle: "aunt", permission: .readOnly,
                                                 limits: InvitationLimits(perInviter: 3, perInvitee: 1), now: now) }.isCreated)
+    }
+
+    /// Declining with a block: the owner's other pending invitations are declined with it,
+    /// new ones are refused as an unknown handle would be, and lifting the block lets them
+    /// in again. One inviter holds at most its share of an invitee's pending invitations.
+    func checkBlocksAndInviterForInviteeQuota() throws {
+        let now = self.now
+        let (stranger, h1, _) = try household()
+        let h2 = UUID().lowercased, h3 = UUID().lowercased
+        for h in [h2, h3] {
+            _ = try write { try $0.createHousehold(id: h, name: "Other", currency: "EUR", owner: stranger, ifAbsentOnly: true, now: now) }
+        }
+        for h in [h1, h2, h3] { _ = try write { try $0.share(household: h, owner: stranger) } }
+        let (victim, _) = try write { try $0.createAccount(handle: "victim", displayName: "Victim", deviceName: "phone", now: now) }
+        let limits = InvitationLimits(perInviter: 0, perInvitee: 0, perInviterForInvitee: 2)
+        for h in [h1, h2] {
+            XCTAssertTrue(try write { try $0.invite(household: h, owner: stranger, handle: "victim", permission: .readOnly,
+                                                    limits: limits, now: now) }.isCreated)
+        }
+        XCTAssertEqual(try storage.read { try $0.pendingInvitationCounts(inviter: stranger, invitee: victim.id) },
+                       PendingInvitationCounts(byInviter: 2, toInvitee: 2, byInviterToInvitee: 2))
+        expect(.tooManyInvitations(.inviterForInvitee, limit: 2, pending: 2)) {
+            try $0.invite(household: h3, owner: stranger, handle: "victim", permission: .readOnly, limits: limits, now: now)
+        }
+        XCTAssertEqual(try storage.read { try $0.pendingInvitationHouseholds(inviter: stranger, invitee: victim.id) }, [h1, h2].sorted())
+
+        let first = try XCTUnwrap(try storage.read { try $0.participant(household: h1, account: victim.id) })
+        try write { try $0.declineInvitation(first.invitationId, account: victim.id, block: true, now: now + 5) }
+        XCTAssertTrue(try storage.read { try $0.isBlocked(account: victim.id, blocked: stranger) })
+        XCTAssertFalse(try storage.read { try $0.isBlocked(account: stranger, blocked: victim.id) }, "a block has one direction")
+        XCTAssertEqual(try storage.read { try $0.pendingInvitations(account: victim.id, after: nil, limit: 10) }.items, [],
+                       "the blocked owner's other invitation is declined with it")
+        XCTAssertEqual(try storage.read { try $0.participant(household: h2, account: victim.id) }?.status, .declined)
+        for h in [h1, h3] {
+            expect(.unknownHandle("victim")) {
+                try $0.invite(household: h, owner: stranger, handle: "victim", permission: .readOnly, now: now)
+            }
+        }
+        let listed = try storage.read { try $0.blocks(account: victim.id, before: nil, limit: 10) }
+        XCTAssertEqual(listed.items, [BlockRecord(accountId: stranger, handle: try storage.read { try $0.account(id: stranger) }!.handle,
+                                                  displayName: "Owner", createdAt: now + 5)])
+        XCTAssertNil(listed.next)
+        XCTAssertEqual(try storage.read { try $0.blocks(account: stranger, before: nil, limit: 10) }.items, [])
+        // Blocking again (declining the declined invitation with a block) changes nothing.
+        try write { try $0.declineInvitation(first.invitationId, account: victim.id, block: true, now: now + 9) }
+        XCTAssertEqual(try storage.read { try $0.blocks(account: victim.id, before: nil, limit: 10) }.items.map(\.createdAt), [now + 5])
+
+        expect(.blockNotFound) { try $0.unblock(account: stranger, blocked: victim.id) }
+        try write { try $0.unblock(account: victim.id, blocked: stranger) }
+        expect(.blockNotFound) { try $0.unblock(account: victim.id, blocked: stranger) }
+        XCTAssertTrue(try write { try $0.invite(household: h3, owner: stranger, handle: "victim", permission: .readOnly,
+                                                limits: limits, now: now) }.isCreated)
+
+        // The list: newest first; blocks made at one time by account id, highest first.
+        var blocked: [(id: String, at: Int64)] = []
+        for (i, at) in [now + 10, now + 20, now + 20, now + 30].enumerated() {
+            let (owner, h, _) = try household()
+            _ = try write { try $0.share(household: h, owner: owner) }
+            let p = try write { try $0.invite(household: h, owner: owner, handle: "victim", permission: .readOnly, now: now) }.record
+            try write { try $0.declineInvitation(p.invitationId, account: victim.id, block: true, now: at) }
+            blocked.append((owner, at))
+            _ = i
+        }
+        let expected = blocked.sorted { ($0.at, $0.id) > ($1.at, $1.id) }.map(\.id)
+        var seen: [String] = [], before: TimeAndIdPosition?
+        repeat {
+            let page = try storage.read { [before] in try $0.blocks(account: victim.id, before: before, limit: 3) }
+            seen += page.items.map(\.accountId)
+            before = page.next
+        } while before != nil
+        XCTAssertEqual(seen, expected)
+    }
+
+    /// The token cap counts live tokens only; the token and device lists page in order.
+    func checkTokenCapAndPages() throws {
+        let now = self.now
+        let (owner, h, _) = try household()   // one token already
+        var made: [IssuedToken] = []
+        for i in 0..<3 {
+            made.append(try write { try $0.createToken(account: owner, deviceName: "d\(i)", maxTokens: 4, now: now + Int64(i % 2)) })
+        }
+        XCTAssertEqual(try storage.read { try $0.activeTokenCount(account: owner) }, 4)
+        expect(.tooManyTokens(limit: 4)) { try $0.createToken(account: owner, deviceName: "one more", maxTokens: 4, now: now) }
+        let revoked = made[0].record.id
+        XCTAssertTrue(try write { try $0.revokeToken(id: revoked, account: owner, at: now) })
+        XCTAssertEqual(try storage.read { try $0.activeTokenCount(account: owner) }, 3)
+        made.append(try write { try $0.createToken(account: owner, deviceName: "again", maxTokens: 4, now: now + 1) })
+        XCTAssertNotNil(try? write { try $0.createToken(account: owner, deviceName: "no cap", now: now + 1) })
+
+        let all = try storage.read { try $0.activeTokens(account: owner, after: nil, limit: 100) }
+        XCTAssertEqual(all.items.count, 5)
+        XCTAssertNil(all.next)
+        XCTAssertEqual(all.items.map { TimeAndIdPosition(time: $0.createdAt, id: $0.id) },
+                       all.items.map { TimeAndIdPosition(time: $0.createdAt, id: $0.id) }.sorted { ($0.time, $0.id) < ($1.time, $1.id) })
+        var seen: [String] = [], after: TimeAndIdPosition?
+        repeat {
+            let page = try storage.read { [after] in try $0.activeTokens(account: owner, after: after, limit: 2) }
+            XCTAssertLessThanOrEqual(page.items.count, 2)
+            seen += page.items.map(\.id)
+            after = page.next
+        } while after != nil
+        XCTAssertEqual(seen, all.items.map(\.id))
+
+        for t in all.items { try write { try $0.recordPull(token: t.id, household: h, seq: 0, at: now) } }
+        let devices = try storage.read { try $0.syncStatus(household: h, account: owner, limit: 100) }
+        XCTAssertEqual(devices.devices.map(\.tokenId), all.items.map(\.id).sorted())
+        XCTAssertNil(devices.next)
+        var pages: [[String]] = [], position: DevicePosition?
+        repeat {
+            let page = try storage.read { [position] in try $0.syncStatus(household: h, account: owner, after: position, limit: 2) }
+            pages.append(page.devices.map(\.tokenId))
+            position = page.next
+        } while position != nil
+        XCTAssertEqual(pages.map(\.count), [2, 2, 1])
+        XCTAssertEqual(pages.flatMap { $0 }, devices.devices.map(\.tokenId))
     }
 
     func checkFeedPagesTokensAndSyncStatus() throws {
@@ -440,6 +555,8 @@ final class SQLiteLedgerStorageTests: LedgerStorageContractTests {
     func testFeedPagesTokensAndSyncStatus() throws { try checkFeedPagesTokensAndSyncStatus() }
     func testInvitationPagesCountsAndQuotas() throws { try checkInvitationPagesCountsAndQuotas() }
     func testPushCountsTokensAndPolls() throws { try checkPushCountsTokensAndPolls() }
+    func testBlocksAndInviterForInviteeQuota() throws { try checkBlocksAndInviterForInviteeQuota() }
+    func testTokenCapAndPages() throws { try checkTokenCapAndPages() }
 
     /// SQLite's busy and full results leave the conformer as the domain's `busy` and
     /// `outOfSpace` (the HTTP edge knows no SQLite), from reads and from writes alike; other

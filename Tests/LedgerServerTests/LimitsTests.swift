@@ -4,8 +4,9 @@ import LedgerModel
 import XCTest
 
 /// Quotas: registrations per client address, households per account, children per
-/// household, pending invitations per invitee and per inviter. Each refusal has its own
-/// code; a cap is lifted again when what it counts goes down.
+/// household, pending invitations per invitee, per inviter and per inviter for one invitee
+/// (`BlockTests`), live tokens per account. Each refusal has its own code; a cap is lifted
+/// again when what it counts goes down.
 final class LimitsTests: XCTestCase {
     var servers: [TestServer] = []
     override func tearDown() { servers.forEach { $0.stop() } }
@@ -280,6 +281,74 @@ final class LimitsTests: XCTestCase {
         let dadId = try XCTUnwrap(s.call("GET", "/v1/households/\(h1)/share", token: mum).json["participants"]?.arrayValue?.first?["accountId"]?.stringValue)
         XCTAssertEqual(s.call("DELETE", "/v1/households/\(h1)/share/participants/\(dadId)", token: mum).status, 204)
         XCTAssertEqual(invite(s, mum, h1, "aunt").status, 201)
+    }
+
+    // MARK: tokens
+
+    /// Live tokens per account: exactly the cap is allowed, one more is 409
+    /// `too_many_tokens`; revoking one frees its slot; revoked tokens do not count, and
+    /// other accounts have their own cap.
+    func testTokensPerAccount() throws {
+        let s = try server { $0.maxTokensPerAccount = 3 }
+        let (_, mum) = s.signup("mum")   // the first token
+        var made: [String] = []
+        for i in 0..<2 {
+            let r = s.call("POST", "/v1/tokens", token: mum, json: .obj(["deviceName": .string("Device \(i)")]))
+            XCTAssertEqual(r.status, 201, "token \(i + 2) of 3")
+            made.append(try XCTUnwrap(r.json["id"]?.stringValue))
+        }
+        XCTAssertEqual(s.call("GET", "/v1/tokens", token: mum).json["items"]?.arrayValue?.count, 3)
+        let refused = s.call("POST", "/v1/tokens", token: mum, json: .obj(["deviceName": "One too many"]))
+        XCTAssertEqual(refused.status, 409)
+        XCTAssertEqual(refused.code, "too_many_tokens")
+        XCTAssertEqual(refused.json["limit"]?.intValue, 3)
+        XCTAssertEqual(refused.header("Content-Type"), "application/problem+json")
+        XCTAssertEqual(s.call("GET", "/v1/tokens", token: mum).json["items"]?.arrayValue?.count, 3, "the refusal made nothing")
+
+        XCTAssertEqual(s.call("DELETE", "/v1/tokens/\(made[0])", token: mum).status, 204)
+        XCTAssertEqual(s.call("POST", "/v1/tokens", token: mum, json: .obj(["deviceName": "Replacement"])).status, 201)
+        XCTAssertEqual(s.call("POST", "/v1/tokens", token: mum, json: .obj(["deviceName": "Again too many"])).code, "too_many_tokens")
+        let (_, dad) = s.signup("dad")
+        XCTAssertEqual(s.call("POST", "/v1/tokens", token: dad, json: .obj(["deviceName": "Phone"])).status, 201, "a cap per account")
+    }
+
+    /// The new limits are flags and environment variables of `kidledger-server serve`.
+    func testInvitationAndTokenFlagsAndEnvironment() throws {
+        let binary = try ServerProcess.binary()
+        let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-limits-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let server = try ServerProcess(
+            binary: binary, dataDir: dataDir,
+            arguments: ["--tokens-per-account", "2", "--registrations-per-hour", "0"],
+            environment: ["KIDLEDGER_TOKENS_PER_ACCOUNT": "50", "KIDLEDGER_FAILED_HANDLE_LOOKUPS_PER_MINUTE": "1",
+                          "KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER_FOR_INVITEE": "1"])
+        defer { server.kill9() }
+        let client = HTTPTestClient(port: server.port)
+        func signup(_ handle: String) -> String {
+            client.call("POST", "/v1/accounts", json: .obj(["handle": .string(handle), "displayName": .string(handle)]))
+                .json["token"]?["secret"]?.stringValue ?? ""
+        }
+        let mum = signup("mum")
+        _ = signup("dad")
+        XCTAssertEqual(client.call("POST", "/v1/tokens", token: mum, json: .obj(["deviceName": "Tablet"])).status, 201)
+        XCTAssertEqual(client.call("POST", "/v1/tokens", token: mum, json: .obj(["deviceName": "Laptop"])).code, "too_many_tokens",
+                       "the flag wins over the variable")
+        func shared(_ name: String) -> String {
+            let h = client.call("POST", "/v1/households", token: mum, json: .obj(["name": .string(name)])).json["id"]?.stringValue ?? ""
+            XCTAssertEqual(client.call("POST", "/v1/households/\(h)/share", token: mum).status, 201)
+            return h
+        }
+        let h1 = shared("One"), h2 = shared("Two")
+        func invite(_ h: String, _ handle: String) -> TestServer.Reply {
+            client.call("POST", "/v1/households/\(h)/share/participants", token: mum,
+                        json: .obj(["handle": .string(handle), "permission": "readWrite"]))
+        }
+        XCTAssertEqual(invite(h1, "dad").status, 201)
+        let second = invite(h2, "dad")
+        XCTAssertEqual(second.code, "too_many_invitations")
+        XCTAssertEqual(second.json["scope"]?.stringValue, "inviterForInvitee")
+        XCTAssertEqual(invite(h2, "nobody").code, "unknown_handle")
+        XCTAssertEqual(invite(h2, "nobody").status, 429)
     }
 
     // MARK: configuration

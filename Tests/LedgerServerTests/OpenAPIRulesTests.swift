@@ -44,12 +44,15 @@ final class OpenAPIRulesTests: XCTestCase {
 
     /// The quota and rate-limit codes are in the spec's problem and push-result enums.
     func testQuotaCodesAreInTheSpec() {
-        for (schema, codes) in [("Problem409Code", ["too_many_households", "too_many_children", "too_many_invitations"]),
+        for (schema, codes) in [("Problem409Code", ["too_many_households", "too_many_children", "too_many_invitations", "too_many_tokens"]),
                                 ("Problem429Code", ["registration_rate_limited"]), ("PushResult", ["too_many_children"])] {
             let text = Self.schema(schema)
             for code in codes { XCTAssertTrue(text.contains(code), "\(schema) lacks \(code)") }
         }
         XCTAssertTrue(Self.schema("Problem409").contains("        limit:"))
         XCTAssertTrue(Self.schema("Problem409").contains("        scope:"))
+        for scope in [InvitationQuota.inviter, .invitee, .inviterForInvitee] {
+            XCTAssertTrue(Self.schema("Problem409").contains(scope.rawValue), "Problem409.scope lacks \(scope.rawValue)")
+        }
     }
 }

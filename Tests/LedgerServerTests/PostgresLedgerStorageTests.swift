@@ -51,6 +51,8 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
     func testFeedPagesTokensAndSyncStatus() throws { try checkFeedPagesTokensAndSyncStatus() }
     func testInvitationPagesCountsAndQuotas() throws { try checkInvitationPagesCountsAndQuotas() }
     func testPushCountsTokensAndPolls() throws { try checkPushCountsTokensAndPolls() }
+    func testBlocksAndInviterForInviteeQuota() throws { try checkBlocksAndInviterForInviteeQuota() }
+    func testTokenCapAndPages() throws { try checkTokenCapAndPages() }
 
     func testCommitsReportTouchedHouseholdsAndRevokedTokens() throws {
         let now = self.now
@@ -333,6 +335,70 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertEqual(failures.withLock { $0 }, [])
         XCTAssertEqual(created.withLock { $0 }, 1)
         XCTAssertEqual(refused.withLock { $0 }, 7)
+    }
+
+    /// Eight new tokens of one account at once, with three live ones allowed and one
+    /// already there: two are made and six refused (the account's row is locked before
+    /// counting).
+    func testConcurrentTokensStayWithinTheAccountCap() throws {
+        let now = self.now
+        let (owner, _) = try write { try $0.createAccount(handle: "devices", displayName: "D", deviceName: "phone", now: now) }
+        let storage = self.pg!
+        let created = Mutex(0), refused = Mutex(0), failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { i in
+            do {
+                _ = try storage.writeNow { try $0.createToken(account: owner.id, deviceName: "d\(i)", maxTokens: 3, now: now) }
+                created.withLock { $0 += 1 }
+            } catch LedgerStorageError.tooManyTokens(limit: 3) {
+                refused.withLock { $0 += 1 }
+            } catch { failures.withLock { $0.append("\(error)") } }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertEqual(created.withLock { $0 }, 2)
+        XCTAssertEqual(refused.withLock { $0 }, 6)
+        XCTAssertEqual(try storage.read { try $0.activeTokenCount(account: owner.id) }, 3)
+    }
+
+    /// A stranger invites one parent from eight households while the parent declines the
+    /// stranger's first invitation with a block: every invitation either came first (and
+    /// the block declined it) or came after (and was refused as an unknown handle). None is
+    /// left pending, and no write waited for another in a circle (each body ran once).
+    func testInvitationsRacingABlockLeaveNonePendingAndNeverDeadlock() throws {
+        let now = self.now
+        let (stranger, h0, _) = try household()
+        let homes = [h0] + (0..<8).map { _ in UUID().lowercased }
+        for h in homes.dropFirst() {
+            _ = try write { try $0.createHousehold(id: h, name: "Trap", currency: "EUR", owner: stranger, ifAbsentOnly: true, now: now) }
+        }
+        for h in homes { _ = try write { try $0.share(household: h, owner: stranger) } }
+        let (victim, _) = try write { try $0.createAccount(handle: "target", displayName: "T", deviceName: "phone", now: now) }
+        let first = try write { try $0.invite(household: h0, owner: stranger, handle: "target", permission: .readOnly, now: now) }.record
+        pg = makeStorage(connections: 10)
+        let storage = self.pg!
+        let attempts = Mutex(0), invited = Mutex(0), refused = Mutex(0), failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 9) { i in
+            do {
+                if i == 0 {
+                    try storage.writeNow { w in
+                        attempts.withLock { $0 += 1 }
+                        try w.declineInvitation(first.invitationId, account: victim.id, block: true, now: now)
+                    }
+                } else {
+                    let w = try storage.writeNow { w in
+                        attempts.withLock { $0 += 1 }
+                        return try w.invite(household: homes[i], owner: stranger, handle: "target", permission: .readOnly, now: now)
+                    }
+                    if w.isCreated { invited.withLock { $0 += 1 } }
+                }
+            } catch LedgerStorageError.unknownHandle("target") {
+                refused.withLock { $0 += 1 }
+            } catch { failures.withLock { $0.append("\(error)") } }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertEqual(invited.withLock { $0 } + refused.withLock { $0 }, 8)
+        XCTAssertEqual(attempts.withLock { $0 }, 9, "a write ran again after losing a deadlock")
+        XCTAssertEqual(try storage.read { try $0.pendingInvitationHouseholds(inviter: stranger, invitee: victim.id) }, [])
+        XCTAssertTrue(try storage.read { try $0.isBlocked(account: victim.id, blocked: stranger) })
     }
 
     /// An owner's subscription upload and an App Store notification of the same purchase,

@@ -54,6 +54,8 @@ final class Services: Sendable {
     /// Encrypts and authenticates list cursors.
     let cursors: Cursor
     let registrationLimiter: RegistrationLimiter
+    /// Counts invitations to handles that found no account, per inviting account.
+    let handleLookupLimiter: HandleLookupLimiter
 
     func connectionCount() -> Int { connections.get(0) }
 
@@ -81,6 +83,7 @@ final class Services: Sendable {
         self.clientAddress = ClientAddress(trusted: configuration.trustedProxies)
         self.cursors = Cursor(directory: configuration.dataDirectory)
         self.registrationLimiter = RegistrationLimiter(perHour: configuration.registrationsPerHour)
+        self.handleLookupLimiter = HandleLookupLimiter(limit: configuration.failedHandleLookupsPerMinute)
     }
 
     /// Maps any error to its problem+json answer (storage's refusals as

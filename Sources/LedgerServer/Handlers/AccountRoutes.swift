@@ -57,17 +57,21 @@ enum AccountRoutes {
         let name = b.name("deviceName", required: true)
         try b.check()
         let device = name!
-        return ctx.write({ w in try w.createToken(account: c.accountId, deviceName: device, now: Timestamp.nowMs()) },
+        let maxTokens = ctx.services.configuration.maxTokensPerAccount
+        return ctx.write({ w in try w.createToken(account: c.accountId, deviceName: device, maxTokens: maxTokens, now: Timestamp.nowMs()) },
                          answer: { token in RequestContext.jsonResponse(201, token.json) })
     }
 
+    /// The account's live tokens, oldest first, paged like every list.
     static func listTokens(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
-        return .response(try ctx.read { r in
-            let tokens = try r.activeTokens(account: c.accountId)
-            return RequestContext.jsonResponse(200, .object(["items": .array(tokens.map { $0.json(current: c.tokenId) }),
-                                                             "nextCursor": .null]))
-        })
+        let limit = try ctx.limit()
+        let list = "tokens \(c.accountId)"
+        let after = try ctx.services.cursors.decodeTimeAndId(ctx.request.queryValue("cursor"), list: list)
+        let page = try ctx.read { r in try r.activeTokens(account: c.accountId, after: after, limit: limit) }
+        let next = page.next.map { ctx.services.cursors.encode(list: list, $0) }
+        return ctx.json(200, .object(["items": .array(page.items.map { $0.json(current: c.tokenId) }),
+                                      "nextCursor": next.map { .string($0) } ?? .null]))
     }
 
     static func revokeToken(_ ctx: RequestContext) throws -> Reply {

@@ -23,6 +23,7 @@ enum SharingRoutes {
         r.add("PATCH", "/v1/households/{id}/share/participants/{accountId}", patchParticipant)
         r.add("DELETE", "/v1/households/{id}/share/participants/{accountId}", removeParticipant)
         InvitationRoutes.register(&r)
+        BlockRoutes.register(&r)
     }
 
     /// The permission member of a body: `readWrite` or `readOnly`.
@@ -77,11 +78,33 @@ enum SharingRoutes {
         let invitee = handle!, level = perm!
         let configuration = ctx.services.configuration
         let limits = InvitationLimits(perInviter: configuration.maxPendingInvitationsPerInviter,
-                                      perInvitee: configuration.maxPendingInvitationsPerInvitee)
-        return ctx.write({ w in
-            try w.invite(household: household, owner: c.accountId, handle: invitee, permission: level, limits: limits,
-                         now: Timestamp.nowMs())
-        }, answer: { invited in
+                                      perInvitee: configuration.maxPendingInvitationsPerInvitee,
+                                      perInviterForInvitee: configuration.maxPendingInvitationsPerInviterForInvitee)
+        // Handles are not to be tried one after another: past the failed lookups allowed,
+        // the account's invitations wait for its minute to end.
+        let lookups = ctx.services.handleLookupLimiter
+        if let retry = lookups.retryAfter(c.accountId) {
+            var e = APIError(429, "rate_limited", "Too many invitations to handles that found no one; retry in \(retry) s.")
+            e.headers.set("Retry-After", String(retry))
+            throw e
+        }
+        return ctx.write({ w -> Result<Written<Participant>, LedgerStorageError> in
+            // A lookup that found no one commits nothing: answered (and counted) below.
+            do {
+                return .success(try w.invite(household: household, owner: c.accountId, handle: invitee, permission: level,
+                                             limits: limits, now: Timestamp.nowMs()))
+            } catch let e as LedgerStorageError {
+                guard case .unknownHandle = e else { throw e }
+                return .failure(e)
+            }
+        }, answer: { outcome in
+            let invited: Written<Participant>
+            switch outcome {
+            case .success(let w): invited = w
+            case .failure(let e):
+                lookups.fail(c.accountId)
+                throw e
+            }
             guard invited.isCreated else { return RequestContext.jsonResponse(200, invited.record.json) }
             return RequestContext.jsonResponse(201, invited.record.json, headers: [
                 ("Location", "/v1/households/\(household)/share/participants/\(invited.record.accountId)"),

@@ -45,10 +45,16 @@ enum SyncRoutes {
         })
     }
 
+    /// The household's sync status with one page of its devices (`limit`, default 100,
+    /// and `cursor`; `nextCursor` beside `devices`).
     static func status(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
-        let report = try ctx.read { r in try r.syncStatus(household: household, account: c.accountId) }
-        return ctx.json(200, report.json(household: household))
+        let limit = try ctx.limit()
+        let list = "sync-status \(household)"
+        let after = try ctx.services.cursors.decodeDevice(ctx.request.queryValue("cursor"), list: list)
+        let report = try ctx.read { r in try r.syncStatus(household: household, account: c.accountId, after: after, limit: limit) }
+        let next = report.next.map { ctx.services.cursors.encode(list: list, $0) }
+        return ctx.json(200, report.json(household: household, nextCursor: next))
     }
 }

@@ -34,10 +34,16 @@ enum InvitationRoutes {
         })
     }
 
+    /// Declines; with `{"block": true}` the caller also blocks the household's owner (see
+    /// `BlockRoutes`). The body is optional.
     static func decline(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let invitation = try ctx.id("invitationId")
-        return ctx.write({ w in try w.declineInvitation(invitation, account: c.accountId, now: Timestamp.nowMs()) },
+        var b = try ctx.optionalBody()
+        b.allowOnly(["block"])
+        let block = b.bool("block") ?? false
+        try b.check()
+        return ctx.write({ w in try w.declineInvitation(invitation, account: c.accountId, block: block, now: Timestamp.nowMs()) },
                          answer: { _ in RequestContext.noContent() })
     }
 }

@@ -368,6 +368,20 @@ enum Schema {
             SELECT original_transaction_id, environment, product_id, expires_at, 0, '', 'upload', signed_transaction, verified_at
             FROM subscriptions ORDER BY verified_at DESC;
         """),
+        // Blocks: an account refuses invitations from another (declining with `block`).
+        // Listed newest first per account. Tokens not revoked get an index of their own:
+        // the per-account cap counts them and their list pages through them, however many
+        // revoked ones the account left behind.
+        Migration(version: 11, sql: """
+        CREATE TABLE blocks (
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            blocked_account_id TEXT NOT NULL REFERENCES accounts(id),
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (account_id, blocked_account_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX blocks_list ON blocks(account_id, created_at, blocked_account_id);
+        CREATE INDEX tokens_live ON tokens(account_id, created_at, id) WHERE revoked_at IS NULL;
+        """),
     ]
 }
 

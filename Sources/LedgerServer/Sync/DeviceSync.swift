@@ -4,8 +4,8 @@ import LedgerModel
 /// how many records changed after its last pull (`LedgerReading.syncStatus`, recorded by
 /// `LedgerWriting.recordPull`/`recordPush`).
 extension SyncStatusReport {
-    /// `{householdId, latestToken, access, devices}`.
-    func json(household: String) -> JSONValue {
+    /// `{householdId, latestToken, access, devices, nextCursor}`.
+    func json(household: String, nextCursor: String? = nil) -> JSONValue {
         .object([
             "householdId": .string(household), "latestToken": .string(latestToken.encoded), "access": membership.accessJSON,
             "devices": .array(devices.map { d in
@@ -16,6 +16,7 @@ extension SyncStatusReport {
                     "changesBehind": .int(d.changesBehind),
                 ])
             }),
+            "nextCursor": nextCursor.map { .string($0) } ?? .null,
         ])
     }
 }

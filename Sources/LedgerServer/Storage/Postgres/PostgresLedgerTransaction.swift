@@ -210,11 +210,30 @@ final class PostgresLedgerTransaction: LedgerWriting {
                         [.uuid(id)]).map(Self.token)
     }
 
-    func activeTokens(account: String) throws -> [TokenRecord] {
-        try db.query("""
+    func activeTokens(account: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<TokenRecord, TimeAndIdPosition> {
+        let rows = try db.query("""
             SELECT id, account_id, device_name, created_at, last_used_at FROM tokens
-            WHERE account_id = $1 AND revoked_at IS NULL ORDER BY created_at, id
-            """, [.uuid(account)]).rows.map(Self.token)
+            WHERE account_id = $1 AND revoked_at IS NULL AND (NOT $2 OR (created_at, id) > ($3, $4))
+            ORDER BY created_at, id LIMIT $5
+            """, [.uuid(account), .bool(after != nil), .timestamp(ms: after?.time ?? 0), .uuid(after?.id ?? Self.noId),
+                  .int(Int64(limit) + 1)]).rows
+        let page = rows.prefix(limit).map(Self.token)
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.id) } : nil)
+    }
+
+    /// A placeholder id for a position that is absent (the statement does not read it then).
+    private static let noId = "00000000-0000-0000-0000-000000000000"
+
+    func activeTokenCount(account: String) throws -> Int {
+        Int(try db.queryOne("SELECT count(*) FROM tokens WHERE account_id = $1 AND revoked_at IS NULL", [.uuid(account)])?.int(0) ?? 0)
+    }
+
+    /// Each account's row, in id order, one statement each (the order every such write uses).
+    func lockAccounts(_ ids: [String]) throws {
+        guard writing else { return }
+        for account in Set(ids).sorted() {
+            try db.query("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE", [.uuid(account)])
+        }
     }
 
     func isActive(token: String) throws -> Bool {
@@ -504,19 +523,56 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     func pendingInvitationCounts(inviter: String, invitee: String) throws -> PendingInvitationCounts {
-        if writing {
-            // Invitations involving either account wait for this transaction: both account
-            // rows are locked, in one order everywhere (no deadlock between two invites).
-            for account in Set([inviter, invitee]).sorted() {
-                try db.query("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE", [.uuid(account)])
-            }
-        }
+        // Invitations involving either account wait for this transaction: both account rows
+        // are locked (already, by the invitation, before its household: then this is no wait).
+        try lockAccounts([inviter, invitee])
         let r = try db.queryOne("""
             SELECT (SELECT count(*) FROM households h JOIN participants p ON p.household_id = h.id
                     WHERE h.owner_account_id = $1 AND p.status = 'invited'),
-                   (SELECT count(*) FROM participants WHERE account_id = $2 AND status = 'invited')
+                   (SELECT count(*) FROM participants WHERE account_id = $2 AND status = 'invited'),
+                   (SELECT count(*) FROM participants p JOIN households h ON h.id = p.household_id
+                    WHERE p.account_id = $2 AND p.status = 'invited' AND h.owner_account_id = $1)
             """, [.uuid(inviter), .uuid(invitee)])
-        return PendingInvitationCounts(byInviter: r?.int(0) ?? 0, toInvitee: r?.int(1) ?? 0)
+        return PendingInvitationCounts(byInviter: r?.int(0) ?? 0, toInvitee: r?.int(1) ?? 0, byInviterToInvitee: r?.int(2) ?? 0)
+    }
+
+    func pendingInvitationHouseholds(inviter: String, invitee: String) throws -> [String] {
+        try db.query("""
+            SELECT p.household_id FROM participants p JOIN households h ON h.id = p.household_id
+            WHERE p.account_id = $2 AND p.status = 'invited' AND h.owner_account_id = $1 ORDER BY p.household_id
+            """, [.uuid(inviter), .uuid(invitee)]).rows.map { $0.uuid(0) }
+    }
+
+    // MARK: blocks
+
+    func isBlocked(account: String, blocked: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM blocks WHERE account_id = $1 AND blocked_account_id = $2",
+                        [.uuid(account), .uuid(blocked)]) != nil
+    }
+
+    func blocks(account: String, before: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<BlockRecord, TimeAndIdPosition> {
+        let rows = try db.query("""
+            SELECT b.blocked_account_id, a.handle, a.display_name, b.created_at
+            FROM blocks b JOIN accounts a ON a.id = b.blocked_account_id
+            WHERE b.account_id = $1 AND (NOT $2 OR (b.created_at, b.blocked_account_id) < ($3, $4))
+            ORDER BY b.created_at DESC, b.blocked_account_id DESC LIMIT $5
+            """, [.uuid(account), .bool(before != nil), .timestamp(ms: before?.time ?? 0), .uuid(before?.id ?? Self.noId),
+                  .int(Int64(limit) + 1)]).rows
+        let page = rows.prefix(limit).map { r in
+            BlockRecord(accountId: r.uuid(0), handle: r.string(1), displayName: r.string(2), createdAt: r.timestampMs(3))
+        }
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.accountId) } : nil)
+    }
+
+    func insertBlock(account: String, blocked: String, at: Int64) throws -> Bool {
+        try db.query("""
+            INSERT INTO blocks (account_id, blocked_account_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING
+            """, [.uuid(account), .uuid(blocked), .timestamp(ms: at)]).affectedRows == 1
+    }
+
+    func deleteBlock(account: String, blocked: String) throws -> Bool {
+        try db.query("DELETE FROM blocks WHERE account_id = $1 AND blocked_account_id = $2",
+                     [.uuid(account), .uuid(blocked)]).affectedRows == 1
     }
 
     func insertParticipant(household: String, account: String, permission: Membership.Permission,
@@ -580,10 +636,10 @@ final class PostgresLedgerTransaction: LedgerWriting {
                            transactions: txs.map(Self.transaction), transactionSeqs: txs.map { $0.int(11) })
     }
 
-    func devices(household: String) throws -> [DeviceSyncRecord] {
+    func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {
         sendDeferred()
         try lock(household)
-        return try db.query("""
+        let rows = try db.query("""
             SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at,
                    (SELECT count(*) FROM children c WHERE c.household_id = $1 AND c.seq > d.last_pull_seq)
                    + (SELECT count(*) FROM transactions x WHERE x.household_id = $1 AND x.seq > d.last_pull_seq)
@@ -591,11 +647,15 @@ final class PostgresLedgerTransaction: LedgerWriting {
             JOIN households h ON h.id = d.household_id
             WHERE d.household_id = $1 AND (t.account_id = h.owner_account_id OR EXISTS (
                 SELECT 1 FROM participants p WHERE p.household_id = $1 AND p.account_id = t.account_id AND p.status = 'accepted'))
-            ORDER BY t.account_id, d.token_id
-            """, [.uuid(household)]).rows.map { r in
+              AND (NOT $2 OR (t.account_id, d.token_id) > ($3, $4))
+            ORDER BY t.account_id, d.token_id LIMIT $5
+            """, [.uuid(household), .bool(after != nil), .uuid(after?.accountId ?? Self.noId), .uuid(after?.tokenId ?? Self.noId),
+                  .int(Int64(limit) + 1)]).rows
+        let page = rows.prefix(limit).map { r in
             DeviceSyncRecord(tokenId: r.uuid(0), accountId: r.uuid(1), deviceName: r.string(2),
                              lastPullAt: r.optionalTimestampMs(3), lastPushAt: r.optionalTimestampMs(4), changesBehind: r.int(5))
         }
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { DevicePosition(accountId: $0.accountId, tokenId: $0.tokenId) } : nil)
     }
 
     func recordPull(token: String, household: String, seq: Int64, at: Int64) throws {

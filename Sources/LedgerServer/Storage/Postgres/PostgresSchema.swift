@@ -176,6 +176,18 @@ enum PostgresSchema {
             FROM subscriptions ORDER BY environment, original_transaction_id, verified_at DESC
             ON CONFLICT DO NOTHING;
         """),
+        // Blocks (SQLite's version 11): an account refuses invitations from another,
+        // listed newest first; live tokens indexed for the per-account cap and their list.
+        (4, """
+        CREATE TABLE blocks (
+            account_id uuid NOT NULL REFERENCES accounts(id),
+            blocked_account_id uuid NOT NULL REFERENCES accounts(id),
+            created_at timestamptz NOT NULL,
+            PRIMARY KEY (account_id, blocked_account_id)
+        );
+        CREATE INDEX blocks_list ON blocks(account_id, created_at, blocked_account_id);
+        CREATE INDEX tokens_live ON tokens(account_id, created_at, id) WHERE revoked_at IS NULL;
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

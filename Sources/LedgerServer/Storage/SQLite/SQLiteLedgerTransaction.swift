@@ -47,8 +47,12 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     private static let householdColumns = "id, name, currency, owner_account_id, created_at, modified_at, change_tag, shared"
     private static let tokenColumns = "id, account_id, device_name, created_at, last_used_at"
     private static let tokenSQL = "SELECT \(tokenColumns) FROM tokens WHERE id = ?"
-    private static let activeTokensSQL =
-        "SELECT \(tokenColumns) FROM tokens WHERE account_id = ? AND revoked_at IS NULL ORDER BY created_at, id"
+    /// After the position (`?2` nil: from the first).
+    private static let activeTokensSQL = """
+        SELECT \(tokenColumns) FROM tokens WHERE account_id = ?1 AND revoked_at IS NULL
+          AND (?2 IS NULL OR (created_at, id) > (?2, ?3))
+        ORDER BY created_at, id LIMIT ?4
+        """
     private static let householdSQL = "SELECT \(householdColumns) FROM households WHERE id = ?"
     private static let childSQL = "SELECT \(childColumns) FROM children WHERE id = ? AND household_id = ?"
     private static let balanceSQL = "SELECT balance_cents FROM children WHERE id = ? AND household_id = ?"
@@ -150,9 +154,19 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         try db.queryOne(Self.tokenSQL, [.text(id)]).map(Self.token)
     }
 
-    func activeTokens(account: String) throws -> [TokenRecord] {
-        try db.query(Self.activeTokensSQL, [.text(account)]).map(Self.token)
+    func activeTokens(account: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<TokenRecord, TimeAndIdPosition> {
+        let rows = try db.query(Self.activeTokensSQL, [.text(account), after.map { .integer($0.time) } ?? .null,
+                                                       .text(after?.id ?? ""), .int(limit + 1)])
+        let page = rows.prefix(limit).map(Self.token)
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.id) } : nil)
     }
+
+    func activeTokenCount(account: String) throws -> Int {
+        Int(try db.queryOne("SELECT COUNT(*) FROM tokens WHERE account_id = ? AND revoked_at IS NULL", [.text(account)])?.int(0) ?? 0)
+    }
+
+    /// The one writer runs write transactions one at a time: nothing to hold.
+    func lockAccounts(_ ids: [String]) throws {}
 
     func isActive(token: String) throws -> Bool {
         try db.queryOne("SELECT 1 FROM tokens WHERE id = ? AND revoked_at IS NULL", [.text(token)]) != nil
@@ -541,9 +555,48 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         let r = try db.queryOne("""
             SELECT (SELECT COUNT(*) FROM households h JOIN participants p ON p.household_id = h.id
                     WHERE h.owner_account_id = ?1 AND p.status = 'invited'),
-                   (SELECT COUNT(*) FROM participants WHERE account_id = ?2 AND status = 'invited')
+                   (SELECT COUNT(*) FROM participants WHERE account_id = ?2 AND status = 'invited'),
+                   (SELECT COUNT(*) FROM participants p JOIN households h ON h.id = p.household_id
+                    WHERE p.account_id = ?2 AND p.status = 'invited' AND h.owner_account_id = ?1)
             """, [.text(inviter), .text(invitee)])
-        return PendingInvitationCounts(byInviter: r?.int(0) ?? 0, toInvitee: r?.int(1) ?? 0)
+        return PendingInvitationCounts(byInviter: r?.int(0) ?? 0, toInvitee: r?.int(1) ?? 0, byInviterToInvitee: r?.int(2) ?? 0)
+    }
+
+    func pendingInvitationHouseholds(inviter: String, invitee: String) throws -> [String] {
+        try db.query("""
+            SELECT p.household_id FROM participants p JOIN households h ON h.id = p.household_id
+            WHERE p.account_id = ?2 AND p.status = 'invited' AND h.owner_account_id = ?1 ORDER BY p.household_id
+            """, [.text(inviter), .text(invitee)]).map { $0.string(0) }
+    }
+
+    // MARK: blocks
+
+    func isBlocked(account: String, blocked: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM blocks WHERE account_id = ? AND blocked_account_id = ?", [.text(account), .text(blocked)]) != nil
+    }
+
+    func blocks(account: String, before: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<BlockRecord, TimeAndIdPosition> {
+        let rows = try db.query("""
+            SELECT b.blocked_account_id, a.handle, a.display_name, b.created_at
+            FROM blocks b JOIN accounts a ON a.id = b.blocked_account_id
+            WHERE b.account_id = ?1 AND (?2 IS NULL OR (b.created_at, b.blocked_account_id) < (?2, ?3))
+            ORDER BY b.created_at DESC, b.blocked_account_id DESC LIMIT ?4
+            """, [.text(account), before.map { .integer($0.time) } ?? .null, .text(before?.id ?? ""), .int(limit + 1)])
+        let page = rows.prefix(limit).map { r in
+            BlockRecord(accountId: r.string(0), handle: r.string(1), displayName: r.string(2), createdAt: r.int(3))
+        }
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.accountId) } : nil)
+    }
+
+    func insertBlock(account: String, blocked: String, at: Int64) throws -> Bool {
+        try db.run("INSERT INTO blocks (account_id, blocked_account_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                   [.text(account), .text(blocked), .integer(at)])
+        return connection.changes == 1
+    }
+
+    func deleteBlock(account: String, blocked: String) throws -> Bool {
+        try db.run("DELETE FROM blocks WHERE account_id = ? AND blocked_account_id = ?", [.text(account), .text(blocked)])
+        return connection.changes == 1
     }
 
     func insertParticipant(household: String, account: String, permission: Membership.Permission,
@@ -594,8 +647,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
                            transactions: Self.records(txs, Self.transaction), transactionSeqs: txs.map { $0.int(11) })
     }
 
-    func devices(household: String) throws -> [DeviceSyncRecord] {
-        try db.query("""
+    func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {
+        let rows = try db.query("""
             SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at,
                    (SELECT COUNT(*) FROM children c WHERE c.household_id = ?1 AND c.seq > d.last_pull_seq)
                    + (SELECT COUNT(*) FROM transactions x WHERE x.household_key = h.ledger_key AND x.seq > d.last_pull_seq)
@@ -603,11 +656,14 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             JOIN households h ON h.id = d.household_id
             WHERE d.household_id = ?1 AND (t.account_id = h.owner_account_id OR EXISTS (
                 SELECT 1 FROM participants p WHERE p.household_id = ?1 AND p.account_id = t.account_id AND p.status = 'accepted'))
-            ORDER BY t.account_id, d.token_id
-            """, [.text(household)]).map { r in
+              AND (?2 IS NULL OR (t.account_id, d.token_id) > (?2, ?3))
+            ORDER BY t.account_id, d.token_id LIMIT ?4
+            """, [.text(household), after.map { .text($0.accountId) } ?? .null, .text(after?.tokenId ?? ""), .int(limit + 1)])
+        let page = rows.prefix(limit).map { r in
             DeviceSyncRecord(tokenId: r.string(0), accountId: r.string(1), deviceName: r.string(2), lastPullAt: r.optionalInt(3),
                              lastPushAt: r.optionalInt(4), changesBehind: r.int(5))
         }
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { DevicePosition(accountId: $0.accountId, tokenId: $0.tokenId) } : nil)
     }
 
     func recordPull(token: String, household: String, seq: Int64, at: Int64) throws {

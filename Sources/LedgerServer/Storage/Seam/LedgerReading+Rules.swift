@@ -104,11 +104,12 @@ extension LedgerReading {
         return true
     }
 
-    /// `GET …/sync-status` for a member.
-    func syncStatus(household: String, account: String) throws -> SyncStatusReport {
+    /// `GET …/sync-status` for a member: `limit` devices after the position `after`.
+    func syncStatus(household: String, account: String, after: DevicePosition? = nil, limit: Int = 100) throws -> SyncStatusReport {
         let m = try membership(household: household, account: account, need: .read)
         guard let head = try head(household: household) else { throw LedgerStorageError.householdNotFound }
+        let page = try devices(household: household, after: after, limit: limit)
         return SyncStatusReport(latestToken: SyncToken(household: household, incarnation: head.incarnation, seq: head.seq),
-                                membership: m, devices: try devices(household: household))
+                                membership: m, devices: page.items, next: page.next)
     }
 }

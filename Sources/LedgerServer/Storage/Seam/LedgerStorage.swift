@@ -88,8 +88,11 @@ protocol LedgerReading {
     func account(id: String) throws -> AccountRecord?
     func accountId(handle: String) throws -> String?
     func token(id: String) throws -> TokenRecord?
-    /// The account's tokens that are not revoked, oldest first.
-    func activeTokens(account: String) throws -> [TokenRecord]
+    /// The account's tokens that are not revoked, oldest first (by creation time, then
+    /// id), after the position `after`.
+    func activeTokens(account: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<TokenRecord, TimeAndIdPosition>
+    /// How many tokens of the account are not revoked (for the per-account cap).
+    func activeTokenCount(account: String) throws -> Int
     /// Whether the token exists and is not revoked.
     func isActive(token: String) throws -> Bool
 
@@ -137,10 +140,18 @@ protocol LedgerReading {
     /// Invitations addressed to `account` still pending in shared households, newest first,
     /// after the position `after`.
     func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> InvitationPage
-    /// Pending invitations out from `inviter`'s households and waiting for `invitee`, in
-    /// any household. In a write, concurrent invitations involving either account wait
-    /// until this transaction ends, so a quota checked on these counts holds.
+    /// Pending invitations out from `inviter`'s households, waiting for `invitee` in any
+    /// household, and out from `inviter`'s households to `invitee`. In a write, concurrent
+    /// invitations involving either account wait until this transaction ends, so a quota
+    /// checked on these counts holds.
     func pendingInvitationCounts(inviter: String, invitee: String) throws -> PendingInvitationCounts
+    /// The households of `inviter` where `invitee` has a pending invitation.
+    func pendingInvitationHouseholds(inviter: String, invitee: String) throws -> [String]
+    /// Whether `account` blocked `blocked`.
+    func isBlocked(account: String, blocked: String) throws -> Bool
+    /// The accounts `account` blocked, newest block first (by time, then account id),
+    /// before the position `before`.
+    func blocks(account: String, before: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<BlockRecord, TimeAndIdPosition>
 
     // MARK: sync
     /// The household's feed position (nil: no such household).
@@ -148,8 +159,9 @@ protocol LedgerReading {
     /// Children and transactions with `seq > after` (or `seq == onlySeq`), each kind
     /// oldest change first; at most `limit` of each kind.
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges
-    /// Devices of current members that synced this household, with how far behind they are.
-    func devices(household: String) throws -> [DeviceSyncRecord]
+    /// Devices of current members that synced this household, with how far behind they
+    /// are, by account id then token id, after the position `after`.
+    func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition>
 
     // MARK: - App Store subscriptions
     // (rules over these: `LedgerStorage+Subscriptions.swift`)
@@ -201,6 +213,11 @@ protocol LedgerWriting: LedgerReading {
     func insertToken(_ token: TokenRecord, hash: [UInt8]) throws
     /// Whether an active token of `account` was revoked.
     func revokeToken(id: String, account: String, at: Int64) throws -> Bool
+    /// Holds the accounts' invitation state (pending invitations, blocks, tokens) until the
+    /// transaction ends: a concurrent write that holds any of them waits. Taken before any
+    /// household of the write, in one order everywhere (no two writes wait for each other
+    /// in a circle). A no-op where writes run one at a time.
+    func lockAccounts(_ ids: [String]) throws
 
     // MARK: households
     /// Advances the household's change sequence and returns the new value (the household
@@ -238,6 +255,10 @@ protocol LedgerWriting: LedgerReading {
                            permission: Membership.Permission?, newInvitation: String?, at: Int64) throws
     /// Revokes every invited or accepted participant.
     func revokeParticipants(household: String, at: Int64) throws
+    /// `account` blocks `blocked` from `at`; false when it already did (nothing changes).
+    func insertBlock(account: String, blocked: String, at: Int64) throws -> Bool
+    /// Whether `account` had blocked `blocked` (the block is lifted).
+    func deleteBlock(account: String, blocked: String) throws -> Bool
 
     // MARK: sync
     /// Only while the household exists.

@@ -11,6 +11,7 @@ extension LedgerStorageError {
         case .tokenNotFound: return .notFound("No such token.")
         case .participantNotFound: return .notFound("No such participant.")
         case .invitationNotFound: return .notFound("No such invitation.")
+        case .blockNotFound: return .notFound("You have not blocked that account.")
         case .unknownHandle(let h): return APIError(404, "unknown_handle", "No account has the handle \(h).")
         case .callerUnknown: return .unauthenticated()
         case .accessRevoked: return .accessRevoked
@@ -59,6 +60,11 @@ extension LedgerStorageError {
         case .tooManyInvitations(.invitee, let limit, _):
             return APIError.quota("too_many_invitations", "That parent has the most pending invitations allowed (\(limit)) and must answer some first.",
                                   limit: limit, scope: InvitationQuota.invitee.rawValue)
+        case .tooManyInvitations(.inviterForInvitee, let limit, _):
+            return APIError.quota("too_many_invitations", "That parent already has \(limit) invitations from you waiting, the most allowed; "
+                                  + "wait for an answer.", limit: limit, scope: InvitationQuota.inviterForInvitee.rawValue)
+        case .tooManyTokens(let limit):
+            return APIError.quota("too_many_tokens", "An account may hold at most \(limit) device tokens; revoke one first.", limit: limit)
         case .syncTokenExpired: return SyncToken.expired
         case .noSubscription: return APIError(404, "no_subscription", "No subscription is stored for this household.")
         case .notificationNotStored:

@@ -10,6 +10,8 @@ enum LedgerStorageError: Error, Sendable, Equatable {
     case tokenNotFound
     case participantNotFound
     case invitationNotFound
+    /// The caller has not blocked that account.
+    case blockNotFound
     case unknownHandle(String)
     /// The caller's account or token is gone (revoked since the request was authenticated).
     case callerUnknown
@@ -53,9 +55,11 @@ enum LedgerStorageError: Error, Sendable, Equatable {
     case tooManyHouseholds(limit: Int)
     /// The household holds `limit` children already (archived ones count).
     case tooManyChildren(limit: Int)
-    /// The inviter has `pending` invitations out, or the invitee has that many waiting, and
-    /// `limit` is the most allowed.
+    /// The inviter has `pending` invitations out, or the invitee has that many waiting (or
+    /// that many from this inviter), and `limit` is the most allowed.
     case tooManyInvitations(InvitationQuota, limit: Int, pending: Int64)
+    /// The account holds `limit` live tokens already.
+    case tooManyTokens(limit: Int)
 
     // Sharing.
     /// The household is not shared (reading or ending its share).
@@ -95,4 +99,6 @@ enum InvitationQuota: String, Sendable {
     case inviter
     /// Those waiting for the invitee, from any household.
     case invitee
+    /// Those waiting for the invitee from the inviter's households.
+    case inviterForInvitee
 }

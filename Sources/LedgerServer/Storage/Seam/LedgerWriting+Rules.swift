@@ -14,7 +14,13 @@ extension LedgerWriting {
         return (account, try createToken(account: account.id, deviceName: deviceName, now: now))
     }
 
-    func createToken(account: String, deviceName: String, now: Int64) throws -> IssuedToken {
+    /// A new token of `account`, unless it holds `maxTokens` live ones already
+    /// (`tooManyTokens`; 0: no cap). Every path that makes a token comes here.
+    func createToken(account: String, deviceName: String, maxTokens: Int = 0, now: Int64) throws -> IssuedToken {
+        if maxTokens > 0 {
+            try lockAccounts([account])
+            if try activeTokenCount(account: account) >= maxTokens { throw LedgerStorageError.tooManyTokens(limit: maxTokens) }
+        }
         let secret = TokenSecret.generate()
         let record = TokenRecord(id: UUID().lowercased, accountId: account, deviceName: deviceName, createdAt: now, lastUsedAt: nil)
         try insertToken(record, hash: TokenSecret.sha256(secret))
@@ -263,19 +269,30 @@ extension LedgerWriting {
 
     /// Invites `handle`: an invited or accepted participant is answered unchanged; a
     /// declined, revoked or departed one gets a new invitation, within `limits` on the
-    /// invitations pending from the owner and for the invitee.
+    /// invitations pending from the owner, for the invitee, and from the owner for the
+    /// invitee. An invitee who blocked the owner is refused as an unknown handle would be.
     func invite(household: String, owner: String, handle: String, permission: Membership.Permission,
                 limits: InvitationLimits = InvitationLimits(), now: Int64) throws -> Written<Participant> {
+        // Both accounts before the household (the order of every write that holds both),
+        // so a block or another invitation made meanwhile is seen; the refusals still come
+        // in their order below.
+        let found = try accountId(handle: handle)
+        if let found, found != owner { try lockAccounts([owner, found]) }
         _ = try membership(household: household, account: owner, need: .owner)
         guard let h = try self.household(id: household), h.shared else { throw LedgerStorageError.shareRequired }
-        guard let account = try accountId(handle: handle) else { throw LedgerStorageError.unknownHandle(handle) }
+        guard let account = found else { throw LedgerStorageError.unknownHandle(handle) }
         if account == owner { throw LedgerStorageError.cannotInviteSelf }
         let existing = try participant(household: household, account: account)
         if let existing, existing.status.isActive { return .existing(existing) }
-        if limits.perInviter > 0 || limits.perInvitee > 0 {
+        if try isBlocked(account: account, blocked: owner) { throw LedgerStorageError.unknownHandle(handle) }
+        if limits.perInviter > 0 || limits.perInvitee > 0 || limits.perInviterForInvitee > 0 {
             let pending = try pendingInvitationCounts(inviter: owner, invitee: account)
             if limits.perInviter > 0, pending.byInviter >= limits.perInviter {
                 throw LedgerStorageError.tooManyInvitations(.inviter, limit: limits.perInviter, pending: pending.byInviter)
+            }
+            if limits.perInviterForInvitee > 0, pending.byInviterToInvitee >= limits.perInviterForInvitee {
+                throw LedgerStorageError.tooManyInvitations(.inviterForInvitee, limit: limits.perInviterForInvitee,
+                                                            pending: pending.byInviterToInvitee)
             }
             if limits.perInvitee > 0, pending.toInvitee >= limits.perInvitee {
                 throw LedgerStorageError.tooManyInvitations(.invitee, limit: limits.perInvitee, pending: pending.toInvitee)
@@ -326,11 +343,26 @@ extension LedgerWriting {
         return try household(id: p.householdId, account: account, need: .read)
     }
 
-    /// Declines an invitation addressed to `account` (declining twice is fine).
-    func declineInvitation(_ invitation: String, account: String, now: Int64) throws {
+    /// Declines an invitation addressed to `account` (declining twice is fine). `block`:
+    /// `account` also blocks the household's owner, whose other pending invitations to
+    /// `account` are declined with it, and whose new ones are refused from then on.
+    func declineInvitation(_ invitation: String, account: String, block: Bool = false, now: Int64) throws {
+        // The invitee's account before any household, as an invitation takes them.
+        if block { try lockAccounts([account]) }
         guard let p = try participant(invitation: invitation, account: account),
               p.status == .invited || p.status == .declined else { throw LedgerStorageError.invitationNotFound }
         if p.status == .invited { try changeStatus(household: p.householdId, account: account, status: .declined, now: now) }
+        guard block else { return }
+        guard let inviter = try self.household(id: p.householdId)?.ownerAccountId else { throw LedgerStorageError.invitationNotFound }
+        _ = try insertBlock(account: account, blocked: inviter, at: now)
+        for other in try pendingInvitationHouseholds(inviter: inviter, invitee: account) {
+            try changeStatus(household: other, account: account, status: .declined, now: now)
+        }
+    }
+
+    /// Lifts `account`'s block of `blocked`; `blockNotFound` when there is none.
+    func unblock(account: String, blocked: String) throws {
+        guard try deleteBlock(account: account, blocked: blocked) else { throw LedgerStorageError.blockNotFound }
     }
 
     /// A participant change members can see: the feed reports the new `access`.

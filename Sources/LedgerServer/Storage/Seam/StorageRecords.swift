@@ -97,17 +97,48 @@ struct InvitationPage: Sendable, Equatable {
     var next: InvitationPosition?
 }
 
-/// Pending invitations the quotas count: those sent from the inviter's households and
-/// those waiting for the invitee.
+/// Pending invitations the quotas count: those sent from the inviter's households, those
+/// waiting for the invitee, and those of the first waiting for the second.
 struct PendingInvitationCounts: Sendable, Equatable {
     var byInviter: Int64
     var toInvitee: Int64
+    var byInviterToInvitee: Int64 = 0
 }
 
 /// The caps on pending invitations (0: none).
 struct InvitationLimits: Sendable, Equatable {
     var perInviter = 0
     var perInvitee = 0
+    /// How many of one invitee's pending invitations one inviter may hold, so that a
+    /// stranger's flood cannot take every slot the invitee has.
+    var perInviterForInvitee = 0
+}
+
+/// An account the caller blocked: its invitations to the caller are refused.
+struct BlockRecord: Sendable, Equatable {
+    var accountId: String
+    var handle: String
+    var displayName: String
+    var createdAt: Int64
+}
+
+/// Where a list ordered by (time, id) continues: after (or, newest first, before) the row
+/// with this time and id.
+struct TimeAndIdPosition: Sendable, Equatable {
+    var time: Int64
+    var id: String
+}
+
+/// Where the devices of `GET …/sync-status` continue: after this (account, token) pair.
+struct DevicePosition: Sendable, Equatable {
+    var accountId: String
+    var tokenId: String
+}
+
+/// One page of a list and the position to continue from (nil: the last page).
+struct KeyedPage<Item: Sendable & Equatable, Position: Sendable & Equatable>: Sendable, Equatable {
+    var items: [Item]
+    var next: Position?
 }
 
 /// A household's feed position.
@@ -180,11 +211,13 @@ struct DeviceSyncRecord: Sendable, Equatable {
     var changesBehind: Int64
 }
 
-/// `GET …/sync-status`, read in one snapshot.
+/// `GET …/sync-status`, read in one snapshot: one page of its devices.
 struct SyncStatusReport: Sendable {
     var latestToken: SyncToken
     var membership: Membership
     var devices: [DeviceSyncRecord]
+    /// Where the next page of devices starts (nil: this is the last).
+    var next: DevicePosition? = nil
 }
 
 /// A write that may have found its record already there.
