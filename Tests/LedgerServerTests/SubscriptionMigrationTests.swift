@@ -63,7 +63,7 @@ final class SubscriptionMigrationTests: XCTestCase {
             }
             let before = try purchases()
             XCTAssertEqual(before.count, 3)
-            XCTAssertEqual(try Migrator.migrate(db, Schema.migrations), [10])
+            XCTAssertEqual(try Migrator.migrate(db, Schema.migrations), Schema.migrations.map(\.version).filter { $0 >= 10 })
 
             let after = try purchases()
             XCTAssertEqual(after.count, 4)
