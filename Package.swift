@@ -36,18 +36,36 @@ let package = Package(
         .target(name: "GzipKit", dependencies: ["CZlib"]),
         // Empty unless the Postgres trait is on (its sources are inside `#if Postgres`).
         .target(name: "PostgresKit", dependencies: ["LedgerModel", .target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
-        .target(name: "HTTPServer", dependencies: ["GzipKit", "LedgerModel"]),
+        // Small POSIX helpers the HTTP layer and storage share: thread names, resolved paths.
+        .target(name: "SystemKit"),
+        .target(name: "HTTPServer", dependencies: ["GzipKit", "LedgerModel", "SystemKit"]),
         .target(name: "StoreKitJWS", dependencies: ["COpenSSL"]),
-        .target(name: "LedgerServer",
-                dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
+
+        // The server, one layer per target (docs/architecture.md): the compiler keeps each
+        // layer to what it may import.
+        // The storage protocol, records and domain errors, the ledger rules written once,
+        // and the domain values requests carry into storage: no HTTP, no SQL.
+        .target(name: "LedgerCore", dependencies: ["LedgerModel", "COpenSSL", "StoreKitJWS"]),
+        // One conformer each: SQL, locking, and how each drives group commit.
+        .target(name: "LedgerStorageSQLite",
+                dependencies: ["LedgerCore", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "SystemKit"]),
+        // Empty unless the Postgres trait is on (its sources are inside `#if Postgres`).
+        .target(name: "LedgerStoragePostgres",
+                dependencies: ["LedgerCore", "LedgerModel", "SystemKit",
                                .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
+        // Routes with their thread policy, handlers, the HTTP form of domain errors, caches,
+        // and the wiring of storage, HTTP and App Store verification.
+        .target(name: "LedgerServer",
+                dependencies: ["LedgerCore", "LedgerStorageSQLite", "LedgerModel", "HTTPServer", "StoreKitJWS", "COpenSSL",
+                               "SystemKit",
+                               .target(name: "LedgerStoragePostgres", condition: .when(traits: ["Postgres"]))]),
         .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
         // Fakes for tests of LedgerClient and of apps: in-memory and fault-injecting
         // transports, a seeded generator. Not part of the library.
         .target(name: "LedgerClientTesting", dependencies: ["LedgerClient", "LedgerModel"]),
 
         // Executables: argument parsing and wiring only.
-        .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer"]),
+        .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer", "LedgerStorageSQLite"]),
         .executableTarget(name: "kidledger", dependencies: ["LedgerClient"]),
         // An app-like program written against CLIENT_API.md only (run by LedgerExampleTests).
         .executableTarget(name: "ledger-app-example", dependencies: ["LedgerClient"], path: "Examples/LedgerAppExample"),
@@ -59,10 +77,12 @@ let package = Package(
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "SQLiteServerKit"]),
         .testTarget(name: "PostgresKitTests",
                     dependencies: [.target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit", "LedgerModel"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit", "LedgerModel", "SystemKit"]),
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
-        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer",
-                                                             .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
+        .testTarget(name: "LedgerServerTests",
+                    dependencies: ["LedgerServer", "LedgerCore", "LedgerStorageSQLite", "LedgerModel", "SQLiteKit", "SQLiteServerKit",
+                                   "HTTPServer", .target(name: "LedgerStoragePostgres", condition: .when(traits: ["Postgres"])),
+                                   .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer"]),
     ],
     swiftLanguageModes: [.v6]

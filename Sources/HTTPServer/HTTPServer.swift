@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+import SystemKit
 
 /// An HTTP/1.1 server on POSIX sockets and epoll.
 ///

@@ -1,4 +1,5 @@
 import Glibc
+import SystemKit
 
 /// Serves files below a root directory, safely.
 ///

@@ -1,6 +1,6 @@
 import Foundation
 #if Postgres
-import PostgresKit
+import LedgerStoragePostgres
 #endif
 
 extension AdminCommands {
@@ -24,14 +24,8 @@ extension AdminCommands {
         guard databaseURL.hasPrefix("postgres://") || databaseURL.hasPrefix("postgresql://") else {
             throw Failure(description: "--database-url must be a postgres:// URL")
         }
-        do {
-            let db = try PGConnection(url: databaseURL)
-            let applied = try PostgresSchema.migrate(db)
-            let version = try PGMigrator.version(db)
-            return #"{"event":"migrate","applied":[\#(applied.map(String.init).joined(separator: ","))],"version":\#(version)}"#
-        } catch let e as PGError {
-            throw Failure(description: "PostgreSQL: \(e.message)")
-        }
+        let (applied, version) = try PostgresMaintenance.migrate(url: databaseURL)
+        return #"{"event":"migrate","applied":[\#(applied.map(String.init).joined(separator: ","))],"version":\#(version)}"#
         #else
         throw Failure(description: noPostgresSupport)
         #endif

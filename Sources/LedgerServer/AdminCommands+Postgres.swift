@@ -1,7 +1,7 @@
 import Foundation
 import LedgerModel
 #if Postgres
-import PostgresKit
+import LedgerStoragePostgres
 #endif
 
 extension AdminCommands {
@@ -20,61 +20,9 @@ extension AdminCommands {
     /// (Foreign keys and types are the database's own constraints.)
     static func checkPostgres(url: String) -> CheckReport {
         #if Postgres
-        do {
-            let db = try PGConnection(url: url)
-            try db.execute("SET statement_timeout = 0")
-            return try db.transaction(.repeatableRead, readOnly: true) { try checkPostgres(db) }
-        } catch let e as PGError {
-            return CheckReport(problems: ["database: \(e.message)"], children: 0, transactions: 0)
-        } catch {
-            return CheckReport(problems: ["database: \(error)"], children: 0, transactions: 0)
-        }
+        return PostgresMaintenance.check(url: url)
         #else
         return CheckReport(problems: ["database: " + noPostgresSupport], children: 0, transactions: 0)
         #endif
     }
-
-    #if Postgres
-    private static func checkPostgres(_ db: PGConnection) throws -> CheckReport {
-        if let mismatch = CheckReport.schemaMismatch(try PGMigrator.version(db),
-                                                     known: PostgresSchema.migrations.map(\.version).max() ?? 0,
-                                                     migrate: "run `kidledger-server migrate` or start a server") {
-            return mismatch
-        }
-        var problems: [String] = []
-        // Sums in numeric: a corrupt ledger may overflow bigint.
-        for m in try db.query("""
-            SELECT c.id::text, c.balance_cents, COALESCE(s.total, 0)::text FROM children c
-            LEFT JOIN (SELECT household_id, child_id, SUM(amount_cents) AS total FROM transactions GROUP BY household_id, child_id) s
-                ON s.household_id = c.household_id AND s.child_id = c.id
-            WHERE c.balance_cents::numeric IS DISTINCT FROM COALESCE(s.total, 0)
-            """).rows {
-            problems.append("balance: child \(m.string(0)) caches \(m.int(1)) but its ledger sums to \(m.string(2))")
-        }
-        for r in try db.query("SELECT id::text, reversal_id::text, reverses_id IS NOT NULL FROM transactions").rows {
-            let expected = r.bool(2) ? nil : NewTransaction.reversalId(of: r.string(0))
-            let stored: String? = r.isNull(1) ? nil : r.string(1)
-            if stored != expected { problems.append("key: transaction \(r.string(0)) has the wrong reversal_id") }
-        }
-        for r in try db.query("""
-            SELECT r.id::text FROM transactions r
-            LEFT JOIN transactions t ON t.household_id = r.household_id AND t.id = r.reverses_id
-            WHERE r.reverses_id IS NOT NULL
-              AND (t.id IS NULL OR r.amount_cents <> -t.amount_cents OR r.child_id <> t.child_id
-                   OR t.reversed_by_id IS DISTINCT FROM r.id)
-            """).rows {
-            problems.append("reversal: \(r.string(0)) does not mirror its target")
-        }
-        for r in try db.query("""
-            SELECT t.id::text FROM transactions t
-            LEFT JOIN transactions r ON r.household_id = t.household_id AND r.id = t.reversed_by_id
-            WHERE t.reversed_by_id IS NOT NULL AND r.reverses_id IS DISTINCT FROM t.id
-            """).rows {
-            problems.append("reversal: \(r.string(0)) names a reversal that does not reverse it")
-        }
-        let children = Int(try db.queryOne("SELECT count(*) FROM children")?.int(0) ?? 0)
-        let transactions = Int(try db.queryOne("SELECT count(*) FROM transactions")?.int(0) ?? 0)
-        return CheckReport(problems: problems, children: children, transactions: transactions)
-    }
-    #endif
 }

@@ -1,8 +1,8 @@
 import Foundation
 import HTTPServer
+import LedgerCore
 import LedgerModel
-import SQLiteKit
-import SQLiteServerKit
+import LedgerStorageSQLite
 import StoreKitJWS
 
 /// The kidledger server: storage, routes and the HTTP listener, started and stopped as one.
@@ -71,38 +71,16 @@ public final class LedgerApp: Sendable {
     /// read connections; short requests run on the event loops.
     static func openSQLite(_ configuration: LedgerAppConfiguration, notifier: ChangeNotifier, readCache: ReadCache,
                            metrics: Metrics, logger: Logger) throws -> StorageBackend {
-        // Released by `stop`, or when the lock object goes (a throw below drops it).
-        let lock = try DataFolderLock(directory: configuration.dataDirectory)
-        let db = try LedgerApp.openWriter(configuration, logger: logger)
-        let started = DispatchTime.now().uptimeNanoseconds
-        // On a connection of its own: the scan's pages would otherwise fill the writer's cache.
-        let keys = try TransactionKeys.load(SQLiteConnection(path: configuration.databasePath, mode: .readOnly))
-        let ms = Int64((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
-        if ms >= 1000 {   // a start that waits on it says so (about a second per 2 million)
-            logger.log(["event": "indexed", "transactions": .int(Int64(keys.count)), "ms": .int(ms)])
-        }
-        let checkpointer = try Checkpointer(path: configuration.databasePath)
-        let placement = configuration.writerCPU == .any ? nil : WriterPlacement(configuration.writerCPU, dataDirectory: configuration.dataDirectory) { decision, refused in
-            var line: JSONObject = ["event": "writer_cpu", "reason": .string(decision.reason)]
-            line["cpus"] = decision.cpus.map { .string(CPUList.format($0)) } ?? .string("any")
-            if let refused { line["error"] = .string(String(cString: strerror(refused))) }
-            logger.log(line)
-        }
-        let writer = WriteQueue(connection: db, checkpointer: checkpointer, batchState: WriterRowState(), placement: placement,
-                                afterEveryCommit: { commit in
+        let options = SQLiteLedgerStorage.Options(dataDirectory: configuration.dataDirectory,
+                                                  databasePath: configuration.databasePath,
+                                                  writerCacheBytes: configuration.writerCacheBytes,
+                                                  readerMmapBytes: configuration.readerMmapBytes,
+                                                  writerCPU: configuration.writerCPU)
+        let storage = try SQLiteLedgerStorage.open(options, log: { logger.log($0) }, afterEveryCommit: { commit in
             readCache.invalidate(tokens: commit.revokedTokens)
             metrics.recordCommit(jobs: commit.jobs)
-        }, onSpace: { full in
-            if let full {
-                logger.log(["event": "storage_full", "error": .string(full.description)])
-            } else {
-                logger.log(["event": "storage_recovered"])
-            }
-        }) { touched in notifier.notify(touched) }
-        let reads = ReadPool(path: configuration.databasePath, mmapBytes: configuration.readerMmapBytes)
-        let storage = SQLiteLedgerStorage(reads: reads, writer: writer, keys: keys)
-        return StorageBackend(storage: storage, sqlite: SQLiteBackend(reads: reads, writer: writer),
-                              workers: DispatchWorkers(queue: reads.queue), offLoop: false, readiness: {
+        }, onCommit: { touched in notifier.notify(touched) })
+        return StorageBackend(storage: storage, workers: DispatchWorkers(queue: storage.reads.queue), offLoop: false, readiness: {
             if storage.isOutOfSpace {
                 var e = APIError(503, "not_ready", "The disk is full: writes fail until there is room again.")
                 e.headers.set("Retry-After", "10")
@@ -114,10 +92,7 @@ public final class LedgerApp: Sendable {
             } catch {
                 return APIError(503, "not_ready", "The database does not answer.")
             }
-        }, stop: {
-            writer.stop()
-            lock.release()
-        })
+        }, stop: { storage.stop() })
     }
 
     #if !Postgres
@@ -126,40 +101,6 @@ public final class LedgerApp: Sendable {
         throw AdminCommands.Failure(description: AdminCommands.noPostgresSupport)
     }
     #endif
-
-    /// The page size of a database the server creates, in bytes. Each page a commit changes
-    /// is written whole to the WAL and later copied whole into the database file by the
-    /// checkpointer: with 2 KiB pages instead of SQLite's 4 KiB those copies halve, which
-    /// measured about 10 % less server CPU per durable POST when every insert also landed
-    /// in a random leaf of an id index; without that index (schema version 8) 4 KiB pages
-    /// still cost the writer 4–12 % more instructions per POST. The trees stay shallow (a
-    /// transaction row is ~250 bytes). A database created with another page size keeps it.
-    static let newDatabasePageSize = 2048
-
-    /// Opens the read-write connection and applies migrations; with a logger, logs
-    /// `{"event":"migrated","versions":[…],"ms":…}` when it applied any (some rewrite the
-    /// ledger: version 6 took about 14 s for 1.2 million transactions).
-    static func openWriter(_ configuration: LedgerAppConfiguration, logger: Logger? = nil) throws -> SQLiteConnection {
-        // A group commit's WAL frames reach the file in one write, then the usual fsync.
-        let db = try SQLiteConnection.coalescingWALWriter(path: configuration.databasePath,
-                                                          newFilePageSize: newDatabasePageSize)
-        let started = DispatchTime.now().uptimeNanoseconds
-        let applied = try Migrator.migrate(db, Schema.migrations)
-        if let logger, !applied.isEmpty {
-            logger.log(["event": "migrated", "versions": .array(applied.map { .int(Int64($0)) }),
-                        "ms": .int(Int64((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000))])
-        }
-        try db.execute("PRAGMA wal_autocheckpoint = 0")
-        // Inserts into tables with foreign keys need a statement journal, and a batch that
-        // runs again with a savepoint per job a savepoint journal: keep both in memory. On
-        // disk they were a temporary file created, written and unlinked in every group
-        // commit once they outgrew 64 KiB.
-        try db.execute("PRAGMA temp_store = MEMORY")
-        // More than SQLite's 2 MiB, so that the pages every write touches (the ends of the
-        // ledger's indexes, children and households rows) stay (`writerCacheBytes`).
-        try db.execute("PRAGMA cache_size = -\(max(configuration.writerCacheBytes >> 10, 64))")
-        return db
-    }
 
     /// Starts listening and logs `{"event":"listening",…}`.
     public func start() throws {

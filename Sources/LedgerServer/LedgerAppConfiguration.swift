@@ -1,4 +1,5 @@
 import HTTPServer
+import LedgerStorageSQLite
 
 /// Everything `kidledger-server serve` can be told.
 public struct LedgerAppConfiguration: Sendable {

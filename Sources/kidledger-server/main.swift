@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import LedgerServer
+import LedgerStorageSQLite
 
 /// `kidledger-server` — argument parsing and wiring only.
 let usage = """

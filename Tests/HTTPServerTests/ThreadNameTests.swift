@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import SystemKit
 import XCTest
 
 /// Threads carry their names to the system (`top -H`, perf, /proc), cut to Linux's 15 bytes.

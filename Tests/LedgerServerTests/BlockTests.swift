@@ -1,6 +1,8 @@
 import Foundation
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// Invitations as a stranger would abuse them, over HTTP: a flood from many households at

@@ -2,7 +2,9 @@ import Foundation
 import Glibc
 import HTTPServer
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// Bodies as an attacker sends them: wide objects cost time linear in their size and are

@@ -1,6 +1,8 @@
 import Foundation
 import SQLiteKit
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// Checkpoints run beside the writer, and the WAL still starts over under constant writes.

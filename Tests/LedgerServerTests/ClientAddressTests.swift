@@ -1,6 +1,8 @@
 import Foundation
 import HTTPServer
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 final class ClientAddressTests: XCTestCase {

@@ -2,7 +2,9 @@ import Foundation
 import Glibc
 import HTTPServer
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// The per-address connection cap as the server runs it: refusals are logged (a line per

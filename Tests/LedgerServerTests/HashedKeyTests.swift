@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 
 /// The writer's dictionary keys carry their string's hash, computed once, and a memo hands
 /// out the last key again: a key must still be its string, whichever copy of it is asked

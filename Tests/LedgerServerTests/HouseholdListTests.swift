@@ -2,7 +2,9 @@ import Foundation
 import LedgerModel
 import SQLiteKit
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 
 /// Since schema version 9 the household's list (all children, newest first) has no index
 /// of its own: it merges its children's lists. Pages of any size, children taking turns

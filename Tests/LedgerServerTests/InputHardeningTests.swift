@@ -1,6 +1,8 @@
 import Foundation
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// Names and currencies over HTTP: what the validation rules refuse is refused on every

@@ -2,7 +2,9 @@ import Foundation
 import LedgerModel
 import SQLiteKit
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 
 /// The storage seam's contract: every conformer answers these `check…` scenarios the same
 /// way. A subclass per backend provides the storage and runs each scenario as a test.
@@ -298,11 +300,11 @@ class LedgerStorageContractTests: XCTestCase {
         // a revoked token wins over the feed's own refusals.
         let page = try storage.read { try $0.feedPage(household: h, caller: caller, since: nil, limit: 100) }
         XCTAssertEqual(page.records, 3)
-        XCTAssertTrue(try storage.read { try $0.pollIsCurrent(household: h, caller: caller, token: page.nextToken) })
+        XCTAssertTrue(try storage.read { try $0.pollIsCurrent(household: h, caller: caller, position: page.next) })
         XCTAssertFalse(try storage.read { try $0.pollIsCurrent(household: h, caller: Caller(accountId: reader.id, tokenId: device.record.id),
-                                                               token: page.nextToken) })
+                                                               position: page.next) })
         _ = try write { try $0.addTransaction(household: h, author: owner, Self.new(c, 1), now: now) }
-        XCTAssertFalse(try storage.read { try $0.pollIsCurrent(household: h, caller: caller, token: page.nextToken) })
+        XCTAssertFalse(try storage.read { try $0.pollIsCurrent(household: h, caller: caller, position: page.next) })
         XCTAssertTrue(try write { try $0.revokeToken(id: device.record.id, account: owner, at: now) })
         XCTAssertFalse(try storage.read { try $0.isActive(token: device.record.id) })
         XCTAssertThrowsError(try storage.read { try $0.feedPage(household: h, caller: caller, since: nil, limit: 100) }) { e in
@@ -495,20 +497,20 @@ class LedgerStorageContractTests: XCTestCase {
         let first = try storage.read { try $0.feedPage(household: h, account: owner, since: nil, limit: 4) }
         XCTAssertEqual(first.children.count + first.transactions.count, 4)
         XCTAssertTrue(first.moreComing)
-        let rest = try storage.read { try $0.feedPage(household: h, account: owner, since: first.nextToken.encoded, limit: 100) }
+        let rest = try storage.read { try $0.feedPage(household: h, account: owner, since: first.next, limit: 100) }
         XCTAssertEqual(rest.records, 2)
         XCTAssertFalse(rest.moreComing)
         XCTAssertEqual(Set(first.transactions.map(\.id) + rest.transactions.map(\.id)).count, 5)
-        let empty = try storage.read { try $0.feedPage(household: h, account: owner, since: rest.nextToken.encoded, limit: 100) }
+        let empty = try storage.read { try $0.feedPage(household: h, account: owner, since: rest.next, limit: 100) }
         XCTAssertFalse(empty.hasNews)
 
         // A reversal's two changes are never split by a page boundary.
         let t = first.transactions[0]
         _ = try write { try $0.reverse(household: h, author: owner, transaction: t.id, now: now) }
-        let one = try storage.read { try $0.feedPage(household: h, account: owner, since: rest.nextToken.encoded, limit: 1) }
+        let one = try storage.read { try $0.feedPage(household: h, account: owner, since: rest.next, limit: 1) }
         XCTAssertEqual(one.transactions.map(\.reversedById).first, .some(LedgerIDs.reversalID(of: LedgerIDs.parse(t.id)!).lowercased))
 
-        let forged = SyncToken(household: h, incarnation: rest.nextToken.incarnation + 1, seq: 1).encoded
+        let forged = SyncPosition(household: h, incarnation: rest.next.incarnation + 1, seq: 1)
         XCTAssertThrowsError(try storage.read { try $0.feedPage(household: h, account: owner, since: forged, limit: 10) }) { e in
             XCTAssertEqual(e as? LedgerStorageError, .syncTokenExpired)
         }
@@ -516,7 +518,7 @@ class LedgerStorageContractTests: XCTestCase {
         let (_, token) = try write { try $0.createAccount(handle: "ss", displayName: "S", deviceName: "d", now: now) }
         _ = token
         let ownerToken = try write { try $0.createToken(account: owner, deviceName: "tablet", now: now) }
-        try write { try $0.recordPull(token: ownerToken.record.id, household: h, seq: rest.nextToken.seq, at: now) }
+        try write { try $0.recordPull(token: ownerToken.record.id, household: h, seq: rest.next.seq, at: now) }
         let status = try storage.read { try $0.syncStatus(household: h, account: owner) }
         XCTAssertEqual(status.devices.map(\.tokenId), [ownerToken.record.id])
         XCTAssertEqual(status.devices.first?.changesBehind, 2, "the reversal and its target changed after the pull")

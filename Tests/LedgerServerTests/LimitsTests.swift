@@ -1,6 +1,8 @@
 import Foundation
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// Quotas: registrations per client address, households per account, children per

@@ -1,7 +1,10 @@
 import Foundation
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 #if Postgres
+@testable import LedgerStoragePostgres
 import PostgresKit
 #endif
 

@@ -4,7 +4,10 @@ import LedgerModel
 import PostgresKit
 import Synchronization
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStoragePostgres
+@testable import LedgerStorageSQLite
 
 /// What one bus delivered.
 private final class Received: Sendable {

@@ -4,7 +4,10 @@ import LedgerModel
 import PostgresKit
 import Synchronization
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStoragePostgres
+@testable import LedgerStorageSQLite
 
 /// Commits a storage reported.
 private final class CommitLog: Sendable {
@@ -107,14 +110,14 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         let storage = self.pg!
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) {
-            var since: String?
+            var since: SyncPosition?
             var finished = false
             while true {
                 let done = writersDone.withLock { $0 } == 16
                 do {
                     let page = try storage.read { try $0.feedPage(household: h, account: owner, since: since, limit: 7) }
                     seen.withLock { $0 += page.transactions.map(\.id) }
-                    since = page.nextToken.encoded
+                    since = page.next
                     if finished && !page.moreComing { break }
                     if done && !page.moreComing { finished = true }
                 } catch {

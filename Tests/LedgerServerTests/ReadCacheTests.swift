@@ -1,7 +1,9 @@
 import Foundation
 import HTTPServer
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// The cache key of a well-formed token secret, one per `n`.

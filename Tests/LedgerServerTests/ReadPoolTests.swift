@@ -1,5 +1,7 @@
 import Foundation
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import SQLiteKit
 import XCTest
 
@@ -33,13 +35,17 @@ final class ReadPoolTests: XCTestCase {
 
 /// The writer's page cache is as configured (`--writer-cache-mb`, default 32 MiB).
 final class WriterCacheTests: XCTestCase {
+    private func writer(_ configuration: LedgerAppConfiguration) throws -> SQLiteConnection {
+        try SQLiteLedgerStorage.openWriter(path: configuration.databasePath, cacheBytes: configuration.writerCacheBytes)
+    }
+
     func testTheWriterCacheIsAsConfigured() throws {
         try withTemporaryDataDirectory("writer-cache") { defaults in
             var configuration = defaults
             XCTAssertEqual(configuration.writerCacheBytes, 32 << 20)
-            XCTAssertEqual(try LedgerApp.openWriter(configuration).queryOne("PRAGMA cache_size")?.int(0), -32_768)
+            XCTAssertEqual(try writer(configuration).queryOne("PRAGMA cache_size")?.int(0), -32_768)
             configuration.writerCacheBytes = 1 << 20
-            XCTAssertEqual(try LedgerApp.openWriter(configuration).queryOne("PRAGMA cache_size")?.int(0), -1_024)
+            XCTAssertEqual(try writer(configuration).queryOne("PRAGMA cache_size")?.int(0), -1_024)
         }
     }
 }

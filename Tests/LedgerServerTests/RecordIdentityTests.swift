@@ -1,6 +1,8 @@
 import Foundation
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// Record identity is (household, id): ids taken in another household never block, conflict

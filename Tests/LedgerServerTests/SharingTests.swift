@@ -1,6 +1,8 @@
 import Foundation
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// The private share over real HTTP: two and three parents through every transition,

@@ -1,8 +1,11 @@
 import Foundation
 import Synchronization
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 #if Postgres
+@testable import LedgerStoragePostgres
 import PostgresKit
 #endif
 
@@ -125,7 +128,7 @@ final class StorageBackendTests: XCTestCase {
         try TestServer.requireSQLite("the default backend")
         let s = try TestServer()
         defer { s.stop() }
-        XCTAssertNotNil(s.app.services.backend.sqlite)
+        XCTAssertTrue(s.app.services.storage is SQLiteLedgerStorage)
         XCTAssertTrue(s.app.services.storage.cachesReads)
         XCTAssertFalse(s.app.services.backend.offLoop)
         XCTAssertEqual(s.call("GET", "/readyz").status, 200)
@@ -190,7 +193,7 @@ final class StorageBackendTests: XCTestCase {
         let versions = try PGConnection(url: fresh.url).query("SELECT version FROM schema_version ORDER BY version").rows.map { $0.int(0) }
         XCTAssertEqual(versions, PostgresSchema.migrations.map { Int64($0.version) }.sorted(), "each migration applied once")
         for app in started {
-            XCTAssertNil(app.services.backend.sqlite, "nothing SQLite-shaped over PostgreSQL")
+            XCTAssertFalse(app.services.storage is SQLiteLedgerStorage, "nothing SQLite-shaped over PostgreSQL")
             XCTAssertFalse(app.services.storage.cachesReads, "no response cache with several processes")
             XCTAssertTrue(app.services.backend.offLoop)
             XCTAssertFalse(FileManager.default.fileExists(atPath: app.configuration.databasePath))

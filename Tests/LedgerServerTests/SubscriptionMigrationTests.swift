@@ -1,5 +1,7 @@
 import Foundation
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import SQLiteKit
 import XCTest
 

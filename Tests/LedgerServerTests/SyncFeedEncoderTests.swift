@@ -1,5 +1,7 @@
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// The feed's direct encoder writes exactly what `Child.json`, `LedgerTransaction.json` and
@@ -54,13 +56,13 @@ final class SyncFeedEncoderTests: XCTestCase {
         let h = HouseholdRecord(id: kids[0].householdId, name: "Home", currency: "EUR", ownerAccountId: kids[0].modifiedBy,
                                 createdAt: 1, modifiedAt: 2, changeTag: "v2", shared: true)
         let m = Membership(householdId: h.id, role: .participant, permission: .readWrite, ownerAccountId: h.ownerAccountId)
-        let token = SyncToken(household: h.id, incarnation: 7, seq: 42)
+        let token = SyncPosition(household: h.id, incarnation: 7, seq: 42)
         for (children, transactions) in [(kids, txs), ([], [])] {
-            let page = FeedPage(household: h, membership: m, children: children, transactions: transactions, nextToken: token,
+            let page = FeedPage(household: h, membership: m, children: children, transactions: transactions, next: token,
                                 since: 3, moreComing: !children.isEmpty)
             let expected: JSONValue = .object([
                 "household": h.json(m), "children": .array(children.map(\.json)), "transactions": .array(transactions.map(\.json)),
-                "access": m.accessJSON, "nextToken": .string(token.encoded), "moreComing": .bool(!children.isEmpty),
+                "access": m.accessJSON, "nextToken": .string(token.token), "moreComing": .bool(!children.isEmpty),
             ])
             XCTAssertEqual(String(decoding: page.body, as: UTF8.self), expected.serializedString)
         }

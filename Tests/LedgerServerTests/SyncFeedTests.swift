@@ -1,6 +1,8 @@
 import Foundation
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// The change feed: snapshots, paging, tokens, concurrent commits, sync status.
@@ -115,9 +117,9 @@ final class SyncFeedTests: XCTestCase {
         let h = s.household(t), other = s.household(t, name: "Other")
         let good = s.pull(t, h).json["nextToken"]!.stringValue!
         let foreign = s.pull(t, other).json["nextToken"]!.stringValue!
-        let decoded = try XCTUnwrap(SyncToken.decode(good))
-        let future = SyncToken(household: h, incarnation: decoded.incarnation, seq: decoded.seq + 5).encoded
-        let wrongIncarnation = SyncToken(household: h, incarnation: decoded.incarnation + 1, seq: decoded.seq).encoded
+        let decoded = try XCTUnwrap(SyncPosition(token: good))
+        let future = SyncPosition(household: h, incarnation: decoded.incarnation, seq: decoded.seq + 5).token
+        let wrongIncarnation = SyncPosition(household: h, incarnation: decoded.incarnation + 1, seq: decoded.seq).token
         for bad in ["garbage", "AAAA", foreign, future, wrongIncarnation, good + "A", String(good.dropLast())] {
             let r = s.pull(t, h, since: bad)
             XCTAssertEqual(r.status, 410, bad); XCTAssertEqual(r.code, "token_expired", bad)

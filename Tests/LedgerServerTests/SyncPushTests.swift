@@ -3,7 +3,9 @@ import Foundation
 import FoundationNetworking
 #endif
 import LedgerModel
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 
 /// Batch push: every result status, replays after lost responses, limits and access.

@@ -1,6 +1,8 @@
 import Foundation
 import SQLiteKit
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 
 /// Runs `body` with the path of a database file in a new temporary directory, removed afterwards.
 func withTemporaryDatabase(_ prefix: String, _ body: (String) throws -> Void) throws {

@@ -4,7 +4,9 @@ import FoundationNetworking
 #endif
 import LedgerModel
 import SQLiteKit
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import XCTest
 #if Postgres
 import PostgresKit
@@ -198,7 +200,7 @@ extension LedgerApp {
     /// The SQLite writer, for tests that reach under the storage seam (SQLite only; a test
     /// that calls it over PostgreSQL skips before).
     var sqliteWriter: WriteQueue {
-        guard let sqlite = services.backend.sqlite else { fatalError("this test needs the SQLite backend") }
+        guard let sqlite = services.storage as? SQLiteLedgerStorage else { fatalError("this test needs the SQLite backend") }
         return sqlite.writer
     }
 }

@@ -3,7 +3,9 @@ import Glibc
 import LedgerModel
 import SQLiteKit
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 
 /// The SQLite ledger's id index lives in memory since schema version 8 (`TransactionKeys`):
 /// loaded at start, added to by the writer, each entry checked against its row. What must

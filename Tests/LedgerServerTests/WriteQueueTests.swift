@@ -1,7 +1,9 @@
 import Foundation
 import SQLiteKit
 import SQLiteServerKit
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 import Synchronization
 import XCTest
 

@@ -3,7 +3,9 @@ import Glibc
 import LedgerModel
 import Synchronization
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 
 /// `--writer-cpu`: the flag's values, finding the CPUs that take a disk's completion
 /// interrupts (on a made-up `/sys` and `/proc`), what `auto` decides from them, and the

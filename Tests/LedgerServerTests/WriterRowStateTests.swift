@@ -3,7 +3,9 @@ import LedgerModel
 import SQLiteKit
 import Synchronization
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 
 /// The writer holds a household's seq and a child's balance back until COMMIT: within one
 /// group commit every statement still sees them as written, a job that fails after

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerCore
 
 /// Positions that hold ids: a cursor carries integers, so a UUID goes in as its two 64-bit
 /// halves and comes out written lowercase again (the order of ids as stored).

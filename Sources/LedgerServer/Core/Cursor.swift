@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import LedgerCore
 
 /// Opaque list cursors, bound to the list that gave them out.
 ///

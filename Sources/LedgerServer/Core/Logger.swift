@@ -3,6 +3,7 @@ import Glibc
 import HTTPServer
 import LedgerModel
 import Synchronization
+import SystemKit
 
 /// JSON-lines logging to standard output, one object per line. Lines are buffered and
 /// written at least every 100 ms (or when 64 KiB are waiting), so logging costs no system

@@ -1,4 +1,5 @@
 import HTTPServer
+import LedgerCore
 import LedgerModel
 
 /// How handlers reach storage: through the `LedgerStorage` seam only, in domain types.

@@ -1,11 +1,6 @@
 import HTTPServer
+import LedgerCore
 import LedgerModel
-
-/// The authenticated caller.
-struct Caller: Sendable {
-    let accountId: String
-    let tokenId: String
-}
 
 /// One request on its way through a handler.
 final class RequestContext: @unchecked Sendable {

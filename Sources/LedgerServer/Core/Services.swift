@@ -1,19 +1,11 @@
 import Dispatch
 import HTTPServer
+import LedgerCore
 import LedgerModel
-
-/// The SQLite-only machinery: the read connections and the one writer thread (with group
-/// commit and the checkpointer). Absent with PostgreSQL.
-struct SQLiteBackend: Sendable {
-    let reads: ReadPool
-    let writer: WriteQueue
-}
 
 /// The storage a server runs over, with what depends on which one it is.
 struct StorageBackend: Sendable {
     let storage: any LedgerStorage
-    /// nil with PostgreSQL.
-    let sqlite: SQLiteBackend?
     /// Where handlers run off the event loops.
     let workers: any RequestWorkers
     /// Whether every handler that touches storage must run off the event loops (PostgreSQL:

@@ -1,31 +1,7 @@
 import Foundation
-import HTTPServer
+import LedgerCore
 import LedgerModel
-
-/// Where request work that may wait on the database runs, off the event loops.
-protocol RequestWorkers: Sendable {
-    /// Runs `work` soon on another thread; false (and `work` never runs) when there is no
-    /// room for it.
-    func submit(_ work: @escaping @Sendable () -> Void) -> Bool
-}
-
-extension RequestWorkers {
-    /// Runs `work` soon on another thread: on a worker, or when the backlog is full on a
-    /// thread of Dispatch's (for work that must happen, such as answering a woken long-poll).
-    func async(_ work: @escaping @Sendable () -> Void) {
-        if !submit(work) { DispatchQueue.global().async(execute: work) }
-    }
-}
-
-/// Dispatch's concurrent queue, for SQLite: its reads are local and short, so the threads
-/// Dispatch adds while some block stay few.
-struct DispatchWorkers: RequestWorkers {
-    let queue: DispatchQueue
-    func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
-        queue.async(execute: work)
-        return true
-    }
-}
+import SystemKit
 
 /// A fixed number of threads taking work in arrival order, with a bounded backlog. A slow
 /// or unreachable database makes requests wait here (and, past the backlog, refused with

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerCore
 import LedgerModel
 
 /// Accounts and device tokens.

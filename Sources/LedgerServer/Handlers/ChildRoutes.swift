@@ -1,4 +1,5 @@
 import Foundation
+import LedgerCore
 import LedgerModel
 
 /// Children: create, list with balances, read, rename/archive/reorder. Never deleted.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import LedgerCore
 import LedgerModel
 
 /// Households: create (POST or idempotent PUT), list, read, rename, delete.

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerCore
 import LedgerModel
 
 /// `POST /v1/app-store/notifications`: App Store Server Notifications V2. No bearer token:

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import LedgerCore
 import LedgerModel
 
 /// The household's private share and its participants. There is never a public link:

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerCore
 import LedgerModel
 
 /// The owner's App Store subscription, the household's entitlement, and the signed

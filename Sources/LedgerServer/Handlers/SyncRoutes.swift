@@ -1,4 +1,5 @@
 import HTTPServer
+import LedgerCore
 import LedgerModel
 
 /// The change feed (with long-poll), batch push and sync status.
@@ -29,7 +30,7 @@ enum SyncRoutes {
             }
         }
         if !fields.isEmpty { throw APIError.validation(fields) }
-        let since = ctx.request.queryValue("since").flatMap { $0.isEmpty ? nil : $0 }
+        let since = SyncPosition.since(ctx.request.queryValue("since").flatMap { $0.isEmpty ? nil : $0 })
         return try ChangePull(ctx: ctx, caller: c, household: household, since: since, limit: limit, wait: wait).start()
     }
 

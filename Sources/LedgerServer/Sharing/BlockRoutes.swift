@@ -1,3 +1,4 @@
+import LedgerCore
 import LedgerModel
 
 /// The caller's blocks: accounts whose invitations the caller refuses. A block is made by

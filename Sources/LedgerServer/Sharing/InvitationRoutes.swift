@@ -1,3 +1,4 @@
+import LedgerCore
 import LedgerModel
 
 /// Invitations addressed to the caller: list, accept, decline. An invitation id is only

@@ -1,3 +1,4 @@
+import LedgerCore
 import LedgerModel
 
 /// The change feed's page sizes and its wire form.
@@ -36,7 +37,7 @@ extension FeedPage {
             }
         }
         out.raw("],\"access\":"); out.value(membership.accessJSON)
-        out.raw(",\"nextToken\":"); out.string(nextToken.encoded)
+        out.raw(",\"nextToken\":"); out.string(next.token)
         out.raw(",\"moreComing\":"); out.bool(moreComing)
         out.raw("}")
         return out.bytes

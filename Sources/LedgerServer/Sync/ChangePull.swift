@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPServer
+import LedgerCore
 import LedgerModel
 
 /// One `GET …/changes` request, answered at once or parked as a long-poll.
@@ -16,11 +17,11 @@ final class ChangePull: @unchecked Sendable {
     private let ctx: RequestContext
     private let caller: Caller
     private let household: String
-    private let since: String?
+    private let since: SyncPosition?
     private let limit: Int
     private let deadline: DispatchTime
 
-    init(ctx: RequestContext, caller: Caller, household: String, since: String?, limit: Int, wait: Int) {
+    init(ctx: RequestContext, caller: Caller, household: String, since: SyncPosition?, limit: Int, wait: Int) {
         self.ctx = ctx
         self.caller = caller
         self.household = household
@@ -53,7 +54,7 @@ final class ChangePull: @unchecked Sendable {
         var h = HTTPHeaders()
         h.set("Content-Type", "application/json; charset=utf-8")
         let response = HTTPResponse(status: 200, headers: h, body: page.body)
-        let token = caller.tokenId, household = household, seq = page.nextToken.seq
+        let token = caller.tokenId, household = household, seq = page.next.seq
         ctx.services.storage.write({ w in try w.recordPull(token: token, household: household, seq: seq, at: Timestamp.nowMs()) },
                                    completion: { [ctx] _ in ctx.respond(response) })
     }
@@ -75,7 +76,7 @@ final class ChangePull: @unchecked Sendable {
     /// registration (its wake-up went to nobody): a commit to the household, the household
     /// deleted, the caller's access or the token revoked.
     private func missedWake(_ page: FeedPage) -> Bool {
-        let current = try? ctx.read { r in try r.pollIsCurrent(household: household, caller: caller, token: page.nextToken) }
+        let current = try? ctx.read { r in try r.pollIsCurrent(household: household, caller: caller, position: page.next) }
         return current != true
     }
 

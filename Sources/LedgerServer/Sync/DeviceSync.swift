@@ -1,3 +1,4 @@
+import LedgerCore
 import LedgerModel
 
 /// `GET …/sync-status`: per device token and household, when it last pulled and pushed and
@@ -7,7 +8,7 @@ extension SyncStatusReport {
     /// `{householdId, latestToken, access, devices, nextCursor}`.
     func json(household: String, nextCursor: String? = nil) -> JSONValue {
         .object([
-            "householdId": .string(household), "latestToken": .string(latestToken.encoded), "access": membership.accessJSON,
+            "householdId": .string(household), "latestToken": .string(latest.token), "access": membership.accessJSON,
             "devices": .array(devices.map { d in
                 .object([
                     "tokenId": .string(d.tokenId), "accountId": .string(d.accountId), "deviceName": .string(d.deviceName),

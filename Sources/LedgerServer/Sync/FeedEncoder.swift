@@ -1,3 +1,4 @@
+import LedgerCore
 import LedgerModel
 
 /// Writes change-feed JSON straight from the records into bytes.

@@ -1,0 +1,10 @@
+/// Who a request acts for: an account, through one of its device tokens.
+package struct Caller: Sendable, Equatable {
+    package let accountId: String
+    package let tokenId: String
+
+    package init(accountId: String, tokenId: String) {
+        self.accountId = accountId
+        self.tokenId = tokenId
+    }
+}

@@ -1,0 +1,284 @@
+import Dispatch
+import LedgerModel
+
+/// The server's storage seam. Two conformers sit behind it: SQLite (the embedded default,
+/// one process, one writer thread with group commit) and PostgreSQL (several stateless
+/// processes over one database). It speaks domain types and `LedgerStorageError`s only:
+/// no SQL, no database types and no HTTP statuses cross it.
+///
+/// Work is scoped. `read` runs its body against one consistent snapshot. `write` runs its
+/// body inside a write transaction and calls back once the transaction is durable (or
+/// failed; a failed body leaves nothing behind). Inside a write, the first operation on a
+/// household locks that household's change-sequence row, before anything else of it is
+/// read or written, so per-household change order is commit order and a feed reader can
+/// never step over a change that commits late.
+///
+/// The ledger's rules (idempotent inserts, reversals, undo, access, the feed's paging)
+/// are written once, over the primitive operations of `LedgerReading`/`LedgerWriting`
+/// (see `LedgerWriting+Rules.swift`, `LedgerReading+Rules.swift`).
+package protocol LedgerStorage: Sendable {
+    /// Whether answers read from it may be kept until this process's next commit: only
+    /// when this process is the database's one writer (SQLite). With several processes a
+    /// commit elsewhere would leave a kept answer stale.
+    var cachesReads: Bool { get }
+
+    /// Whether writes are failing for lack of space (and will until there is room again).
+    var isOutOfSpace: Bool { get }
+
+    /// Runs `body` on the calling thread against one snapshot.
+    func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T
+
+    /// Runs `body` in a write transaction; `completion` gets its value once committed, or
+    /// the error (a `LedgerStorageError`, or what `body` threw).
+    func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+
+    /// `write`, for a body that locks no household but `household`: such writes may share
+    /// one transaction (group commit), each as if alone — a refused one leaves nothing.
+    func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+
+    /// `write` (`write(household:)` when `household` is given) whose `completion` runs on
+    /// `executor`: storage hands it over from the thread that committed, as soon as the
+    /// write is durable, instead of running it on a thread of its own first.
+    func write<T: Sendable>(household: String?, answeringOn executor: any WriteCompletionExecutor,
+                            _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+}
+
+/// A thread with a queue of its own that takes a write's outcome (a connection's event
+/// loop, which builds the answer and writes it).
+package protocol WriteCompletionExecutor: Sendable {
+    /// Queues `work` there; never blocks, never runs a long task on the caller.
+    func execute(_ work: @escaping @Sendable () -> Void)
+}
+
+extension LedgerStorage {
+    package func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(body, completion: completion)
+    }
+
+    package func write<T: Sendable>(household: String?, answeringOn executor: any WriteCompletionExecutor,
+                            _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let handOver: @Sendable (Result<T, any Error>) -> Void = { result in executor.execute { completion(result) } }
+        if let household {
+            write(household: household, body, completion: handOver)
+        } else {
+            write(body, completion: handOver)
+        }
+    }
+
+    /// `write`, waiting for the outcome on the calling thread (admin commands, tests).
+    package func writeAndWait<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        write(body) { result in box.set(result); done.signal() }
+        done.wait()
+        return try box.get()
+    }
+}
+
+/// What a body may read, all inside one snapshot (or one write transaction).
+package protocol LedgerReading {
+    // MARK: accounts and tokens
+    /// The caller a token hash stands for, when the token exists and is not revoked.
+    func caller(tokenHash: [UInt8]) throws -> Caller?
+    func account(id: String) throws -> AccountRecord?
+    func accountId(handle: String) throws -> String?
+    func token(id: String) throws -> TokenRecord?
+    /// The account's tokens that are not revoked, oldest first (by creation time, then
+    /// id), after the position `after`.
+    func activeTokens(account: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<TokenRecord, TimeAndIdPosition>
+    /// How many tokens of the account are not revoked (for the per-account cap).
+    func activeTokenCount(account: String) throws -> Int
+    /// Whether the token exists and is not revoked.
+    func isActive(token: String) throws -> Bool
+
+    // MARK: households
+    func household(id: String) throws -> HouseholdRecord?
+    /// The household's owner and `account`'s participant row (nil: no such household).
+    func accessRecord(household: String, account: String) throws -> AccessRecord?
+    /// Households `account` owns or has accepted, by creation order after the position `after`.
+    func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing>
+    /// How many households `owner` owns (for the per-account quota).
+    func householdCount(owner: String) throws -> Int
+
+    // MARK: children and transactions
+    func child(household: String, id: String) throws -> Child?
+    /// The child's cached balance (nil: no such child), without reading the whole child.
+    func balance(household: String, child: String) throws -> Int64?
+    /// By sort order, then creation, then id.
+    func children(household: String, includeArchived: Bool) throws -> [Child]
+    /// How many children the household holds, archived ones included (for the quota).
+    func childCount(household: String) throws -> Int
+    /// The transaction `id`; `reversalId` is the reversal id of `id` when the caller has
+    /// it already (computed once per record, off the writer), nil to have it computed.
+    func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction?
+    /// `transaction(household:id:reversalId:)` and `balance(household:child:)` read
+    /// together (one round trip where a statement costs one).
+    func transactionAndBalance(household: String, id: String, reversalId: String?,
+                               child: String) throws -> (LedgerTransaction?, Int64?)
+    /// `accessRecord(household:account:)` and, when the household exists,
+    /// `transactionAndBalance(…)`, read together.
+    func accessAndTransaction(household: String, account: String, id: String, reversalId: String?,
+                              child: String) throws -> (AccessRecord?, LedgerTransaction?, Int64?)
+    /// The transaction whose reversal would take `id` (ids reserved for reversals).
+    func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction?
+    /// Newest first, before the position `before`; `child` nil: the whole household.
+    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction>
+    /// The child's newest transaction that is neither a reversal nor reversed.
+    func newestUndoable(household: String, child: String) throws -> LedgerTransaction?
+
+    // MARK: sharing
+    func participant(household: String, account: String) throws -> Participant?
+    /// The participant row holding `invitation`, only when it is addressed to `account`.
+    func participant(invitation: String, account: String) throws -> Participant?
+    /// In invitation order.
+    func participants(household: String) throws -> [Participant]
+    /// Invitations addressed to `account` still pending in shared households, newest first,
+    /// after the position `after`.
+    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> InvitationPage
+    /// Pending invitations out from `inviter`'s households, waiting for `invitee` in any
+    /// household, and out from `inviter`'s households to `invitee`. In a write, concurrent
+    /// invitations involving either account wait until this transaction ends, so a quota
+    /// checked on these counts holds.
+    func pendingInvitationCounts(inviter: String, invitee: String) throws -> PendingInvitationCounts
+    /// The households of `inviter` where `invitee` has a pending invitation.
+    func pendingInvitationHouseholds(inviter: String, invitee: String) throws -> [String]
+    /// Whether `account` blocked `blocked`.
+    func isBlocked(account: String, blocked: String) throws -> Bool
+    /// The accounts `account` blocked, newest block first (by time, then account id),
+    /// before the position `before`.
+    func blocks(account: String, before: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<BlockRecord, TimeAndIdPosition>
+
+    // MARK: sync
+    /// The household's feed position (nil: no such household).
+    func head(household: String) throws -> FeedHead?
+    /// Children and transactions with `seq > after` (or `seq == onlySeq`), each kind
+    /// oldest change first; at most `limit` of each kind.
+    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges
+    /// Devices of current members that synced this household, with how far behind they
+    /// are, by account id then token id, after the position `after`.
+    func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition>
+
+    // MARK: - App Store subscriptions
+    // (rules over these: `LedgerStorage+Subscriptions.swift`)
+    /// The household's registered subscription with its purchase's newest event.
+    func subscription(household: String) throws -> SubscriptionRecord?
+    /// A purchase by its environment and original transaction id. Inside a write it stays
+    /// locked until the commit, so events of one purchase are ordered one after another.
+    func purchase(_ key: PurchaseKey) throws -> StoredPurchase?
+    /// The households whose subscription is this purchase, by id.
+    func households(subscribedTo key: PurchaseKey) throws -> [String]
+    /// Whether a notification with this `notificationUUID` is remembered.
+    func notificationSeen(uuid: String) throws -> Bool
+
+    // MARK: operations
+    /// The newest schema migration applied (a read that needs the database to answer).
+    func schemaVersion() throws -> Int
+}
+
+extension LedgerReading {
+    package func transaction(household: String, id: String) throws -> LedgerTransaction? {
+        try transaction(household: household, id: id, reversalId: nil)
+    }
+
+    package func transactionAndBalance(household: String, id: String, reversalId: String?,
+                               child: String) throws -> (LedgerTransaction?, Int64?) {
+        (try transaction(household: household, id: id, reversalId: reversalId), try balance(household: household, child: child))
+    }
+
+    package func accessAndTransaction(household: String, account: String, id: String, reversalId: String?,
+                              child: String) throws -> (AccessRecord?, LedgerTransaction?, Int64?) {
+        guard let access = try accessRecord(household: household, account: account) else { return (nil, nil, nil) }
+        let (t, balance) = try transactionAndBalance(household: household, id: id, reversalId: reversalId, child: child)
+        return (access, t, balance)
+    }
+}
+
+extension LedgerWriting {
+    package func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool { false }
+    package func insertsBeforeLookup(household: String) -> Bool { false }
+}
+
+/// What a write body may do, on top of reading. Callers go through the rules in
+/// `LedgerWriting+Rules.swift`; these primitives do no checking of their own beyond the
+/// database's constraints.
+package protocol LedgerWriting: LedgerReading {
+    // MARK: accounts and tokens
+    /// Throws `handleTaken` when the handle exists.
+    func insertAccount(_ account: AccountRecord) throws
+    func insertToken(_ token: TokenRecord, hash: [UInt8]) throws
+    /// Whether an active token of `account` was revoked.
+    func revokeToken(id: String, account: String, at: Int64) throws -> Bool
+    /// Holds the accounts' invitation state (pending invitations, blocks, tokens) until the
+    /// transaction ends: a concurrent write that holds any of them waits. Taken before any
+    /// household of the write, in one order everywhere (no two writes wait for each other
+    /// in a circle). A no-op where writes run one at a time.
+    func lockAccounts(_ ids: [String]) throws
+
+    // MARK: households
+    /// Advances the household's change sequence and returns the new value (the household
+    /// counts as touched: its long-polls wake after the commit).
+    func nextSeq(household: String) throws -> Int64
+    /// Throws `householdIdTaken` when the id exists.
+    func insertHousehold(_ h: HouseholdRecord, incarnation: Int64) throws
+    func updateHousehold(id: String, name: String, currency: String, shared: Bool, modifiedAt: Int64, seq: Int64) throws
+    func deleteHousehold(id: String) throws
+
+    // MARK: children and transactions
+    func insertChild(_ c: Child, seq: Int64) throws
+    func updateChild(_ c: Child, seq: Int64) throws
+    /// `reversalId`: the reversal id of `t.id` (reserved while `t` is not a reversal).
+    func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws
+    /// Inserts `t`, a new transaction that reverses none, with the household's next seq,
+    /// unless a transaction already holds its key (`t.householdId`, `reversalId`). Answers
+    /// whether it did; false leaves everything as it was (no seq taken, nothing written).
+    /// For a backend that reaches the key as cheaply through the insert as through a
+    /// lookup, so that a new transaction, the common write, needs no lookup before it;
+    /// called only when `insertsBeforeLookup(household:)` said so.
+    func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool
+    /// Whether a new transaction of `household` should try `insertTransactionIfAbsent`
+    /// before anything is looked up (false: look it up first; the default).
+    func insertsBeforeLookup(household: String) -> Bool
+    func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws
+    func setBalance(household: String, child: String, cents: Int64) throws
+
+    // MARK: sharing
+    func insertParticipant(household: String, account: String, permission: Membership.Permission,
+                           invitation: String, at: Int64) throws
+    /// Sets a participant's status (and permission; a new invitation id when given, which
+    /// also clears its acceptance). Accepting stamps the first acceptance.
+    func updateParticipant(household: String, account: String, status: Participant.Status,
+                           permission: Membership.Permission?, newInvitation: String?, at: Int64) throws
+    /// Revokes every invited or accepted participant.
+    func revokeParticipants(household: String, at: Int64) throws
+    /// `account` blocks `blocked` from `at`; false when it already did (nothing changes).
+    func insertBlock(account: String, blocked: String, at: Int64) throws -> Bool
+    /// Whether `account` had blocked `blocked` (the block is lifted).
+    func deleteBlock(account: String, blocked: String) throws -> Bool
+
+    // MARK: sync
+    /// Only while the household exists.
+    func recordPull(token: String, household: String, seq: Int64, at: Int64) throws
+    func recordPush(token: String, household: String, at: Int64) throws
+
+    // MARK: - App Store subscriptions
+    /// Registers `upload`'s purchase for the household (replacing what it had), as verified
+    /// at `at` for the owner `grantedBy`.
+    func setSubscription(household: String, upload: PurchaseEvent, grantedBy: String, at: Int64) throws
+    /// Whether the household had a subscription to delete.
+    func deleteSubscription(household: String) throws -> Bool
+    /// A purchase's first event (a concurrent first insert of the same purchase fails).
+    func insertPurchase(_ event: PurchaseEvent, at: Int64) throws
+    /// Replaces the stored event of the event's purchase (`PurchaseEvent.purchaseKey`).
+    func updatePurchase(_ event: PurchaseEvent, at: Int64) throws
+    /// Remembers a notification (a concurrent insert of the same UUID fails).
+    func insertNotification(_ n: NotificationRecord, outcome: NotificationOutcome, at: Int64) throws
+    /// Forgets notifications received before `cutoff`.
+    func deleteNotifications(receivedBefore cutoff: Int64) throws
+    /// Forgets purchases that no household registered and that last changed before `cutoff`.
+    func deleteUnregisteredPurchases(updatedBefore cutoff: Int64) throws
+}

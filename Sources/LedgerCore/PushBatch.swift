@@ -1,0 +1,39 @@
+import LedgerModel
+
+/// The records a device pushes in one `POST …/changes` (applied by `LedgerWriting.push`):
+/// each one valid, or already known to be rejected and why.
+package struct PushBatch: Sendable {
+    /// A child as a device pushes it.
+    package struct ChildRecord: Sendable {
+        package var id: String
+        package var name: String
+        package var sortOrder: Int64
+        package var archived: Bool
+        package var createdAt: Int64
+        package var modifiedAt: Int64
+        package var modifiedBy: String
+        package var baseChangeTag: String?
+
+        package init(id: String, name: String, sortOrder: Int64, archived: Bool, createdAt: Int64, modifiedAt: Int64,
+                     modifiedBy: String, baseChangeTag: String? = nil) {
+            (self.id, self.name, self.sortOrder, self.archived, self.createdAt) = (id, name, sortOrder, archived, createdAt)
+            (self.modifiedAt, self.modifiedBy, self.baseChangeTag) = (modifiedAt, modifiedBy, baseChangeTag)
+        }
+    }
+
+    /// A record that parsed, or why it is rejected: a `code` (`validation_failed` with the
+    /// field errors, `clock_skew`).
+    package enum Item<Record: Sendable>: Sendable {
+        case valid(Record)
+        case invalid(id: String, code: String, fields: [String: String])
+    }
+
+    package var children: [Item<ChildRecord>] = []
+    package var transactions: [Item<NewTransaction>] = []
+
+    package init(children: [Item<ChildRecord>] = [], transactions: [Item<NewTransaction>] = []) {
+        (self.children, self.transactions) = (children, transactions)
+    }
+
+    package var count: Int { children.count + transactions.count }
+}

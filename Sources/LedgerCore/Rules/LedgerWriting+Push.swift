@@ -1,0 +1,86 @@
+import LedgerModel
+
+/// What became of one pushed record.
+package struct PushResult: Sendable {
+    package enum Kind: String, Sendable { case child, transaction }
+
+    package enum Outcome: Sendable {
+        /// Saved as pushed; a child's new change tag.
+        case saved(changeTag: String?)
+        /// Already stored as pushed; a child's change tag.
+        case unchanged(changeTag: String?)
+        /// Another version of the child holds the id: the server's.
+        case childConflict(Child)
+        /// A different transaction holds the id: the server's.
+        case transactionConflict(LedgerTransaction)
+        /// Refused by a ledger rule or a quota.
+        case refused(LedgerStorageError)
+        /// Refused before storage was asked (`validation_failed` with the field errors,
+        /// `clock_skew`, `modified_by_mismatch`).
+        case invalid(code: String, fields: [String: String])
+    }
+
+    package var kind: Kind
+    package var id: String
+    package var outcome: Outcome
+
+    package init(kind: Kind, id: String, outcome: Outcome) {
+        (self.kind, self.id, self.outcome) = (kind, id, outcome)
+    }
+}
+
+extension LedgerWriting {
+    /// `POST …/changes` by `caller`'s device: checks write access, applies the batch's
+    /// children first, then its transactions, each through the same rules as the single
+    /// writes (`pushChild` within the `maxChildren` cap, `addTransaction`), and records the
+    /// push. A record's refusal is its result and leaves the rest of the batch alone.
+    package func push(_ batch: PushBatch, household: String, caller: Caller, maxChildren: Int, now: Int64) throws -> [PushResult] {
+        _ = try membership(household: household, account: caller.accountId, need: .write)
+        var results: [PushResult] = []
+        results.reserveCapacity(batch.count)
+        for item in batch.children {
+            switch item {
+            case .invalid(let id, let code, let fields):
+                results.append(PushResult(kind: .child, id: id, outcome: .invalid(code: code, fields: fields)))
+            case .valid(let record) where record.modifiedBy != caller.accountId:
+                // Attribution is the caller's: nobody edits in another member's name.
+                results.append(PushResult(kind: .child, id: record.id, outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
+            case .valid(let record):
+                let outcome: PushResult.Outcome
+                do {
+                    switch try pushChild(household: household, record, maxChildren: maxChildren) {
+                    case .saved(let tag): outcome = .saved(changeTag: tag)
+                    case .unchanged(let tag): outcome = .unchanged(changeTag: tag)
+                    case .conflict(let current): outcome = .childConflict(current)
+                    }
+                } catch let e as LedgerStorageError where e == .tooManyChildren(limit: maxChildren) {
+                    outcome = .refused(e)
+                }
+                results.append(PushResult(kind: .child, id: record.id, outcome: outcome))
+            }
+        }
+        for item in batch.transactions {
+            switch item {
+            case .invalid(let id, let code, let fields):
+                results.append(PushResult(kind: .transaction, id: id, outcome: .invalid(code: code, fields: fields)))
+            case .valid(let record):
+                let outcome: PushResult.Outcome
+                do {
+                    let written = try addTransaction(household: household, author: caller.accountId, record, now: now)
+                    outcome = written.saved ? .saved(changeTag: nil) : .unchanged(changeTag: nil)
+                } catch LedgerStorageError.transactionIdTaken(let existing) {
+                    outcome = .transactionConflict(existing)
+                } catch let e as LedgerStorageError {
+                    outcome = .refused(e)
+                }
+                results.append(PushResult(kind: .transaction, id: record.id, outcome: outcome))
+            }
+        }
+        try recordPush(token: caller.tokenId, household: household, at: now)
+        return results
+    }
+}
+
+extension PushResult.Outcome {
+    package var isSaved: Bool { if case .saved = self { true } else { false } }
+}

@@ -1,0 +1,95 @@
+import LedgerCore
+import LedgerModel
+
+/// Parsing a `POST …/changes` body. The envelope is strict (422 for the whole request when a
+/// record cannot be identified); per-record problems become `rejected` results and leave the
+/// rest of the batch alone.
+extension PushBatch {
+    /// Parses the body; 413 `batch_too_large` above `maxRecords`, 422 for a bad envelope.
+    /// Stamps more than 24 hours after `now` reject their record (`clock_skew`).
+    static func parse(_ body: JSONBody, maxRecords: Int, now: Int64 = Timestamp.nowMs()) throws -> PushBatch {
+        var envelope = body
+        envelope.allowOnly(["children", "transactions"])
+        let kids = array(&envelope, "children"), txs = array(&envelope, "transactions")
+        try envelope.check()
+        if kids.count + txs.count > maxRecords {
+            throw APIError(413, "batch_too_large", "A push holds at most \(maxRecords) records; this one has \(kids.count + txs.count).")
+        }
+        var idErrors: [String: String] = [:]
+        var batch = PushBatch()
+        batch.children.reserveCapacity(kids.count)
+        batch.transactions.reserveCapacity(txs.count)
+        for (i, v) in kids.enumerated() {
+            guard let (o, id) = identified(v, "children", i, &idErrors) else { continue }
+            batch.children.append(child(o, id: id, now: now))
+        }
+        for (i, v) in txs.enumerated() {
+            guard let (o, id) = identified(v, "transactions", i, &idErrors) else { continue }
+            batch.transactions.append(transaction(o, id: id, now: now))
+        }
+        if !idErrors.isEmpty { throw APIError.validation(idErrors) }
+        return batch
+    }
+
+    private static func array(_ b: inout JSONBody, _ key: String) -> [JSONValue] {
+        switch b.object[key] {
+        case nil, .null?: return []
+        case .array(let a)?: return a
+        case let v?: b.fail(key, "must be an array, not \(v.typeName)"); return []
+        }
+    }
+
+    /// The object at `list[index]` and its id in canonical form; nil, with an error under
+    /// `list[index]` (named only then), when it is not an object with a UUID id.
+    private static func identified(_ v: JSONValue, _ list: String, _ index: Int,
+                                   _ errors: inout [String: String]) -> (JSONObject, String)? {
+        guard case .object(let o) = v else { errors["\(list)[\(index)]"] = "must be an object, not \(v.typeName)"; return nil }
+        guard case .string(let raw)? = o["id"], let id = LedgerIDs.lowercaseCanonical(raw) else {
+            errors["\(list)[\(index)].id"] = o["id"] == nil ? "is required" : "must be a UUID"
+            return nil
+        }
+        return (o, id)
+    }
+
+    /// The fields a pushed child and transaction may have (one array each, not one per record).
+    private static let childFields = ["id", "name", "sortOrder", "archived", "createdAt", "modifiedAt", "modifiedBy", "baseChangeTag"]
+    private static let transactionFields = ["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId"]
+
+    private static func child(_ o: JSONObject, id: String, now: Int64) -> Item<ChildRecord> {
+        var b = JSONBody(o)
+        b.allowOnly(childFields)
+        let name = b.name("name", required: true)
+        let sortOrder = b.int("sortOrder", required: true)
+        let archived = b.bool("archived")
+        if archived == nil, b.errors["archived"] == nil { b.fail("archived", "is required") }
+        let createdAt = b.timestamp("createdAt", required: true)
+        let modifiedAt = b.timestamp("modifiedAt", required: true)
+        let modifiedBy = b.uuid("modifiedBy", required: true)
+        let base = b.string("baseChangeTag")
+        guard b.errors.isEmpty, let name, let sortOrder, let archived, let createdAt, let modifiedAt, let modifiedBy else {
+            return .invalid(id: id, code: "validation_failed", fields: b.errors)
+        }
+        if NewTransaction.clockSkew([("createdAt", createdAt), ("modifiedAt", modifiedAt)], now: now) != nil {
+            return .invalid(id: id, code: "clock_skew", fields: [:])
+        }
+        return .valid(ChildRecord(id: id, name: name, sortOrder: sortOrder, archived: archived, createdAt: createdAt,
+                                  modifiedAt: modifiedAt, modifiedBy: modifiedBy, baseChangeTag: base))
+    }
+
+    private static func transaction(_ o: JSONObject, id: String, now: Int64) -> Item<NewTransaction> {
+        var b = JSONBody(o)
+        b.allowOnly(transactionFields)
+        let childId = b.uuid("childId", required: true)
+        let fields = NewTransaction.fields(&b, complete: true)
+        let reversesId = b.uuid("reversesId")
+        guard b.errors.isEmpty, let childId, let fields else {
+            return .invalid(id: id, code: "validation_failed", fields: b.errors)
+        }
+        if NewTransaction.clockSkew("createdAt", fields.createdAt, now: now) != nil {
+            return .invalid(id: id, code: "clock_skew", fields: [:])
+        }
+        return .valid(NewTransaction(id: id, childId: childId, amountCents: fields.amountCents, note: fields.note,
+                                                 source: fields.source, createdAt: fields.createdAt, reversesId: reversesId,
+                                                 clientChosenId: true))
+    }
+}

@@ -1,0 +1,267 @@
+#if Postgres
+import Dispatch
+import LedgerCore
+import LedgerModel
+import PostgresKit
+
+/// `LedgerStorage` over PostgreSQL, for several stateless server processes sharing one
+/// database.
+///
+/// Reads run in one REPEATABLE READ, READ ONLY transaction each: every statement of a
+/// body (a feed page, a sync status) sees the same snapshot. Writes run in READ COMMITTED
+/// transactions whose first statement about a household locks its row (see
+/// `PostgresLedgerTransaction`); a write that loses a race the database detects (a
+/// serialization failure, a deadlock, or a unique key taken by a concurrent identical
+/// request) runs again from the start, where it sees the winner's committed rows and takes
+/// the idempotent path. A database that cannot be reached is `unavailable`.
+package final class PostgresLedgerStorage: LedgerStorage {
+    package let pool: PGPool
+    /// Where writes run (they are answered from there).
+    private let workers: any RequestWorkers
+    /// Called after every durable commit, before the write is answered (this process's own
+    /// waiters, caches and counters).
+    private let onCommit: @Sendable (StorageCommit) -> Void
+    /// Called after such a commit once the write was answered (telling other processes).
+    private let announce: @Sendable (StorageCommit) -> Void
+    /// Where writes about one household go (several to a transaction); nil: each write is
+    /// a transaction of its own.
+    private let groupCommit: PostgresGroupCommit?
+    /// Commits of other processes, while serving (nil: none are heard of).
+    let bus: PostgresChangeBus?
+    /// A session of its own for readiness, while serving.
+    let probe: PGPool?
+    /// How many times a write lost to a concurrent one runs again before it fails.
+    static let maxAttempts = 8
+    /// Other processes commit too: nothing read may be kept past its request.
+    package var cachesReads: Bool { false }
+    /// Space on the database server is not tracked by this process.
+    package var isOutOfSpace: Bool { false }
+
+    /// - Parameters:
+    ///   - setup: statements every new session runs first (`SET search_path`, timeouts).
+    ///   - answerTimeout: longest wait for one statement's answer, in seconds, before the
+    ///     session is given up (a database that stopped answering); nil: no limit.
+    ///   - acquireTimeout: longest wait for a free connection, in seconds, before the
+    ///     request is answered `unavailable`; nil: no limit.
+    ///   - workers: where writes run; nil: a Dispatch queue of their own.
+    ///   - committers: threads committing batches of writes about one household each
+    ///     (`write(household:…)`, group commit); 0: each such write is a transaction of its own.
+    ///   - bus: the change bus of a serving process (its readiness probe comes with it).
+    init(url: String, connections: Int = 16, setup: [String] = [], acquireTimeout: Double? = nil,
+         connectTimeout: Int = 5, answerTimeout: Double? = nil, workers: (any RequestWorkers)? = nil,
+         committers: Int? = nil,
+         onCommit: @escaping @Sendable (StorageCommit) -> Void = { _ in },
+         announce: @escaping @Sendable (StorageCommit) -> Void = { _ in }, bus: PostgresChangeBus? = nil) {
+        let pool = PGPool(url: url, size: connections, setup: setup, connectTimeout: connectTimeout,
+                          answerTimeout: answerTimeout, acquireTimeout: acquireTimeout)
+        self.pool = pool
+        self.workers = workers ?? DispatchWorkers(queue: DispatchQueue(label: "kidledger.pg.write", qos: .userInitiated,
+                                                                        attributes: .concurrent))
+        self.onCommit = onCommit
+        self.announce = announce
+        self.bus = bus
+        probe = bus == nil ? nil : PGPool(url: url, size: 1, setup: ["SET statement_timeout = 2000"], connectTimeout: 2,
+                                          answerTimeout: 2, acquireTimeout: 2)
+        // An eighth of the connections commit batches (two by default: more make smaller
+        // batches, fewer leave the database idle while one commits); the rest serve reads
+        // and other writes.
+        let n = committers ?? max(1, connections / 8)
+        groupCommit = n == 0 ? nil : PostgresGroupCommit(committers: n) { gc, jobs in
+            Self.runBatch(jobs, of: gc, pool: pool, onCommit: onCommit, announce: announce)
+        }
+    }
+
+    deinit { groupCommit?.stop() }
+
+    /// Applies the schema's migrations (once, whichever process gets there first).
+    package func migrate() throws -> [Int] {
+        try Self.mapped { try pool.with { try PostgresSchema.migrate($0) } }
+    }
+
+    package func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T {
+        try Self.mapped {
+            try pool.with { db in
+                try db.transaction(.repeatableRead, readOnly: true) { try body(PostgresLedgerTransaction(db, writing: false)) }
+            }
+        }
+    }
+
+    package func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let accepted = workers.submit { [self] in
+            Self.runAlone(body, pool: pool, onCommit: onCommit, announce: announce, completion: completion)
+        }
+        if !accepted { completion(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false))) }
+    }
+
+    /// A write about `household` only joins the next batch of the group commit.
+    package func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        guard let groupCommit else { return write(body, completion: completion) }
+        if !groupCommit.submit(PostgresGroupCommit.Job(household: household, body: body, completion: completion)) {
+            completion(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false)))
+        }
+    }
+
+    /// Runs one batch of the group commit (see `PostgresGroupCommit`) and answers each of
+    /// its writes, or puts those that lost a race back in the queue.
+    private static func runBatch(_ jobs: [PostgresGroupCommit.Job], of gc: PostgresGroupCommit, pool: PGPool,
+                                 onCommit: @Sendable (StorageCommit) -> Void, announce: @Sendable (StorageCommit) -> Void) {
+        if jobs.count == 1, let job = jobs.first {
+            // Alone: no savepoint needed, and races are run again right here.
+            runAlone(job.run, pool: pool, onCommit: onCommit, announce: announce, completion: job.finish)
+            return
+        }
+        var outcomes: [Result<Void, any Error>?] = []
+        var lost: [PostgresGroupCommit.Job] = []
+        var commit = StorageCommit()
+        do {
+            try mapped {
+                try pool.with { db in
+                    outcomes = Array(repeating: nil, count: jobs.count)
+                    lost = []
+                    let tx = PostgresLedgerTransaction(db, writing: true)
+                    try db.transaction(.readCommitted) {
+                        // Every household's lock first, in one statement with BEGIN (every
+                        // later statement then reads what the locks' last holders committed).
+                        try tx.lock(households: Array(Set(jobs.map(\.household))))
+                        // The write before this one, while its last statements may still be
+                        // queued (they travel with this one's first).
+                        var previous: (index: Int, before: PostgresLedgerTransaction.SavepointState)?
+                        for (i, job) in jobs.enumerated() {
+                            let before = tx.savepointState
+                            db.tag = i
+                            db.later("SAVEPOINT w")
+                            do {
+                                try job.run(tx)
+                                db.later("RELEASE SAVEPOINT w")
+                                outcomes[i] = .success(())
+                                previous = (i, before)
+                            } catch let e as PGError where e.meansUnavailable {
+                                throw e
+                            } catch {
+                                // Undone alone; locks taken since the savepoint went with it.
+                                db.later("ROLLBACK TO SAVEPOINT w")
+                                db.later("RELEASE SAVEPOINT w")
+                                let pg = error as? PGError
+                                if let pg, let failed = pg.statementTag, failed != i, let p = previous, p.index == failed {
+                                    // The previous write's queued statement failed (its savepoint is the
+                                    // one rolled back): it is not saved after all, and this one never ran.
+                                    tx.savepointState = p.before
+                                    outcomes[failed] = nil
+                                    if pg.lostARace {
+                                        lost.append(jobs[failed])
+                                    } else {
+                                        outcomes[failed] = .failure(pg)
+                                    }
+                                    lost.append(job)
+                                } else {
+                                    tx.savepointState = before
+                                    if let pg, pg.lostARace {
+                                        lost.append(job)
+                                    } else {
+                                        outcomes[i] = .failure(error)
+                                    }
+                                }
+                                previous = nil
+                            }
+                        }
+                        tx.sendDeferred()
+                    }
+                    commit = tx.commit
+                }
+            }
+        } catch {
+            // Nothing of the batch committed (or nobody knows): what each write saw inside
+            // it may rest on another's uncommitted rows, so no answer from it stands.
+            if let e = error as? PGError, e.lostARace {
+                requeue(jobs, in: gc, failure: error)
+            } else {
+                for job in jobs { job.finish(.failure(error)) }
+            }
+            return
+        }
+        onCommit(commit)
+        for (job, outcome) in zip(jobs, outcomes) { if let outcome { job.finish(outcome) } }
+        requeue(lost, in: gc, failure: LedgerStorageError.unavailable(commitOutcomeUnknown: false))
+        if !commit.isEmpty { announce(commit) }
+    }
+
+    /// Runs `body` in a write transaction of its own (again after a lost race), and answers it.
+    private static func runAlone<T>(_ body: (any LedgerWriting) throws -> T, pool: PGPool,
+                                    onCommit: @Sendable (StorageCommit) -> Void, announce: @Sendable (StorageCommit) -> Void,
+                                    completion: (Result<T, any Error>) -> Void) {
+        switch Result(catching: { try run(body, in: pool) }) {
+        case .success(let (value, commit)):
+            onCommit(commit)
+            completion(.success(value))
+            if !commit.isEmpty { announce(commit) }
+        case .failure(let e):
+            completion(.failure(e))
+        }
+    }
+
+    /// Runs writes that lost a race again in a later batch, up to `maxAttempts` each.
+    private static func requeue(_ jobs: [PostgresGroupCommit.Job], in gc: PostgresGroupCommit, failure: any Error) {
+        var again: [PostgresGroupCommit.Job] = []
+        for job in jobs {
+            job.attempts += 1
+            if job.attempts > maxAttempts { job.finish(.failure(failure)) } else { again.append(job) }
+        }
+        gc.retry(again)
+    }
+
+    /// Runs `body` in a write transaction on the calling thread, again after a lost race.
+    package func writeNow<T>(_ body: (any LedgerWriting) throws -> T) throws -> T {
+        let (value, commit) = try Self.run(body, in: pool)
+        onCommit(commit)
+        if !commit.isEmpty { announce(commit) }
+        return value
+    }
+
+    /// Whether the database answers a trivial query now.
+    package func ping() -> Bool {
+        (try? pool.with { try $0.queryOne("SELECT 1") }) != nil
+    }
+
+    private static func run<T>(_ body: (any LedgerWriting) throws -> T, in pool: PGPool) throws -> (T, StorageCommit) {
+        var attempt = 1
+        while true {
+            do {
+                return try mapped {
+                    try pool.with { db in
+                        let tx = PostgresLedgerTransaction(db, writing: true)
+                        let value = try db.transaction(.readCommitted) {
+                            let value = try body(tx)
+                            tx.sendDeferred()
+                            return value
+                        }
+                        return (value, tx.commit)
+                    }
+                }
+            } catch let e as PGError where attempt < maxAttempts && e.lostARace {
+                attempt += 1
+            }
+        }
+    }
+
+    /// Database unavailability (unreachable, restarting, no free connection in time, a
+    /// statement past its timeout) becomes the domain's `unavailable`; everything else passes.
+    private static func mapped<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as PGError where e.meansUnavailable {
+            throw LedgerStorageError.unavailable(commitOutcomeUnknown: e.commitOutcomeUnknown)
+        }
+    }
+}
+private extension PGError {
+    /// Lost to a concurrent write the database detected (a serialization failure, a
+    /// deadlock, or a unique key a concurrent identical request took): run again, the write
+    /// reads the winner's committed rows.
+    var lostARace: Bool { isRetryableTransaction || kind == .uniqueViolation }
+    /// The database cannot serve now (unreachable, restarting, no free connection, a
+    /// statement past its timeout): the domain's `unavailable`.
+    var meansUnavailable: Bool { isUnavailable || kind == .queryCanceled || kind == .lockNotAvailable }
+}
+#endif

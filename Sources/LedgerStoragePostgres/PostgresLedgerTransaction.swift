@@ -1,0 +1,686 @@
+#if Postgres
+import LedgerCore
+import LedgerModel
+import PostgresKit
+
+/// The primitives of `LedgerWriting` on one PostgreSQL connection, inside one transaction
+/// (`PostgresLedgerStorage` opens and ends it).
+///
+/// In a write transaction the first statement about a household locks its row
+/// (`FOR NO KEY UPDATE`), so every write of one household runs after the previous one
+/// committed, the change sequence advances in commit order, and what a write reads of the
+/// household is current. In a read (REPEATABLE READ, read only) nothing is locked and every
+/// statement sees the same snapshot.
+final class PostgresLedgerTransaction: LedgerWriting {
+    let db: PGConnection
+    let writing: Bool
+    /// Households locked by this transaction, with their change sequence value.
+    private var locked: [String: Int64?] = [:]
+    /// Access records read in this write, by household and account: while the household's
+    /// row is locked nobody else changes its owner or participants, so writes of a group
+    /// commit's batch check access once per caller, not once each.
+    private var accessRead: [String: AccessRecord?] = [:]
+    private(set) var commit = StorageCommit()
+
+    init(_ db: PGConnection, writing: Bool) {
+        self.db = db
+        self.writing = writing
+    }
+
+    /// Locks the household's row first, once per transaction (writes only), in a
+    /// statement of its own: a statement that waited for a row lock reads the other tables
+    /// as they were before the wait (READ COMMITTED re-reads only the locked row), so what
+    /// the lock's holder committed is read by the statements after this one.
+    func lock(_ household: String) throws {
+        guard writing, locked[household] == nil else { return }
+        let row = try db.queryOne("SELECT seq FROM households WHERE id = $1 FOR NO KEY UPDATE", [.uuid(household)])
+        locked[household] = .some(row?.int(0))
+    }
+
+    /// Locks the rows of `households` not locked yet, in id order, in one statement (a
+    /// group commit's batch, before its first write: batches never wait for each other in
+    /// a cycle).
+    func lock(households: [String]) throws {
+        let missing = households.filter { locked[$0] == nil }.sorted()
+        guard writing, !missing.isEmpty else { return }
+        // Locked in id order, then updated (to the same seq) by the transaction itself: the
+        // writes run in savepoints, and a row locked by the transaction but updated by one
+        // of its subtransactions costs PostgreSQL a multixact each time, which made every
+        // batch slower than the last on a busy household.
+        let rows = try db.query("""
+            UPDATE households h SET seq = h.seq
+            FROM (SELECT id FROM households WHERE id = ANY($1::text::uuid[]) ORDER BY id FOR NO KEY UPDATE) l
+            WHERE h.id = l.id RETURNING h.id, h.seq
+            """, [.text("{" + missing.joined(separator: ",") + "}")]).rows
+        for h in missing { locked[h] = .some(nil) }
+        for r in rows { locked[r.uuid(0)] = .some(r.int(1)) }
+    }
+
+    /// Change sequences and balances written by this transaction but not yet sent: each
+    /// row is written once, before COMMIT (`sendDeferred`) or before a statement that reads
+    /// it, instead of once per write — a group commit's batch of 32 writes to one child
+    /// would otherwise leave 64 row versions behind, more than a page holds, so updates
+    /// stop being HOT and the tables' indexes grow with every batch.
+    private var unsentSeq: Set<String> = []
+    private var unsentBalance: [String: (household: String, child: String, cents: Int64)] = [:]
+
+    /// What this transaction knows of its locks, sequences and unsent rows, to return to
+    /// when a savepoint is rolled back (locks taken after it are released with it).
+    struct SavepointState {
+        fileprivate let locked: [String: Int64?]
+        fileprivate let unsentSeq: Set<String>
+        fileprivate let unsentBalance: [String: (household: String, child: String, cents: Int64)]
+    }
+
+    var savepointState: SavepointState {
+        get { SavepointState(locked: locked, unsentSeq: unsentSeq, unsentBalance: unsentBalance) }
+        set {
+            locked = newValue.locked
+            unsentSeq = newValue.unsentSeq
+            unsentBalance = newValue.unsentBalance
+            accessRead.removeAll()
+        }
+    }
+
+    /// Queues the rows written but not sent yet (they go with the next statement, or the COMMIT).
+    func sendDeferred() {
+        for h in unsentSeq.sorted() {
+            if case .some(.some(let seq)) = locked[h] {
+                db.later("UPDATE households SET seq = $2 WHERE id = $1", [.uuid(h), .int(seq)])
+            }
+        }
+        for key in unsentBalance.keys.sorted() {
+            let b = unsentBalance[key]!
+            db.later("UPDATE children SET balance_cents = $3 WHERE household_id = $1 AND id = $2",
+                     [.uuid(b.household), .uuid(b.child), .int(b.cents)])
+        }
+        unsentSeq.removeAll()
+        unsentBalance.removeAll()
+    }
+
+    /// `stored`, or the balance written since and not sent yet.
+    private func current(balance stored: Int64?, household: String, child: String) -> Int64? {
+        guard stored != nil, let unsent = unsentBalance[household + " " + child] else { return stored }
+        return unsent.cents
+    }
+
+    // MARK: row decoding
+
+    private static let childColumns =
+        "household_id, id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents"
+    private static let txColumns =
+        "household_id, id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, reversed_by_id"
+    private static let householdColumns =
+        "id, name, currency, owner_account_id, created_at, modified_at, change_tag, shared"
+    private static let participantColumns =
+        "p.household_id, p.account_id, a.handle, a.display_name, p.permission, p.status, p.invitation_id, p.invited_at"
+
+    // Statements built once, not per call.
+    private static let accessSQL = """
+        SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL
+        FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $2
+        WHERE h.id = $1
+        """
+    /// `txColumns` of the table named `t`.
+    private static let tTxColumns = txColumns.split(separator: ",").map { "t." + $0.drop { $0 == " " } }.joined(separator: ", ")
+    /// `accessSQL`'s columns, the child's balance, then the transaction's (`txColumns`).
+    private static let accessAndTransactionSQL = """
+        SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL,
+               (SELECT balance_cents FROM children WHERE household_id = $1 AND id = $4), \(tTxColumns)
+        FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $2
+        LEFT JOIN transactions t ON t.household_id = h.id AND t.id = $3
+        WHERE h.id = $1
+        """
+
+    private static let transactionAndBalanceSQL = """
+        SELECT (SELECT balance_cents FROM children WHERE household_id = $1 AND id = $3), \(tTxColumns)
+        FROM (SELECT 1) one LEFT JOIN transactions t ON t.household_id = $1 AND t.id = $2
+        """
+    private static let householdSQL = "SELECT \(householdColumns) FROM households WHERE id = $1"
+    private static let childSQL = "SELECT \(childColumns) FROM children WHERE household_id = $1 AND id = $2"
+    private static let balanceSQL = "SELECT balance_cents FROM children WHERE household_id = $1 AND id = $2"
+    private static let childrenSQL = """
+        SELECT \(childColumns) FROM children WHERE household_id = $1 AND (NOT archived OR $2) ORDER BY sort_order, created_at, id
+        """
+    private static let transactionSQL = "SELECT \(txColumns) FROM transactions WHERE household_id = $1 AND id = $2"
+    private static let reservingSQL = "SELECT \(txColumns) FROM transactions WHERE household_id = $1 AND reversal_id = $2"
+    private static let childTransactionsSQL = """
+        SELECT \(txColumns), n FROM transactions WHERE household_id = $1 AND child_id = $2 AND n < $3 ORDER BY n DESC LIMIT $4
+        """
+    private static let householdTransactionsSQL =
+        "SELECT \(txColumns), n FROM transactions WHERE household_id = $1 AND n < $2 ORDER BY n DESC LIMIT $3"
+    private static let newestUndoableSQL = """
+        SELECT \(txColumns) FROM transactions
+        WHERE household_id = $1 AND child_id = $2 AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1
+        """
+
+    private static func child(_ r: PGRow) -> Child {
+        Child(id: r.uuid(1), householdId: r.uuid(0), name: r.string(2), sortOrder: r.int(3), archived: r.bool(4),
+              createdAt: r.timestampMs(5), modifiedAt: r.timestampMs(6), modifiedBy: r.uuid(7), changeTag: r.string(8),
+              balanceCents: r.int(9))
+    }
+
+    /// A transaction from `txColumns`, starting at column `b`.
+    private static func transaction(_ r: PGRow, at b: Int) -> LedgerTransaction {
+        LedgerTransaction(id: r.uuid(b + 1), householdId: r.uuid(b), childId: r.uuid(b + 2), amountCents: r.int(b + 3),
+                          note: r.string(b + 4), source: TransactionSource(rawValue: r.string(b + 5)) ?? .api,
+                          createdAt: r.timestampMs(b + 6), recordedAt: r.timestampMs(b + 7), authorAccountId: r.uuid(b + 8),
+                          reversesId: r.optionalUUID(b + 9), reversedById: r.optionalUUID(b + 10))
+    }
+
+    private static func transaction(_ r: PGRow) -> LedgerTransaction { transaction(r, at: 0) }
+
+    private static func household(_ r: PGRow) -> HouseholdRecord {
+        HouseholdRecord(id: r.uuid(0), name: r.string(1), currency: r.string(2), ownerAccountId: r.uuid(3),
+                        createdAt: r.timestampMs(4), modifiedAt: r.timestampMs(5), changeTag: r.string(6), shared: r.bool(7))
+    }
+
+    private static func participant(_ r: PGRow) -> Participant {
+        Participant(householdId: r.uuid(0), accountId: r.uuid(1), handle: r.string(2), displayName: r.string(3),
+                    permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly,
+                    status: Participant.Status(rawValue: r.string(5)) ?? .revoked, invitationId: r.uuid(6),
+                    invitedAt: r.timestampMs(7))
+    }
+
+    private static func token(_ r: PGRow) -> TokenRecord {
+        TokenRecord(id: r.uuid(0), accountId: r.uuid(1), deviceName: r.string(2), createdAt: r.timestampMs(3),
+                    lastUsedAt: r.optionalTimestampMs(4))
+    }
+
+    // MARK: accounts and tokens
+
+    func caller(tokenHash: [UInt8]) throws -> Caller? {
+        guard let r = try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = $1 AND revoked_at IS NULL",
+                                      [.bytes(tokenHash)]),
+              TokenSecret.constantTimeEqual(r.bytea(2), tokenHash) else { return nil }
+        return Caller(accountId: r.uuid(1), tokenId: r.uuid(0))
+    }
+
+    func account(id: String) throws -> AccountRecord? {
+        try db.queryOne("SELECT id, handle, display_name, created_at FROM accounts WHERE id = $1", [.uuid(id)]).map {
+            AccountRecord(id: $0.uuid(0), handle: $0.string(1), displayName: $0.string(2), createdAt: $0.timestampMs(3))
+        }
+    }
+
+    func accountId(handle: String) throws -> String? {
+        try db.queryOne("SELECT id FROM accounts WHERE handle = $1", [.text(handle)])?.uuid(0)
+    }
+
+    func token(id: String) throws -> TokenRecord? {
+        try db.queryOne("SELECT id, account_id, device_name, created_at, last_used_at FROM tokens WHERE id = $1",
+                        [.uuid(id)]).map(Self.token)
+    }
+
+    func activeTokens(account: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<TokenRecord, TimeAndIdPosition> {
+        let rows = try db.query("""
+            SELECT id, account_id, device_name, created_at, last_used_at FROM tokens
+            WHERE account_id = $1 AND revoked_at IS NULL AND (NOT $2 OR (created_at, id) > ($3, $4))
+            ORDER BY created_at, id LIMIT $5
+            """, [.uuid(account), .bool(after != nil), .timestamp(ms: after?.time ?? 0), .uuid(after?.id ?? Self.noId),
+                  .int(Int64(limit) + 1)]).rows
+        let page = rows.prefix(limit).map(Self.token)
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.id) } : nil)
+    }
+
+    /// A placeholder id for a position that is absent (the statement does not read it then).
+    private static let noId = "00000000-0000-0000-0000-000000000000"
+
+    func activeTokenCount(account: String) throws -> Int {
+        Int(try db.queryOne("SELECT count(*) FROM tokens WHERE account_id = $1 AND revoked_at IS NULL", [.uuid(account)])?.int(0) ?? 0)
+    }
+
+    /// Each account's row, in id order, one statement each (the order every such write uses).
+    func lockAccounts(_ ids: [String]) throws {
+        guard writing else { return }
+        for account in Set(ids).sorted() {
+            try db.query("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE", [.uuid(account)])
+        }
+    }
+
+    func isActive(token: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM tokens WHERE id = $1 AND revoked_at IS NULL", [.uuid(token)]) != nil
+    }
+
+    func insertAccount(_ a: AccountRecord) throws {
+        try db.query("INSERT INTO accounts (id, handle, display_name, created_at) VALUES ($1, $2, $3, $4)",
+                     [.uuid(a.id), .text(a.handle), .text(a.displayName), .timestamp(ms: a.createdAt)])
+    }
+
+    func insertToken(_ t: TokenRecord, hash: [UInt8]) throws {
+        try db.query("INSERT INTO tokens (id, account_id, hash, device_name, created_at) VALUES ($1, $2, $3, $4, $5)",
+                     [.uuid(t.id), .uuid(t.accountId), .bytes(hash), .text(t.deviceName), .timestamp(ms: t.createdAt)])
+    }
+
+    func revokeToken(id: String, account: String, at: Int64) throws -> Bool {
+        let n = try db.query("UPDATE tokens SET revoked_at = $3 WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL",
+                             [.uuid(id), .uuid(account), .timestamp(ms: at)]).affectedRows
+        if n > 0 { commit.revokedTokens.insert(id) }
+        return n > 0
+    }
+
+    // MARK: households
+
+    func household(id: String) throws -> HouseholdRecord? {
+        sendDeferred()
+        try lock(id)
+        return try db.queryOne(Self.householdSQL, [.uuid(id)]).map(Self.household)
+    }
+
+    func accessRecord(household: String, account: String) throws -> AccessRecord? {
+        let key = household + " " + account
+        if writing, let known = accessRead[key] { return known }
+        let record = try readAccessRecord(household: household, account: account)
+        if writing { accessRead[key] = .some(record) }
+        return record
+    }
+
+    func accessAndTransaction(household: String, account: String, id: String, reversalId: String?,
+                              child: String) throws -> (AccessRecord?, LedgerTransaction?, Int64?) {
+        let key = household + " " + account
+        if writing, let known = accessRead[key] {
+            guard let known else { return (nil, nil, nil) }
+            let (t, balance) = try transactionAndBalance(household: household, id: id, reversalId: reversalId, child: child)
+            return (known, t, balance)
+        }
+        try lock(household)
+        guard let r = try db.queryOne(Self.accessAndTransactionSQL, [.uuid(household), .uuid(account), .uuid(id), .uuid(child)]) else {
+            if writing { accessRead[key] = .some(nil) }
+            return (nil, nil, nil)
+        }
+        let access = Self.accessRecord(r)
+        if writing { accessRead[key] = .some(access) }
+        return (access, r.isNull(6) ? nil : Self.transaction(r, at: 5),
+                current(balance: r.isNull(4) ? nil : r.int(4), household: household, child: child))
+    }
+
+    private static func accessRecord(_ r: PGRow) -> AccessRecord {
+        AccessRecord(ownerAccountId: r.uuid(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
+                     permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
+                     everAccepted: r.optionalBool(3) ?? false)
+    }
+
+    private func readAccessRecord(household: String, account: String) throws -> AccessRecord? {
+        try lock(household)
+        return try db.queryOne(Self.accessSQL, [.uuid(household), .uuid(account)]).map(Self.accessRecord)
+    }
+
+    func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing> {
+        sendDeferred()
+        let rows = try db.query("""
+            SELECT h.id, h.name, h.currency, h.owner_account_id, h.created_at, h.modified_at, h.change_tag, h.shared,
+                   p.permission, h.n
+            FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $1
+            WHERE (h.owner_account_id = $1 OR p.status = 'accepted') AND h.n > $2
+            ORDER BY h.n LIMIT $3
+            """, [.uuid(account), .int(after ?? 0), .int(Int64(limit) + 1)]).rows
+        let page = rows.prefix(limit)
+        let items = page.map { r -> HouseholdListing in
+            let h = Self.household(r)
+            return h.ownerAccountId == account
+                ? HouseholdListing(household: h, role: .owner, permission: .readWrite)
+                : HouseholdListing(household: h, role: .participant,
+                                   permission: r.optionalString(8).flatMap(Membership.Permission.init(rawValue:)) ?? .readOnly)
+        }
+        return ListPage(items: items, next: rows.count > limit ? page.last!.int(9) : nil)
+    }
+
+    func householdCount(owner: String) throws -> Int {
+        // In a write, the owner's account row is locked first: two processes creating
+        // households for one account count one after the other, so the quota holds.
+        if writing { try db.query("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE", [.uuid(owner)]) }
+        return Int(try db.queryOne("SELECT count(*) FROM households WHERE owner_account_id = $1", [.uuid(owner)])?.int(0) ?? 0)
+    }
+
+    func nextSeq(household: String) throws -> Int64 {
+        try lock(household)
+        guard case .some(.some(let current)) = locked[household] else { throw LedgerStorageError.householdNotFound }
+        let next = current + 1
+        unsentSeq.insert(household)
+        locked[household] = .some(next)
+        commit.touched.insert(household)
+        return next
+    }
+
+    func insertHousehold(_ h: HouseholdRecord, incarnation: Int64) throws {
+        accessRead.removeAll()
+        try lock(h.id)
+        try db.query("""
+            INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation,
+                                    seq, household_seq, shared)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, 1, $9)
+            """, [.uuid(h.id), .text(h.name), .text(h.currency), .uuid(h.ownerAccountId), .timestamp(ms: h.createdAt),
+                  .timestamp(ms: h.modifiedAt), .text(h.changeTag), .int(incarnation), .bool(h.shared)])
+        locked[h.id] = .some(1)
+    }
+
+    func updateHousehold(id: String, name: String, currency: String, shared: Bool, modifiedAt: Int64, seq: Int64) throws {
+        try lock(id)
+        db.later("""
+            UPDATE households SET name = $2, currency = $3, shared = $4, modified_at = $5, change_tag = $6, household_seq = $7
+            WHERE id = $1
+            """, [.uuid(id), .text(name), .text(currency), .bool(shared), .timestamp(ms: modifiedAt),
+                  .text(ChangeTag.of(seq)), .int(seq)])
+    }
+
+    func deleteHousehold(id: String) throws {
+        sendDeferred()
+        accessRead.removeAll()
+        try lock(id)
+        try db.query("DELETE FROM households WHERE id = $1", [.uuid(id)])
+        commit.touched.insert(id)
+    }
+
+    // MARK: children and transactions
+
+    func child(household: String, id: String) throws -> Child? {
+        sendDeferred()
+        try lock(household)
+        return try db.queryOne(Self.childSQL, [.uuid(household), .uuid(id)]).map(Self.child)
+    }
+
+    func balance(household: String, child: String) throws -> Int64? {
+        try lock(household)
+        return current(balance: try db.queryOne(Self.balanceSQL, [.uuid(household), .uuid(child)])?.int(0),
+                       household: household, child: child)
+    }
+
+    func children(household: String, includeArchived: Bool) throws -> [Child] {
+        sendDeferred()
+        try lock(household)
+        return try db.query(Self.childrenSQL, [.uuid(household), .bool(includeArchived)]).rows.map(Self.child)
+    }
+
+    func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction? {
+        try lock(household)
+        return try db.queryOne(Self.transactionSQL, [.uuid(household), .uuid(id)]).map(Self.transaction)
+    }
+
+    func transactionAndBalance(household: String, id: String, reversalId: String?,
+                               child: String) throws -> (LedgerTransaction?, Int64?) {
+        try lock(household)
+        guard let r = try db.queryOne(Self.transactionAndBalanceSQL, [.uuid(household), .uuid(id), .uuid(child)]) else {
+            return (nil, nil)
+        }
+        return (r.isNull(1) ? nil : Self.transaction(r, at: 1),
+                current(balance: r.isNull(0) ? nil : r.int(0), household: household, child: child))
+    }
+
+    func childCount(household: String) throws -> Int {
+        try lock(household)
+        return Int(try db.queryOne("SELECT count(*) FROM children WHERE household_id = $1", [.uuid(household)])?.int(0) ?? 0)
+    }
+
+    func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
+        try lock(household)
+        return try db.queryOne(Self.reservingSQL, [.uuid(household), .uuid(id)]).map(Self.transaction)
+    }
+
+    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
+        try lock(household)
+        let bound = PGValue.int(before ?? Int64.max), count = PGValue.int(Int64(limit) + 1)
+        let result = if let child {
+            try db.query(Self.childTransactionsSQL, [.uuid(household), .uuid(child), bound, count])
+        } else {
+            try db.query(Self.householdTransactionsSQL, [.uuid(household), bound, count])
+        }
+        let rows = result.rows, page = rows.prefix(limit)
+        return ListPage(items: page.map(Self.transaction), next: rows.count > limit ? page.last!.int(11) : nil)
+    }
+
+    func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {
+        try lock(household)
+        return try db.queryOne(Self.newestUndoableSQL, [.uuid(household), .uuid(child)]).map(Self.transaction)
+    }
+
+    func insertChild(_ c: Child, seq: Int64) throws {
+        try lock(c.householdId)
+        db.later("""
+            INSERT INTO children (household_id, id, name, sort_order, archived, created_at, modified_at, modified_by,
+                                  change_tag, balance_cents, seq)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            """, [.uuid(c.householdId), .uuid(c.id), .text(c.name), .int(c.sortOrder), .bool(c.archived),
+                  .timestamp(ms: c.createdAt), .timestamp(ms: c.modifiedAt), .uuid(c.modifiedBy), .text(c.changeTag),
+                  .int(c.balanceCents), .int(seq)])
+    }
+
+    func updateChild(_ c: Child, seq: Int64) throws {
+        try lock(c.householdId)
+        db.later("""
+            UPDATE children SET name = $3, sort_order = $4, archived = $5, modified_at = $6, modified_by = $7,
+                change_tag = $8, seq = $9
+            WHERE household_id = $1 AND id = $2
+            """, [.uuid(c.householdId), .uuid(c.id), .text(c.name), .int(c.sortOrder), .bool(c.archived),
+                  .timestamp(ms: c.modifiedAt), .uuid(c.modifiedBy), .text(c.changeTag), .int(seq)])
+    }
+
+    func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws {
+        try lock(t.householdId)
+        let reserved = t.reversesId == nil ? reversalId : nil
+        db.later("""
+            INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                      author_account_id, reverses_id, reversal_id, seq)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            """, [.uuid(t.householdId), .uuid(t.id), .uuid(t.childId), .int(t.amountCents), .text(t.note),
+                  .text(t.source.rawValue), .timestamp(ms: t.createdAt), .timestamp(ms: t.recordedAt),
+                  .uuid(t.authorAccountId), .optionalUUID(t.reversesId), .optionalUUID(reserved), .int(seq)])
+    }
+
+    func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
+        try lock(household)
+        db.later("UPDATE transactions SET reversed_by_id = $3, seq = $4 WHERE household_id = $1 AND id = $2",
+                     [.uuid(household), .uuid(id), .uuid(reversal), .int(seq)])
+    }
+
+    func setBalance(household: String, child: String, cents: Int64) throws {
+        try lock(household)
+        unsentBalance[household + " " + child] = (household, child, cents)
+    }
+
+    // MARK: sharing
+
+    func participant(household: String, account: String) throws -> Participant? {
+        try lock(household)
+        return try db.queryOne("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.household_id = $1 AND p.account_id = $2
+            """, [.uuid(household), .uuid(account)]).map(Self.participant)
+    }
+
+    func participant(invitation: String, account: String) throws -> Participant? {
+        if writing {
+            // Lock the household first, then read the row as it is now.
+            guard let h = try db.queryOne("SELECT household_id FROM participants WHERE invitation_id = $1 AND account_id = $2",
+                                          [.uuid(invitation), .uuid(account)])?.uuid(0) else { return nil }
+            try lock(h)
+        }
+        return try db.queryOne("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.invitation_id = $1 AND p.account_id = $2
+            """, [.uuid(invitation), .uuid(account)]).map(Self.participant)
+    }
+
+    func participants(household: String) throws -> [Participant] {
+        try lock(household)
+        return try db.query("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.household_id = $1 ORDER BY p.invited_at, p.n
+            """, [.uuid(household)]).rows.map(Self.participant)
+    }
+
+    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> InvitationPage {
+        let rows = try db.query("""
+            SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at, p.n
+            FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
+            WHERE p.account_id = $1 AND p.status = 'invited' AND h.shared
+              AND (NOT $2 OR p.invited_at < $3 OR (p.invited_at = $3 AND p.n < $4))
+            ORDER BY p.invited_at DESC, p.n DESC LIMIT $5
+            """, [.uuid(account), .bool(after != nil), .timestamp(ms: after?.invitedAt ?? 0), .int(after?.order ?? 0),
+                  .int(Int64(limit) + 1)]).rows
+        let page = rows.prefix(limit)
+        return InvitationPage(items: page.map { r in
+            Invitation(id: r.uuid(0), householdId: r.uuid(1), householdName: r.string(2), ownerDisplayName: r.string(3),
+                       permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly, invitedAt: r.timestampMs(5))
+        }, next: rows.count > limit ? InvitationPosition(invitedAt: page.last!.timestampMs(5), order: page.last!.int(6)) : nil)
+    }
+
+    func pendingInvitationCounts(inviter: String, invitee: String) throws -> PendingInvitationCounts {
+        // Invitations involving either account wait for this transaction: both account rows
+        // are locked (already, by the invitation, before its household: then this is no wait).
+        try lockAccounts([inviter, invitee])
+        let r = try db.queryOne("""
+            SELECT (SELECT count(*) FROM households h JOIN participants p ON p.household_id = h.id
+                    WHERE h.owner_account_id = $1 AND p.status = 'invited'),
+                   (SELECT count(*) FROM participants WHERE account_id = $2 AND status = 'invited'),
+                   (SELECT count(*) FROM participants p JOIN households h ON h.id = p.household_id
+                    WHERE p.account_id = $2 AND p.status = 'invited' AND h.owner_account_id = $1)
+            """, [.uuid(inviter), .uuid(invitee)])
+        return PendingInvitationCounts(byInviter: r?.int(0) ?? 0, toInvitee: r?.int(1) ?? 0, byInviterToInvitee: r?.int(2) ?? 0)
+    }
+
+    func pendingInvitationHouseholds(inviter: String, invitee: String) throws -> [String] {
+        try db.query("""
+            SELECT p.household_id FROM participants p JOIN households h ON h.id = p.household_id
+            WHERE p.account_id = $2 AND p.status = 'invited' AND h.owner_account_id = $1 ORDER BY p.household_id
+            """, [.uuid(inviter), .uuid(invitee)]).rows.map { $0.uuid(0) }
+    }
+
+    // MARK: blocks
+
+    func isBlocked(account: String, blocked: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM blocks WHERE account_id = $1 AND blocked_account_id = $2",
+                        [.uuid(account), .uuid(blocked)]) != nil
+    }
+
+    func blocks(account: String, before: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<BlockRecord, TimeAndIdPosition> {
+        let rows = try db.query("""
+            SELECT b.blocked_account_id, a.handle, a.display_name, b.created_at
+            FROM blocks b JOIN accounts a ON a.id = b.blocked_account_id
+            WHERE b.account_id = $1 AND (NOT $2 OR (b.created_at, b.blocked_account_id) < ($3, $4))
+            ORDER BY b.created_at DESC, b.blocked_account_id DESC LIMIT $5
+            """, [.uuid(account), .bool(before != nil), .timestamp(ms: before?.time ?? 0), .uuid(before?.id ?? Self.noId),
+                  .int(Int64(limit) + 1)]).rows
+        let page = rows.prefix(limit).map { r in
+            BlockRecord(accountId: r.uuid(0), handle: r.string(1), displayName: r.string(2), createdAt: r.timestampMs(3))
+        }
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.accountId) } : nil)
+    }
+
+    func insertBlock(account: String, blocked: String, at: Int64) throws -> Bool {
+        try db.query("""
+            INSERT INTO blocks (account_id, blocked_account_id, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING
+            """, [.uuid(account), .uuid(blocked), .timestamp(ms: at)]).affectedRows == 1
+    }
+
+    func deleteBlock(account: String, blocked: String) throws -> Bool {
+        try db.query("DELETE FROM blocks WHERE account_id = $1 AND blocked_account_id = $2",
+                     [.uuid(account), .uuid(blocked)]).affectedRows == 1
+    }
+
+    func insertParticipant(household: String, account: String, permission: Membership.Permission,
+                           invitation: String, at: Int64) throws {
+        accessRead.removeAll()
+        try lock(household)
+        try db.query("""
+            INSERT INTO participants (household_id, account_id, permission, status, invitation_id, invited_at, updated_at)
+            VALUES ($1, $2, $3, 'invited', $4, $5, $5)
+            """, [.uuid(household), .uuid(account), .text(permission.rawValue), .uuid(invitation), .timestamp(ms: at)])
+    }
+
+    func updateParticipant(household: String, account: String, status: Participant.Status,
+                           permission: Membership.Permission?, newInvitation: String?, at: Int64) throws {
+        accessRead.removeAll()
+        try lock(household)
+        if let newInvitation {
+            try db.query("""
+                UPDATE participants SET status = $3, permission = COALESCE($4, permission), invitation_id = $5,
+                    invited_at = $6, updated_at = $6, accepted_at = NULL
+                WHERE household_id = $1 AND account_id = $2
+                """, [.uuid(household), .uuid(account), .text(status.rawValue), .optionalText(permission?.rawValue),
+                      .uuid(newInvitation), .timestamp(ms: at)])
+        } else {
+            try db.query("""
+                UPDATE participants SET status = $3, permission = COALESCE($4, permission), updated_at = $5,
+                    accepted_at = CASE WHEN $3 = 'accepted' THEN COALESCE(accepted_at, $5) ELSE accepted_at END
+                WHERE household_id = $1 AND account_id = $2
+                """, [.uuid(household), .uuid(account), .text(status.rawValue), .optionalText(permission?.rawValue),
+                      .timestamp(ms: at)])
+        }
+    }
+
+    func revokeParticipants(household: String, at: Int64) throws {
+        accessRead.removeAll()
+        try lock(household)
+        try db.query("""
+            UPDATE participants SET status = 'revoked', updated_at = $2
+            WHERE household_id = $1 AND status IN ('invited', 'accepted')
+            """, [.uuid(household), .timestamp(ms: at)])
+    }
+
+    // MARK: sync
+
+    func head(household: String) throws -> FeedHead? {
+        sendDeferred()
+        try lock(household)
+        return try db.queryOne("SELECT seq, incarnation FROM households WHERE id = $1", [.uuid(household)]).map {
+            FeedHead(seq: $0.int(0), incarnation: $0.int(1))
+        }
+    }
+
+    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {
+        sendDeferred()
+        try lock(household)
+        let condition = onlySeq == nil ? "seq > $2" : "seq = $2"
+        let params: [PGValue] = [.uuid(household), .int(onlySeq ?? after), .int(Int64(min(limit, Int(Int32.max))))]
+        let kids = try db.query("SELECT \(Self.childColumns), seq FROM children WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
+        let txs = try db.query("SELECT \(Self.txColumns), seq FROM transactions WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
+        return FeedChanges(children: kids.map(Self.child), childSeqs: kids.map { $0.int(10) },
+                           transactions: txs.map(Self.transaction), transactionSeqs: txs.map { $0.int(11) })
+    }
+
+    func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {
+        sendDeferred()
+        try lock(household)
+        let rows = try db.query("""
+            SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at,
+                   (SELECT count(*) FROM children c WHERE c.household_id = $1 AND c.seq > d.last_pull_seq)
+                   + (SELECT count(*) FROM transactions x WHERE x.household_id = $1 AND x.seq > d.last_pull_seq)
+            FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
+            JOIN households h ON h.id = d.household_id
+            WHERE d.household_id = $1 AND (t.account_id = h.owner_account_id OR EXISTS (
+                SELECT 1 FROM participants p WHERE p.household_id = $1 AND p.account_id = t.account_id AND p.status = 'accepted'))
+              AND (NOT $2 OR (t.account_id, d.token_id) > ($3, $4))
+            ORDER BY t.account_id, d.token_id LIMIT $5
+            """, [.uuid(household), .bool(after != nil), .uuid(after?.accountId ?? Self.noId), .uuid(after?.tokenId ?? Self.noId),
+                  .int(Int64(limit) + 1)]).rows
+        let page = rows.prefix(limit).map { r in
+            DeviceSyncRecord(tokenId: r.uuid(0), accountId: r.uuid(1), deviceName: r.string(2),
+                             lastPullAt: r.optionalTimestampMs(3), lastPushAt: r.optionalTimestampMs(4), changesBehind: r.int(5))
+        }
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { DevicePosition(accountId: $0.accountId, tokenId: $0.tokenId) } : nil)
+    }
+
+    func recordPull(token: String, household: String, seq: Int64, at: Int64) throws {
+        // No household lock: a device's progress is not part of the change sequence.
+        db.later("""
+            INSERT INTO device_sync (token_id, household_id, last_pull_at, last_pull_seq)
+            SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM households WHERE id = $2)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET last_pull_at = excluded.last_pull_at,
+                last_pull_seq = excluded.last_pull_seq
+            """, [.uuid(token), .uuid(household), .timestamp(ms: at), .int(seq)])
+    }
+
+    func recordPush(token: String, household: String, at: Int64) throws {
+        try lock(household)
+        db.later("""
+            INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES ($1, $2, $3)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
+            """, [.uuid(token), .uuid(household), .timestamp(ms: at)])
+    }
+
+    // MARK: operations
+
+    func schemaVersion() throws -> Int {
+        Int(try db.queryOne("SELECT COALESCE(MAX(version), 0)::bigint FROM schema_version")?.int(0) ?? 0)
+    }
+}
+#endif

@@ -1,0 +1,691 @@
+import LedgerCore
+import LedgerModel
+import SQLiteKit
+import Synchronization
+
+/// The primitives of `LedgerWriting` on one SQLite connection, inside the transaction the
+/// read pool or the writer opened.
+final class SQLiteLedgerTransaction: LedgerWriting {
+    /// The connection as it is: only for statements that neither read nor write a row
+    /// `deferred` may hold (a households row's seq, a child's balance).
+    let connection: SQLiteConnection
+    /// The writer's batch-wide deferred row writes (nil on readers and outside the writer).
+    private let deferred: WriterRowState?
+    /// The server's id index (nil outside the server: admin commands and tests find a
+    /// transaction by its household's rows instead).
+    private let keys: TransactionKeys?
+    /// The connection, once the deferred row writes are in the database: every statement
+    /// but the fast paths' goes through here.
+    var db: SQLiteConnection {
+        get throws {
+            try deferred?.flush(connection, beforeOtherStatements: true)
+            return connection
+        }
+    }
+    /// Households whose feed moved (or that were deleted), each once: a list, not a set,
+    /// since a write touches one household (or two), and a set costs an allocation and a
+    /// hash per write.
+    @exclusivity(unchecked) private(set) var touched: [String] = []
+    /// Whether a token was revoked (the token cache must forget).
+    @exclusivity(unchecked) private(set) var revokedTokens = false
+
+    init(_ db: SQLiteConnection, deferred: WriterRowState? = nil, keys: TransactionKeys? = nil) {
+        self.connection = db
+        self.deferred = deferred
+        self.keys = keys
+    }
+
+    // The statements, each built once (the connection caches prepared statements by text).
+    static let childColumns =
+        "id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents"
+    /// A transaction's columns, read from `ledgerRows`: the household's id from its row.
+    static let txColumns = """
+        t.id, h.id, t.child_id, t.amount_cents, t.note, t.source, t.created_at, t.recorded_at, t.author_account_id, \
+        t.reverses_id, t.reversed_by_id
+        """
+    /// The ledger of the household `h.id`: its rows are keyed by the household's ledger key.
+    static let ledgerRows = "households h JOIN transactions t ON t.household_key = h.ledger_key"
+    private static let householdColumns = "id, name, currency, owner_account_id, created_at, modified_at, change_tag, shared"
+    private static let tokenColumns = "id, account_id, device_name, created_at, last_used_at"
+    private static let tokenSQL = "SELECT \(tokenColumns) FROM tokens WHERE id = ?"
+    /// After the position (`?2` nil: from the first).
+    private static let activeTokensSQL = """
+        SELECT \(tokenColumns) FROM tokens WHERE account_id = ?1 AND revoked_at IS NULL
+          AND (?2 IS NULL OR (created_at, id) > (?2, ?3))
+        ORDER BY created_at, id LIMIT ?4
+        """
+    private static let householdSQL = "SELECT \(householdColumns) FROM households WHERE id = ?"
+    private static let childSQL = "SELECT \(childColumns) FROM children WHERE id = ? AND household_id = ?"
+    private static let balanceSQL = "SELECT balance_cents FROM children WHERE id = ? AND household_id = ?"
+    private static let childrenSQL = """
+        SELECT \(childColumns) FROM children WHERE household_id = ? AND (archived = 0 OR ?) ORDER BY sort_order, created_at, id
+        """
+    /// A transaction by its key (the reversal id of its id) in household `?1`: [the row
+    /// `?4` that `keys` named, checked; without `keys`, among the household's rows].
+    /// `reservingSQL`: the transaction whose key is `?2` (its reversal would take that id);
+    /// `transactionSQL`: the same, and its id `?3`.
+    static let reservingSQL = ["t.n = ?4 AND ", ""].map {
+        "SELECT \(txColumns) FROM \(ledgerRows) WHERE \($0)h.id = ?1 AND t.reversal_id = ?2"
+    }
+    static let transactionSQL = reservingSQL.map { $0 + " AND t.id = ?3" }
+    static let childTransactionsSQL = """
+        SELECT \(txColumns), t.n FROM \(ledgerRows) WHERE h.id = ? AND t.child_id = ? AND t.n < ? ORDER BY t.n DESC LIMIT ?
+        """
+    /// The household's list without an index of its own (`householdRows`): its children,
+    /// then each child's row numbers between two bounds, newest first (from the child index
+    /// alone), then the rows chosen, by number.
+    static let ledgerKeySQL = "SELECT " + Schema.ledgerKey(1)
+    static let householdChildIdsSQL = "SELECT id FROM children WHERE household_id = ?1"
+    static let childRowNumbersSQL = """
+        SELECT n FROM transactions WHERE household_key = ?1 AND child_id = ?2 AND n < ?3 AND n > ?4 ORDER BY n DESC LIMIT ?5
+        """
+    /// (The household found once, then each row by its number; the caller orders them.)
+    static let rowsByNumberSQL = """
+        SELECT \(txColumns), t.n FROM households h CROSS JOIN json_each(?2) j CROSS JOIN transactions t
+        WHERE h.id = ?1 AND t.n = j.value AND t.household_key = h.ledger_key
+        """
+    static let newestUndoableSQL = """
+        SELECT \(txColumns) FROM \(ledgerRows)
+        WHERE h.id = ? AND t.child_id = ? AND t.reverses_id IS NULL AND t.reversed_by_id IS NULL ORDER BY t.n DESC LIMIT 1
+        """
+    /// `?2` the household's id; in `keyed` its ledger key.
+    static func insertTransactionSQL(keyed: Bool) -> String {
+        """
+        INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at,
+                                  author_account_id, reverses_id, seq, reversal_id)
+        VALUES (?1, \(keyed ? "?2" : Schema.ledgerKey(2)), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+        """
+    }
+    /// [by household id, by ledger key].
+    static let insertSQL = [false, true].map(insertTransactionSQL(keyed:))
+    private static let changedChildrenSQL = [false, true].map { only in
+        "SELECT \(childColumns), seq FROM children WHERE household_id = ? AND seq \(only ? "=" : ">") ? ORDER BY seq LIMIT ?"
+    }
+    static let changedTransactionsSQL = [false, true].map { only in
+        "SELECT \(txColumns), t.seq FROM \(ledgerRows) WHERE h.id = ? AND t.seq \(only ? "=" : ">") ? ORDER BY t.seq LIMIT ?"
+    }
+
+    static func child(_ r: SQLiteRow) -> Child {
+        Child(id: r.string(0), householdId: r.string(1), name: r.string(2), sortOrder: r.int(3), archived: r.bool(4),
+              createdAt: r.int(5), modifiedAt: r.int(6), modifiedBy: r.string(7), changeTag: r.string(8), balanceCents: r.int(9))
+    }
+
+    static func transaction(_ r: SQLiteRow) -> LedgerTransaction {
+        LedgerTransaction(id: r.string(0), householdId: r.string(1), childId: r.string(2), amountCents: r.int(3),
+                          note: r.string(4), source: TransactionSource(rawValue: r.string(5)) ?? .api,
+                          createdAt: r.int(6), recordedAt: r.int(7), authorAccountId: r.string(8),
+                          reversesId: r.optionalString(9), reversedById: r.optionalString(10))
+    }
+
+    private static func household(_ r: SQLiteRow) -> HouseholdRecord {
+        HouseholdRecord(id: r.string(0), name: r.string(1), currency: r.string(2), ownerAccountId: r.string(3),
+                        createdAt: r.int(4), modifiedAt: r.int(5), changeTag: r.string(6), shared: r.bool(7))
+    }
+
+    private static func token(_ r: SQLiteRow) -> TokenRecord {
+        TokenRecord(id: r.string(0), accountId: r.string(1), deviceName: r.string(2), createdAt: r.int(3), lastUsedAt: r.optionalInt(4))
+    }
+
+    private static func records<Record>(_ rows: [SQLiteRow], _ make: (SQLiteRow) -> Record) -> [Record] {
+        [Record](unsafeUninitializedCapacity: rows.count) { buffer, count in
+            for i in rows.indices { (buffer.baseAddress! + i).initialize(to: make(rows[i])) }
+            count = rows.count
+        }
+    }
+
+    // MARK: accounts and tokens
+
+    func caller(tokenHash: [UInt8]) throws -> Caller? {
+        guard let r = try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = ? AND revoked_at IS NULL", [.blob(tokenHash)]),
+              TokenSecret.constantTimeEqual(r.blob(2), tokenHash) else { return nil }
+        return Caller(accountId: r.string(1), tokenId: r.string(0))
+    }
+
+    func account(id: String) throws -> AccountRecord? {
+        try db.queryOne("SELECT id, handle, display_name, created_at FROM accounts WHERE id = ?", [.text(id)]).map {
+            AccountRecord(id: $0.string(0), handle: $0.string(1), displayName: $0.string(2), createdAt: $0.int(3))
+        }
+    }
+
+    func accountId(handle: String) throws -> String? {
+        try db.queryOne("SELECT id FROM accounts WHERE handle = ?", [.text(handle)])?.string(0)
+    }
+
+    func token(id: String) throws -> TokenRecord? {
+        try db.queryOne(Self.tokenSQL, [.text(id)]).map(Self.token)
+    }
+
+    func activeTokens(account: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<TokenRecord, TimeAndIdPosition> {
+        let rows = try db.query(Self.activeTokensSQL, [.text(account), after.map { .integer($0.time) } ?? .null,
+                                                       .text(after?.id ?? ""), .int(limit + 1)])
+        let page = rows.prefix(limit).map(Self.token)
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.id) } : nil)
+    }
+
+    func activeTokenCount(account: String) throws -> Int {
+        Int(try db.queryOne("SELECT COUNT(*) FROM tokens WHERE account_id = ? AND revoked_at IS NULL", [.text(account)])?.int(0) ?? 0)
+    }
+
+    /// The one writer runs write transactions one at a time: nothing to hold.
+    func lockAccounts(_ ids: [String]) throws {}
+
+    func isActive(token: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM tokens WHERE id = ? AND revoked_at IS NULL", [.text(token)]) != nil
+    }
+
+    func insertAccount(_ a: AccountRecord) throws {
+        if try accountId(handle: a.handle) != nil { throw LedgerStorageError.handleTaken(a.handle) }
+        try db.run("INSERT INTO accounts (id, handle, display_name, created_at) VALUES (?, ?, ?, ?)",
+                   [.text(a.id), .text(a.handle), .text(a.displayName), .integer(a.createdAt)])
+    }
+
+    func insertToken(_ t: TokenRecord, hash: [UInt8]) throws {
+        try db.run("INSERT INTO tokens (id, account_id, hash, device_name, created_at) VALUES (?, ?, ?, ?, ?)",
+                   [.text(t.id), .text(t.accountId), .blob(hash), .text(t.deviceName), .integer(t.createdAt)])
+    }
+
+    func revokeToken(id: String, account: String, at: Int64) throws -> Bool {
+        try db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL",
+                   [.integer(at), .text(id), .text(account)])
+        guard connection.changes == 1 else { return false }
+        revokedTokens = true
+        return true
+    }
+
+    // MARK: households
+
+    func household(id: String) throws -> HouseholdRecord? {
+        try db.queryOne(Self.householdSQL, [.text(id)]).map(Self.household)
+    }
+
+    func accessRecord(household: String, account: String) throws -> AccessRecord? {
+        if let kept = deferred?.accessRecord(household: household, account: account) { return kept }
+        // Reads neither a seq nor a balance: no need to write the deferred rows first.
+        guard let r = try connection.queryOne("""
+            SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL, h.ledger_key
+            FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = ?2
+            WHERE h.id = ?1
+            """, [.text(household), .text(account)]) else { return nil }
+        let record = AccessRecord(ownerAccountId: r.string(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
+                                  permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
+                                  everAccepted: !r.isNull(1) && r.bool(3))
+        deferred?.remember(record, household: household, account: account, ledgerKey: r.optionalInt(4))
+        return record
+    }
+
+    func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing> {
+        let rows = try db.query("""
+            SELECT h.id, h.name, h.currency, h.owner_account_id, h.created_at, h.modified_at, h.change_tag, h.shared,
+                   p.permission, h.rowid
+            FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = ?1
+            WHERE (h.owner_account_id = ?1 OR p.status = 'accepted') AND h.rowid > ?2
+            ORDER BY h.rowid LIMIT ?3
+            """, [.text(account), .integer(after ?? 0), .int(limit + 1)])
+        let page = rows.prefix(limit)
+        let items = page.map { r -> HouseholdListing in
+            let h = Self.household(r)
+            return h.ownerAccountId == account
+                ? HouseholdListing(household: h, role: .owner, permission: .readWrite)
+                : HouseholdListing(household: h, role: .participant,
+                                   permission: r.optionalString(8).flatMap(Membership.Permission.init(rawValue:)) ?? .readOnly)
+        }
+        return ListPage(items: items, next: rows.count > limit ? page.last!.int(9) : nil)
+    }
+
+    func householdCount(owner: String) throws -> Int {
+        Int(try db.queryOne("SELECT COUNT(*) FROM households WHERE owner_account_id = ?", [.text(owner)])?.int(0) ?? 0)
+    }
+
+    func nextSeq(household: String) throws -> Int64 {
+        let seq: Int64
+        if let next = deferred?.advanceSeq(household: household) {
+            seq = next
+        } else {
+            seq = try Self.nextSeq(connection, household)
+            deferred?.seqWritten(household: household, seq: seq)
+        }
+        touch(household)
+        return seq
+    }
+
+    private func touch(_ household: String) {
+        if !touched.contains(household) { touched.append(household) }
+    }
+
+    /// The last sequence value handed out per household: a guess, never trusted. nextSeq
+    /// advances the row only `WHERE seq = guess`, so a stale guess (a rolled-back batch,
+    /// a household deleted and created again) changes nothing and falls back to reading.
+    private static let lastSeq = Mutex<[String: Int64]>([:])
+
+    /// Advances the household's change sequence and returns the new value (one statement
+    /// while the guess holds); `householdNotFound` when there is no such household.
+    static func nextSeq(_ db: SQLiteConnection, _ household: String) throws -> Int64 {
+        if let guess = lastSeq.withLock({ $0[household] }) {
+            try db.run("UPDATE households SET seq = ?2 WHERE id = ?1 AND seq = ?3", [.text(household), .integer(guess + 1), .integer(guess)])
+            if db.changes == 1 {
+                lastSeq.withLock { $0[household] = guess + 1 }
+                return guess + 1
+            }
+        }
+        // An UPDATE and a SELECT rather than UPDATE … RETURNING: RETURNING gathers its rows
+        // in an ephemeral table, opened and closed on every call (a few µs on the writer).
+        try db.run("UPDATE households SET seq = seq + 1 WHERE id = ?", [.text(household)])
+        guard db.changes == 1, let row = try db.queryOne("SELECT seq FROM households WHERE id = ?", [.text(household)]) else {
+            throw LedgerStorageError.householdNotFound
+        }
+        let seq = row.int(0)
+        rememberSeq(household: household, seq)
+        return seq
+    }
+
+    /// Records the households row's seq as the next guess.
+    static func rememberSeq(household: String, _ seq: Int64) {
+        lastSeq.withLock { known in
+            if known.count >= 4096 && known[household] == nil { known.removeAll(keepingCapacity: true) }
+            known[household] = seq
+        }
+    }
+
+    func insertHousehold(_ h: HouseholdRecord, incarnation: Int64) throws {
+        if try household(id: h.id) != nil { throw LedgerStorageError.householdIdTaken(h.id) }
+        try db.run("""
+            INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq,
+                                    household_seq, shared, ledger_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 1, ?, \(Schema.nextLedgerKey))
+            """, [.text(h.id), .text(h.name), .text(h.currency), .text(h.ownerAccountId), .integer(h.createdAt),
+                  .integer(h.modifiedAt), .text(h.changeTag), .integer(incarnation), .bool(h.shared)])
+    }
+
+    func updateHousehold(id: String, name: String, currency: String, shared: Bool, modifiedAt: Int64, seq: Int64) throws {
+        try db.run("""
+            UPDATE households SET name = ?, currency = ?, shared = ?, modified_at = ?, change_tag = ?, household_seq = ? WHERE id = ?
+            """, [.text(name), .text(currency), .bool(shared), .integer(modifiedAt), .text(ChangeTag.of(seq)), .integer(seq), .text(id)])
+    }
+
+    func deleteHousehold(id: String) throws {
+        try db.run("DELETE FROM device_sync WHERE household_id = ?", [.text(id)])
+        // The ledger has no foreign key to cascade along (schema version 6).
+        try db.run("DELETE FROM transactions WHERE household_key = \(Schema.ledgerKey(1))", [.text(id)])
+        try db.run("DELETE FROM households WHERE id = ?", [.text(id)])
+        touch(id)
+    }
+
+    // MARK: children and transactions
+
+    func child(household: String, id: String) throws -> Child? {
+        try db.queryOne(Self.childSQL, [.text(id), .text(household)]).map(Self.child)
+    }
+
+    func balance(household: String, child: String) throws -> Int64? {
+        // A balance set in this batch is the child's (its row exists: removing it would have
+        // written the deferred rows first, and dropped them).
+        if let cents = deferred?.balance(household: household, child: child) { return cents }
+        return try connection.queryOne(Self.balanceSQL, [.text(child), .text(household)])?.int(0)
+    }
+
+    func children(household: String, includeArchived: Bool) throws -> [Child] {
+        try db.query(Self.childrenSQL, [.text(household), .bool(includeArchived)]).map(Self.child)
+    }
+
+    func childCount(household: String) throws -> Int {
+        Int(try db.queryOne("SELECT COUNT(*) FROM children WHERE household_id = ?", [.text(household)])?.int(0) ?? 0)
+    }
+
+    func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction? {
+        guard let key = reversalId ?? NewTransaction.reversalId(of: id) else { return nil }
+        return try keyed(Self.transactionSQL, household: household, key: TransactionKeys.Key(reversalId: key), id: id)
+    }
+
+    func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
+        try keyed(Self.reservingSQL, household: household, key: TransactionKeys.Key(reversalId: id), id: nil)
+    }
+
+    /// The transaction keyed `key` in `household` (and with id `id`, when given): the row
+    /// the id index names, if it is still that transaction, or without the index the
+    /// household's row that has it. The transaction columns hold no seq: read without
+    /// writing the deferred rows first.
+    private func keyed(_ sql: [String], household: String, key: TransactionKeys.Key, id: String?) throws -> LedgerTransaction? {
+        if let keys {
+            // Most keys asked for are new: absent from the index, no statement to run.
+            guard let row = keys.row(household: household, key: key) else { return nil }
+            return try connection.queryOne(sql[0], [.text(household), key.stored, id.map { .text($0) } ?? .null, .integer(row)])
+                .map(Self.transaction)
+        }
+        var params: [SQLiteValue] = [.text(household), key.stored]
+        if let id { params.append(.text(id)) }
+        return try connection.queryOne(sql[1], params).map(Self.transaction)
+    }
+
+    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
+        let bound = SQLiteValue.integer(before ?? Int64.max), count = SQLiteValue.int(limit + 1)
+        let rows = if let child {
+            try db.query(Self.childTransactionsSQL, [.text(household), .text(child), bound, count])
+        } else {
+            try householdRows(household, below: bound, count: limit + 1)
+        }
+        let page = rows.prefix(limit)
+        return ListPage(items: page.map(Self.transaction), next: rows.count > limit ? page.last!.int(11) : nil)
+    }
+
+    /// The household's newest `count` rows below `below`, newest first. The household has no
+    /// index of its own (schema version 9): each child's rows come from the child index,
+    /// and once `count` rows are held the next child is read only above the oldest of
+    /// them, so a page reads its rows and at most `count` more per child. Every row of a
+    /// ledger names a child of its household (`check` says so), and children are never
+    /// deleted (archived ones stay).
+    private func householdRows(_ household: String, below: SQLiteValue, count: Int) throws -> [SQLiteRow] {
+        let db = try self.db
+        guard let key = try db.queryOne(Self.ledgerKeySQL, [.text(household)])?.optionalInt(0) else { return [] }
+        // The newest `count` row numbers of all the children, merged: numbers only, read
+        // from the child index; a child is read only above the oldest of a full set.
+        var numbers: [Int64] = []
+        var floor = Int64.min
+        let rowNumbers = try db.prepare(Self.childRowNumbersSQL)
+        for child in try db.query(Self.householdChildIdsSQL, [.text(household)]) {
+            let before = numbers.count
+            try rowNumbers.bind([.integer(key), .text(child.string(0)), below, .integer(floor), .int(count)])
+            while try rowNumbers.step() { numbers.append(rowNumbers.int64(0)) }
+            if numbers.count == before { continue }
+            if numbers.count > count {
+                numbers.sort(by: >)
+                numbers.removeLast(numbers.count - count)
+            }
+            if numbers.count == count { floor = numbers.min()! }
+        }
+        try rowNumbers.finish()
+        if numbers.isEmpty { return [] }
+        let list = "[" + numbers.map(String.init).joined(separator: ",") + "]"
+        return try db.query(Self.rowsByNumberSQL, [.text(household), .text(list)]).sorted { $0.int(11) > $1.int(11) }
+    }
+
+    func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {
+        try db.queryOne(Self.newestUndoableSQL, [.text(household), .text(child)]).map(Self.transaction)
+    }
+
+    func insertChild(_ c: Child, seq: Int64) throws {
+        try db.run("""
+            INSERT INTO children (id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag,
+                                  balance_cents, seq)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, [.text(c.id), .text(c.householdId), .text(c.name), .integer(c.sortOrder), .bool(c.archived), .integer(c.createdAt),
+                  .integer(c.modifiedAt), .text(c.modifiedBy), .text(c.changeTag), .integer(c.balanceCents), .integer(seq)])
+    }
+
+    func updateChild(_ c: Child, seq: Int64) throws {
+        try db.run("""
+            UPDATE children SET name = ?, sort_order = ?, archived = ?, modified_at = ?, modified_by = ?, change_tag = ?, seq = ?
+            WHERE household_id = ? AND id = ?
+            """, [.text(c.name), .integer(c.sortOrder), .bool(c.archived), .integer(c.modifiedAt), .text(c.modifiedBy),
+                  .text(c.changeTag), .integer(seq), .text(c.householdId), .text(c.id)])
+    }
+
+    func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws {
+        // The rules looked the key up before; no unique index stands behind them since
+        // version 8, so a taken key is refused here too (one dictionary lookup).
+        let key = TransactionKeys.Key(reversalId: reversalId)
+        if let existing = try keyed(Self.reservingSQL, household: t.householdId, key: key, id: nil) {
+            throw LedgerStorageError.transactionIdTaken(existing)
+        }
+        try insertRow(t, key: key, seq: seq, ledgerKey: nil)
+    }
+
+    /// Inserts the row and records its key in the id index. Needs only the household's row
+    /// (for its ledger key, unless given), which seqs and balances held back for the batch
+    /// leave as it is.
+    private func insertRow(_ t: LedgerTransaction, key: TransactionKeys.Key, seq: Int64, ledgerKey: Int64?) throws {
+        // Bound one by one: an array of twelve values cost more to build and destroy than
+        // the binding itself.
+        try connection.run(Self.insertSQL[ledgerKey == nil ? 0 : 1]) { b in
+            try b.text(t.id)
+            if let ledgerKey { try b.integer(ledgerKey) } else { try b.text(t.householdId) }
+            try b.text(t.childId)
+            try b.integer(t.amountCents)
+            try b.text(t.note)
+            try b.text(t.source.rawValue)
+            try b.integer(t.createdAt)
+            try b.integer(t.recordedAt)
+            try b.text(t.authorAccountId)
+            try b.text(t.reversesId)
+            try b.integer(seq)
+            try key.bind(&b)
+        }
+        keys?.insert(household: t.householdId, key: key, row: connection.lastInsertRowID)
+    }
+
+    /// Only while this batch holds the household's seq: then taking the next one is no
+    /// statement, and a key found taken leaves nothing to take back. The batch's first
+    /// write to a household looks the id up first, as before.
+    func insertsBeforeLookup(household: String) -> Bool {
+        deferred?.peekSeq(household: household) != nil
+    }
+
+    func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool {
+        guard let deferred, let seq = deferred.peekSeq(household: t.householdId) else { return false }
+        let key = TransactionKeys.Key(reversalId: reversalId)
+        // Taken (a replay, or an id in use): the full path answers it.
+        if try keyed(Self.reservingSQL, household: t.householdId, key: key, id: nil) != nil { return false }
+        try insertRow(t, key: key, seq: seq, ledgerKey: deferred.ledgerKey(household: t.householdId))
+        let taken = try nextSeq(household: t.householdId)
+        precondition(taken == seq, "the household's seq moved during an insert")
+        return true
+    }
+
+    func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
+        // The target's key is its reversal id, which is the reversal's id.
+        let key = TransactionKeys.Key(reversalId: reversal)
+        var params: [SQLiteValue] = [.text(reversal), .integer(seq), .text(household), .text(id), key.stored]
+        if let keys {
+            guard let row = keys.row(household: household, key: key) else { return }
+            params.append(.integer(row))
+        }
+        try db.run(Self.markReversedSQL[keys == nil ? 1 : 0], params)
+    }
+
+    /// [the row `?6` the id index named, checked; without it, among the household's rows].
+    static let markReversedSQL = ["n = ?6 AND ", ""].map {
+        """
+        UPDATE transactions SET reversed_by_id = ?1, seq = ?2
+        WHERE \($0)household_key = \(Schema.ledgerKey(3)) AND reversal_id = ?5 AND id = ?4
+        """
+    }
+
+    func setBalance(household: String, child: String, cents: Int64) throws {
+        if let deferred {
+            deferred.setBalance(household: household, child: child, cents: cents)
+        } else {
+            try Self.writeBalance(db, household: household, child: child, cents: cents)
+        }
+    }
+
+    /// The child's row takes `cents` as its balance (here, or when held-back rows are written).
+    static func writeBalance(_ db: SQLiteConnection, household: String, child: String, cents: Int64) throws {
+        try db.run("UPDATE children SET balance_cents = ? WHERE household_id = ? AND id = ?",
+                   [.integer(cents), .text(household), .text(child)])
+    }
+
+    // MARK: sharing
+
+    private static let participantColumns = """
+        p.household_id, p.account_id, a.handle, a.display_name, p.permission, p.status, p.invitation_id, p.invited_at
+        """
+
+    private static func participant(_ r: SQLiteRow) -> Participant {
+        Participant(householdId: r.string(0), accountId: r.string(1), handle: r.string(2), displayName: r.string(3),
+                    permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly,
+                    status: Participant.Status(rawValue: r.string(5)) ?? .revoked, invitationId: r.string(6), invitedAt: r.int(7))
+    }
+
+    func participant(household: String, account: String) throws -> Participant? {
+        try db.queryOne("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.household_id = ? AND p.account_id = ?
+            """, [.text(household), .text(account)]).map(Self.participant)
+    }
+
+    func participant(invitation: String, account: String) throws -> Participant? {
+        try db.queryOne("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.invitation_id = ? AND p.account_id = ?
+            """, [.text(invitation), .text(account)]).map(Self.participant)
+    }
+
+    func participants(household: String) throws -> [Participant] {
+        try db.query("""
+            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
+            WHERE p.household_id = ? ORDER BY p.invited_at, p.rowid
+            """, [.text(household)]).map(Self.participant)
+    }
+
+    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> InvitationPage {
+        let rows = try db.query("""
+            SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at, p.rowid
+            FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
+            WHERE p.account_id = ?1 AND p.status = 'invited' AND h.shared = 1
+              AND (?2 IS NULL OR p.invited_at < ?2 OR (p.invited_at = ?2 AND p.rowid < ?3))
+            ORDER BY p.invited_at DESC, p.rowid DESC LIMIT ?4
+            """, [.text(account), after.map { .integer($0.invitedAt) } ?? .null, .integer(after?.order ?? 0), .int(limit + 1)])
+        let page = rows.prefix(limit)
+        return InvitationPage(items: page.map { r in
+            Invitation(id: r.string(0), householdId: r.string(1), householdName: r.string(2), ownerDisplayName: r.string(3),
+                       permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly, invitedAt: r.int(5))
+        }, next: rows.count > limit ? InvitationPosition(invitedAt: page.last!.int(5), order: page.last!.int(6)) : nil)
+    }
+
+    func pendingInvitationCounts(inviter: String, invitee: String) throws -> PendingInvitationCounts {
+        // The one writer runs write transactions one at a time: the counts hold until it commits.
+        let r = try db.queryOne("""
+            SELECT (SELECT COUNT(*) FROM households h JOIN participants p ON p.household_id = h.id
+                    WHERE h.owner_account_id = ?1 AND p.status = 'invited'),
+                   (SELECT COUNT(*) FROM participants WHERE account_id = ?2 AND status = 'invited'),
+                   (SELECT COUNT(*) FROM participants p JOIN households h ON h.id = p.household_id
+                    WHERE p.account_id = ?2 AND p.status = 'invited' AND h.owner_account_id = ?1)
+            """, [.text(inviter), .text(invitee)])
+        return PendingInvitationCounts(byInviter: r?.int(0) ?? 0, toInvitee: r?.int(1) ?? 0, byInviterToInvitee: r?.int(2) ?? 0)
+    }
+
+    func pendingInvitationHouseholds(inviter: String, invitee: String) throws -> [String] {
+        try db.query("""
+            SELECT p.household_id FROM participants p JOIN households h ON h.id = p.household_id
+            WHERE p.account_id = ?2 AND p.status = 'invited' AND h.owner_account_id = ?1 ORDER BY p.household_id
+            """, [.text(inviter), .text(invitee)]).map { $0.string(0) }
+    }
+
+    // MARK: blocks
+
+    func isBlocked(account: String, blocked: String) throws -> Bool {
+        try db.queryOne("SELECT 1 FROM blocks WHERE account_id = ? AND blocked_account_id = ?", [.text(account), .text(blocked)]) != nil
+    }
+
+    func blocks(account: String, before: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<BlockRecord, TimeAndIdPosition> {
+        let rows = try db.query("""
+            SELECT b.blocked_account_id, a.handle, a.display_name, b.created_at
+            FROM blocks b JOIN accounts a ON a.id = b.blocked_account_id
+            WHERE b.account_id = ?1 AND (?2 IS NULL OR (b.created_at, b.blocked_account_id) < (?2, ?3))
+            ORDER BY b.created_at DESC, b.blocked_account_id DESC LIMIT ?4
+            """, [.text(account), before.map { .integer($0.time) } ?? .null, .text(before?.id ?? ""), .int(limit + 1)])
+        let page = rows.prefix(limit).map { r in
+            BlockRecord(accountId: r.string(0), handle: r.string(1), displayName: r.string(2), createdAt: r.int(3))
+        }
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.accountId) } : nil)
+    }
+
+    func insertBlock(account: String, blocked: String, at: Int64) throws -> Bool {
+        try db.run("INSERT INTO blocks (account_id, blocked_account_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                   [.text(account), .text(blocked), .integer(at)])
+        return connection.changes == 1
+    }
+
+    func deleteBlock(account: String, blocked: String) throws -> Bool {
+        try db.run("DELETE FROM blocks WHERE account_id = ? AND blocked_account_id = ?", [.text(account), .text(blocked)])
+        return connection.changes == 1
+    }
+
+    func insertParticipant(household: String, account: String, permission: Membership.Permission,
+                           invitation: String, at: Int64) throws {
+        try db.run("""
+            INSERT INTO participants (household_id, account_id, permission, status, invitation_id, invited_at, updated_at)
+            VALUES (?, ?, ?, 'invited', ?, ?, ?)
+            """, [.text(household), .text(account), .text(permission.rawValue), .text(invitation), .integer(at), .integer(at)])
+    }
+
+    func updateParticipant(household: String, account: String, status: Participant.Status,
+                           permission: Membership.Permission?, newInvitation: String?, at: Int64) throws {
+        if let newInvitation {
+            try db.run("""
+                UPDATE participants SET status = ?, permission = COALESCE(?, permission), invitation_id = ?,
+                    invited_at = ?, updated_at = ?, accepted_at = NULL WHERE household_id = ? AND account_id = ?
+                """, [.text(status.rawValue), .optionalText(permission?.rawValue), .text(newInvitation),
+                      .integer(at), .integer(at), .text(household), .text(account)])
+        } else {
+            try db.run("""
+                UPDATE participants SET status = ?1, permission = COALESCE(?2, permission), updated_at = ?3,
+                    accepted_at = CASE WHEN ?1 = 'accepted' THEN COALESCE(accepted_at, ?3) ELSE accepted_at END
+                WHERE household_id = ?4 AND account_id = ?5
+                """, [.text(status.rawValue), .optionalText(permission?.rawValue), .integer(at), .text(household), .text(account)])
+        }
+    }
+
+    func revokeParticipants(household: String, at: Int64) throws {
+        try db.run("UPDATE participants SET status = 'revoked', updated_at = ? WHERE household_id = ? AND status IN ('invited', 'accepted')",
+                   [.integer(at), .text(household)])
+    }
+
+    // MARK: sync
+
+    func head(household: String) throws -> FeedHead? {
+        try db.queryOne("SELECT seq, incarnation FROM households WHERE id = ?", [.text(household)]).map {
+            FeedHead(seq: $0.int(0), incarnation: $0.int(1))
+        }
+    }
+
+    func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {
+        let which = onlySeq == nil ? 0 : 1
+        let params: [SQLiteValue] = [.text(household), .integer(onlySeq ?? after), .integer(Int64(min(limit, Int(Int32.max))))]
+        let kids = try db.query(Self.changedChildrenSQL[which], params)
+        let txs = try db.query(Self.changedTransactionsSQL[which], params)
+        // Each record is made in its array's storage (no copy of it on the way).
+        return FeedChanges(children: Self.records(kids, Self.child), childSeqs: kids.map { $0.int(10) },
+                           transactions: Self.records(txs, Self.transaction), transactionSeqs: txs.map { $0.int(11) })
+    }
+
+    func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {
+        let rows = try db.query("""
+            SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at,
+                   (SELECT COUNT(*) FROM children c WHERE c.household_id = ?1 AND c.seq > d.last_pull_seq)
+                   + (SELECT COUNT(*) FROM transactions x WHERE x.household_key = h.ledger_key AND x.seq > d.last_pull_seq)
+            FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
+            JOIN households h ON h.id = d.household_id
+            WHERE d.household_id = ?1 AND (t.account_id = h.owner_account_id OR EXISTS (
+                SELECT 1 FROM participants p WHERE p.household_id = ?1 AND p.account_id = t.account_id AND p.status = 'accepted'))
+              AND (?2 IS NULL OR (t.account_id, d.token_id) > (?2, ?3))
+            ORDER BY t.account_id, d.token_id LIMIT ?4
+            """, [.text(household), after.map { .text($0.accountId) } ?? .null, .text(after?.tokenId ?? ""), .int(limit + 1)])
+        let page = rows.prefix(limit).map { r in
+            DeviceSyncRecord(tokenId: r.string(0), accountId: r.string(1), deviceName: r.string(2), lastPullAt: r.optionalInt(3),
+                             lastPushAt: r.optionalInt(4), changesBehind: r.int(5))
+        }
+        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { DevicePosition(accountId: $0.accountId, tokenId: $0.tokenId) } : nil)
+    }
+
+    func recordPull(token: String, household: String, seq: Int64, at: Int64) throws {
+        try db.run("""
+            INSERT INTO device_sync (token_id, household_id, last_pull_at, last_pull_seq)
+            SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM households WHERE id = ?2)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET last_pull_at = excluded.last_pull_at,
+                last_pull_seq = excluded.last_pull_seq
+            """, [.text(token), .text(household), .integer(at), .integer(seq)])
+    }
+
+    func recordPush(token: String, household: String, at: Int64) throws {
+        try db.run("""
+            INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES (?, ?, ?)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
+            """, [.text(token), .text(household), .integer(at)])
+    }
+
+    // MARK: operations
+
+    func schemaVersion() throws -> Int {
+        Int(try db.queryOne("SELECT COALESCE(MAX(version), 0) FROM schema_version")?.int(0) ?? 0)
+    }
+}

@@ -1,0 +1,431 @@
+import Foundation
+import LedgerCore
+import LedgerModel
+import SQLiteKit
+
+/// The server's SQLite schema as forward-only migrations.
+enum Schema {
+    static let migrations: [Migration] = [
+        Migration(version: 1, sql: """
+        CREATE TABLE accounts (
+            id TEXT PRIMARY KEY,
+            handle TEXT NOT NULL UNIQUE,
+            display_name TEXT NOT NULL,
+            created_at INTEGER NOT NULL
+        );
+        CREATE TABLE tokens (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            hash BLOB NOT NULL UNIQUE,
+            device_name TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            last_used_at INTEGER,
+            revoked_at INTEGER
+        );
+        CREATE INDEX tokens_account ON tokens(account_id);
+        CREATE TABLE households (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            currency TEXT NOT NULL,
+            owner_account_id TEXT NOT NULL REFERENCES accounts(id),
+            created_at INTEGER NOT NULL,
+            modified_at INTEGER NOT NULL,
+            change_tag TEXT NOT NULL,
+            incarnation INTEGER NOT NULL,
+            seq INTEGER NOT NULL DEFAULT 0,
+            household_seq INTEGER NOT NULL DEFAULT 0,
+            shared INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX households_owner ON households(owner_account_id);
+        CREATE TABLE children (
+            id TEXT PRIMARY KEY,
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            sort_order INTEGER NOT NULL,
+            archived INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            modified_at INTEGER NOT NULL,
+            modified_by TEXT NOT NULL,
+            change_tag TEXT NOT NULL,
+            balance_cents INTEGER NOT NULL DEFAULT 0,
+            seq INTEGER NOT NULL
+        );
+        CREATE INDEX children_household ON children(household_id, sort_order);
+        CREATE INDEX children_feed ON children(household_id, seq);
+        CREATE TABLE transactions (
+            n INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            child_id TEXT NOT NULL REFERENCES children(id) ON DELETE CASCADE,
+            amount_cents INTEGER NOT NULL,
+            note TEXT NOT NULL,
+            source TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            recorded_at INTEGER NOT NULL,
+            author_account_id TEXT NOT NULL,
+            reverses_id TEXT UNIQUE,
+            reversed_by_id TEXT,
+            seq INTEGER NOT NULL
+        );
+        CREATE INDEX transactions_child ON transactions(child_id, n);
+        CREATE INDEX transactions_household ON transactions(household_id, n);
+        CREATE INDEX transactions_feed ON transactions(household_id, seq);
+        CREATE TABLE participants (
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            permission TEXT NOT NULL,
+            status TEXT NOT NULL,
+            invitation_id TEXT NOT NULL UNIQUE,
+            invited_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (household_id, account_id)
+        );
+        CREATE INDEX participants_account ON participants(account_id, status);
+        CREATE TABLE subscriptions (
+            household_id TEXT PRIMARY KEY REFERENCES households(id) ON DELETE CASCADE,
+            signed_transaction TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            original_transaction_id TEXT NOT NULL,
+            expires_at INTEGER,
+            environment TEXT NOT NULL,
+            verified_at INTEGER NOT NULL,
+            granted_by TEXT NOT NULL
+        );
+        CREATE TABLE device_sync (
+            token_id TEXT NOT NULL,
+            household_id TEXT NOT NULL,
+            last_pull_at INTEGER,
+            last_push_at INTEGER,
+            last_pull_seq INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (token_id, household_id)
+        );
+        """),
+        // When a participant last accepted an invitation: revoked or departed participants
+        // who never accepted were never members (404, not 403). Rows from before this
+        // version that were revoked or left are taken to have accepted.
+        Migration(version: 2, sql: """
+        ALTER TABLE participants ADD COLUMN accepted_at INTEGER;
+        UPDATE participants SET accepted_at = updated_at WHERE status IN ('accepted', 'revoked', 'left');
+        """),
+        // "Never two reversals of one transaction" as a partial unique index: the column's
+        // UNIQUE constraint indexed every row, reversal or not (one more index entry per
+        // insert, about 6% of the writer's work). SQLite cannot drop a column constraint,
+        // so the table is rebuilt once, rows and row numbers (cursors) unchanged. The
+        // indexes, the unique one on `id` included, are built after the copy (sorted
+        // builds: about 7 s for 1,000,000 transactions instead of 15 s).
+        Migration(version: 3, sql: """
+        CREATE TABLE transactions_v3 (
+            n INTEGER PRIMARY KEY,
+            id TEXT NOT NULL,
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            child_id TEXT NOT NULL REFERENCES children(id) ON DELETE CASCADE,
+            amount_cents INTEGER NOT NULL,
+            note TEXT NOT NULL,
+            source TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            recorded_at INTEGER NOT NULL,
+            author_account_id TEXT NOT NULL,
+            reverses_id TEXT,
+            reversed_by_id TEXT,
+            seq INTEGER NOT NULL
+        );
+        INSERT INTO transactions_v3 (n, id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                     author_account_id, reverses_id, reversed_by_id, seq)
+            SELECT n, id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
+                   author_account_id, reverses_id, reversed_by_id, seq FROM transactions ORDER BY n;
+        DROP TABLE transactions;
+        ALTER TABLE transactions_v3 RENAME TO transactions;
+        CREATE UNIQUE INDEX transactions_id ON transactions(id);
+        CREATE INDEX transactions_child ON transactions(child_id, n);
+        CREATE INDEX transactions_household ON transactions(household_id, n);
+        CREATE INDEX transactions_feed ON transactions(household_id, seq);
+        CREATE UNIQUE INDEX transactions_reverses ON transactions(reverses_id) WHERE reverses_id IS NOT NULL;
+        """),
+        // Record identity is (household, id): an id taken in one household never blocks,
+        // conflicts with or reveals a record of another. Children are keyed by
+        // (household_id, id), and a transaction's child reference names both.
+        //
+        // A transaction's key is `reversal_id` = UUIDv5("reversal:" + id), the id its
+        // reversal has: one-to-one with `id`, so the unique (household_id, reversal_id)
+        // index keeps ids unique per household and finds a row by id, and the same index
+        // answers "is this id reserved for the reversal of a transaction of this
+        // household" — one random-key index per insert, as before, not two. Lookups by id
+        // go through `reversal_id` (SQLiteLedgerTransaction.transaction(household:id:)).
+        //
+        // Both tables are rebuilt; rows, row numbers (cursors), reversals and balances are
+        // unchanged. Old `children` is renamed first so that dropping it cannot cascade
+        // into the ledger (the rename moves the old ledger's reference with it).
+        Migration(version: 4, sql: """
+        ALTER TABLE children RENAME TO children_v3;
+        DROP INDEX children_household;
+        DROP INDEX children_feed;
+        CREATE TABLE children (
+            id TEXT NOT NULL,
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            sort_order INTEGER NOT NULL,
+            archived INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            modified_at INTEGER NOT NULL,
+            modified_by TEXT NOT NULL,
+            change_tag TEXT NOT NULL,
+            balance_cents INTEGER NOT NULL DEFAULT 0,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (household_id, id)
+        );
+        INSERT INTO children (rowid, id, household_id, name, sort_order, archived, created_at, modified_at, modified_by,
+                              change_tag, balance_cents, seq)
+            SELECT rowid, id, household_id, name, sort_order, archived, created_at, modified_at, modified_by,
+                   change_tag, balance_cents, seq FROM children_v3 ORDER BY rowid;
+        CREATE TABLE transactions_v4 (
+            n INTEGER PRIMARY KEY,
+            id TEXT NOT NULL,
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            child_id TEXT NOT NULL,
+            amount_cents INTEGER NOT NULL,
+            note TEXT NOT NULL,
+            source TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            recorded_at INTEGER NOT NULL,
+            author_account_id TEXT NOT NULL,
+            reverses_id TEXT,
+            reversed_by_id TEXT,
+            seq INTEGER NOT NULL,
+            reversal_id TEXT NOT NULL,
+            FOREIGN KEY (household_id, child_id) REFERENCES children(household_id, id) ON DELETE CASCADE
+        );
+        INSERT INTO transactions_v4 (n, id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                     author_account_id, reverses_id, reversed_by_id, seq, reversal_id)
+            SELECT n, id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
+                   author_account_id, reverses_id, reversed_by_id, seq,
+                   COALESCE(\(Schema.reversalIdFunction)(id), 'not-a-uuid:' || id) FROM transactions ORDER BY n;
+        DROP TABLE transactions;
+        DROP TABLE children_v3;
+        ALTER TABLE transactions_v4 RENAME TO transactions;
+        CREATE INDEX children_household ON children(household_id, sort_order);
+        CREATE INDEX children_feed ON children(household_id, seq);
+        CREATE UNIQUE INDEX transactions_id ON transactions(household_id, reversal_id);
+        CREATE INDEX transactions_child ON transactions(household_id, child_id, n);
+        CREATE INDEX transactions_household ON transactions(household_id, n);
+        CREATE INDEX transactions_feed ON transactions(household_id, seq);
+        CREATE UNIQUE INDEX transactions_reverses ON transactions(household_id, reverses_id) WHERE reverses_id IS NOT NULL;
+        -- Always empty: the writer's probe for free space after a write failed for lack of it.
+        CREATE TABLE storage_probe (bytes BLOB NOT NULL);
+        """, prepare: defineFunctions),
+        // App Store purchases as the App Store tells their life: the newest verified event
+        // per original transaction (an owner's upload or a Server Notification), ordered by
+        // (signedDate, event key); households link to a purchase through `subscriptions`.
+        // Every verified notification is remembered by its UUID (replays change nothing).
+        // Uploads stored before this version become the purchases' first events.
+        Migration(version: 5, sql: """
+        CREATE TABLE app_store_purchases (
+            original_transaction_id TEXT PRIMARY KEY,
+            environment TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            expires_at INTEGER,
+            revoked_at INTEGER,
+            grace_until INTEGER,
+            billing_retry INTEGER NOT NULL DEFAULT 0,
+            auto_renew INTEGER,
+            apple_status INTEGER,
+            event_type TEXT,
+            event_subtype TEXT,
+            event_signed_date INTEGER NOT NULL,
+            event_key TEXT NOT NULL,
+            source TEXT NOT NULL,
+            signed_transaction TEXT NOT NULL,
+            signed_renewal_info TEXT,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE INDEX app_store_purchases_updated ON app_store_purchases(updated_at);
+        CREATE TABLE app_store_notifications (
+            notification_uuid TEXT PRIMARY KEY,
+            notification_type TEXT NOT NULL,
+            subtype TEXT,
+            original_transaction_id TEXT,
+            signed_date INTEGER NOT NULL,
+            received_at INTEGER NOT NULL,
+            outcome TEXT NOT NULL
+        );
+        CREATE INDEX app_store_notifications_received ON app_store_notifications(received_at);
+        CREATE INDEX subscriptions_original_transaction ON subscriptions(original_transaction_id);
+        INSERT OR IGNORE INTO app_store_purchases (original_transaction_id, environment, product_id, expires_at,
+                                                   event_signed_date, event_key, source, signed_transaction, updated_at)
+            SELECT original_transaction_id, environment, product_id, expires_at, 0, '', 'upload', signed_transaction, verified_at
+            FROM subscriptions ORDER BY verified_at DESC;
+        """),
+        // The ledger's rows name their household by a small integer key instead of its
+        // 36-character id, and carry no foreign keys. The household id led each of the
+        // table's five indexes, so every insert wrote it five times more; shorter keys fill
+        // fewer pages, and each page a commit changes is written to the WAL, synced and
+        // copied back again. The two foreign-key probes per insert went too (measured on
+        // SQLite's own work per insert: about a fifth less). What the foreign keys did,
+        // the code does: the rules check a transaction's child (and so its household)
+        // before writing it, deleting a household deletes its ledger first, and `check`
+        // reports any row whose household or child is missing.
+        //
+        // `households.ledger_key` is the key: the row's rowid when this version ran, then
+        // one more than the largest for each new household. It is a column, not the rowid
+        // itself, which VACUUM may renumber. The rows keep their row numbers (cursors).
+        Migration(version: 6, sql: """
+        ALTER TABLE households ADD COLUMN ledger_key INTEGER;
+        UPDATE households SET ledger_key = rowid;
+        CREATE UNIQUE INDEX households_ledger_key ON households(ledger_key);
+        CREATE TABLE transactions_v6 (
+            n INTEGER PRIMARY KEY,
+            household_key INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            child_id TEXT NOT NULL,
+            amount_cents INTEGER NOT NULL,
+            note TEXT NOT NULL,
+            source TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            recorded_at INTEGER NOT NULL,
+            author_account_id TEXT NOT NULL,
+            reverses_id TEXT,
+            reversed_by_id TEXT,
+            seq INTEGER NOT NULL,
+            reversal_id TEXT NOT NULL
+        );
+        INSERT INTO transactions_v6 (n, household_key, id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                     author_account_id, reverses_id, reversed_by_id, seq, reversal_id)
+            SELECT t.n, h.ledger_key, t.id, t.child_id, t.amount_cents, t.note, t.source, t.created_at, t.recorded_at,
+                   t.author_account_id, t.reverses_id, t.reversed_by_id, t.seq, t.reversal_id
+            FROM transactions t JOIN households h ON h.id = t.household_id ORDER BY t.n;
+        DROP TABLE transactions;
+        ALTER TABLE transactions_v6 RENAME TO transactions;
+        CREATE UNIQUE INDEX transactions_id ON transactions(household_key, reversal_id);
+        CREATE INDEX transactions_child ON transactions(household_key, child_id, n);
+        CREATE INDEX transactions_household ON transactions(household_key, n);
+        CREATE INDEX transactions_feed ON transactions(household_key, seq);
+        CREATE UNIQUE INDEX transactions_reverses ON transactions(household_key, reverses_id) WHERE reverses_id IS NOT NULL;
+        """),
+        // A transaction's key, `reversal_id`, holds its UUID's 16 bytes instead of 36
+        // characters (`Schema.reversalKey`). It leads the one index keyed by random values,
+        // where each insert lands on a leaf of its own: the index shrinks by about 40 %, so
+        // a commit's leaves are fewer to keep in the writer's cache, to write to the WAL and
+        // to copy back. The rows are changed in place (their row numbers stay); the index
+        // is dropped first and built again once, sorted, instead of moved key by key.
+        Migration(version: 7, sql: """
+        DROP INDEX transactions_id;
+        UPDATE transactions SET reversal_id = COALESCE(\(uuidBytesFunction)(reversal_id), reversal_id);
+        CREATE UNIQUE INDEX transactions_id ON transactions(household_key, reversal_id);
+        """, prepare: defineFunctions),
+        // The id index leaves the database: the server holds it in memory
+        // (`TransactionKeys`: loaded at start, added to by the writer, every entry checked
+        // against its row). Its keys are SHA-1 values, so in a B-tree every insert rewrote
+        // a random leaf of its own, which each group commit wrote to the WAL and synced
+        // and the checkpointer copied back. Uniqueness is the writer's to keep: it looks
+        // every key up before it inserts one, and `check` reports any key held twice.
+        // Admin commands and tests without the server's index find a transaction among
+        // its household's rows.
+        Migration(version: 8, sql: """
+        DROP INDEX transactions_id;
+        """),
+        // The household index (household key, row number) goes: every new transaction was
+        // written into it too, one of the three index leaves each group commit wrote to the
+        // WAL, synced and copied back. The household's list, the one reader that needed its
+        // order, merges its children's lists instead (the child index).
+        Migration(version: 9, sql: """
+        DROP INDEX transactions_household;
+        """),
+        // A purchase is keyed by (environment, original transaction id): the sandbox numbers
+        // its transactions apart from production, and a Sandbox event must never change a
+        // Production purchase. The table is rebuilt with the wider key; every row keeps the
+        // environment it has. A household whose purchase row holds another environment than
+        // its upload (a Sandbox event changed it before this version) gets its upload back as
+        // that purchase's first event, as version 5 did for every upload.
+        Migration(version: 10, sql: """
+        CREATE TABLE app_store_purchases_v10 (
+            original_transaction_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            expires_at INTEGER,
+            revoked_at INTEGER,
+            grace_until INTEGER,
+            billing_retry INTEGER NOT NULL DEFAULT 0,
+            auto_renew INTEGER,
+            apple_status INTEGER,
+            event_type TEXT,
+            event_subtype TEXT,
+            event_signed_date INTEGER NOT NULL,
+            event_key TEXT NOT NULL,
+            source TEXT NOT NULL,
+            signed_transaction TEXT NOT NULL,
+            signed_renewal_info TEXT,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (environment, original_transaction_id)
+        );
+        INSERT INTO app_store_purchases_v10
+            SELECT original_transaction_id, environment, product_id, expires_at, revoked_at, grace_until, billing_retry,
+                   auto_renew, apple_status, event_type, event_subtype, event_signed_date, event_key, source,
+                   signed_transaction, signed_renewal_info, updated_at
+            FROM app_store_purchases;
+        DROP TABLE app_store_purchases;
+        ALTER TABLE app_store_purchases_v10 RENAME TO app_store_purchases;
+        CREATE INDEX app_store_purchases_updated ON app_store_purchases(updated_at);
+        INSERT OR IGNORE INTO app_store_purchases (original_transaction_id, environment, product_id, expires_at,
+                                                   event_signed_date, event_key, source, signed_transaction, updated_at)
+            SELECT original_transaction_id, environment, product_id, expires_at, 0, '', 'upload', signed_transaction, verified_at
+            FROM subscriptions ORDER BY verified_at DESC;
+        """),
+        // Blocks: an account refuses invitations from another (declining with `block`).
+        // Listed newest first per account. Tokens not revoked get an index of their own:
+        // the per-account cap counts them and their list pages through them, however many
+        // revoked ones the account left behind.
+        Migration(version: 11, sql: """
+        CREATE TABLE blocks (
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            blocked_account_id TEXT NOT NULL REFERENCES accounts(id),
+            created_at INTEGER NOT NULL,
+            PRIMARY KEY (account_id, blocked_account_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX blocks_list ON blocks(account_id, created_at, blocked_account_id);
+        CREATE INDEX tokens_live ON tokens(account_id, created_at, id) WHERE revoked_at IS NULL;
+        """),
+    ]
+}
+
+extension Schema {
+    /// The ledger key of the household whose id is the statement's parameter `n`.
+    static func ledgerKey(_ n: Int) -> String { "(SELECT ledger_key FROM households WHERE id = ?\(n))" }
+    /// The next household's ledger key.
+    static let nextLedgerKey = "(SELECT COALESCE(MAX(ledger_key), 0) + 1 FROM households)"
+}
+
+extension Schema {
+    /// `kidledger_reversal_id(id)`: the deterministic reversal id of a transaction id
+    /// (lowercase), NULL for text that is not a UUID. Defined per connection, for the
+    /// version 4 data copy; no index or default of the schema calls it.
+    static let reversalIdFunction = "kidledger_reversal_id"
+    /// `kidledger_reversal_key(id)`: the key a transaction `id` is stored under since
+    /// version 7 (`reversalKey` of its reversal id), NULL for text that is not a UUID. For `check`.
+    static let reversalKeyFunction = "kidledger_reversal_key"
+    /// `kidledger_uuid_bytes(text)`: the 16 bytes of a UUID written as text, NULL for other text.
+    /// For the version 7 data change.
+    static let uuidBytesFunction = "kidledger_uuid_bytes"
+
+    @Sendable static func defineFunctions(_ db: SQLiteConnection) throws {
+        try db.defineFunction(reversalIdFunction) { id in NewTransaction.reversalId(of: id) }
+        try db.defineValueFunction(reversalKeyFunction) { id in
+            LedgerIDs.parse(id).map { reversalKey(LedgerIDs.reversalID(of: $0, sha1: .openSSL)) } ?? .null
+        }
+        try db.defineValueFunction(uuidBytesFunction) { text in uuidBytes(text).map { .blob($0) } ?? .null }
+    }
+
+    /// How `transactions.reversal_id`, the ledger's random-key index, stores a reversal id
+    /// since version 7: a UUID as its 16 bytes (a key written as 36 characters of text
+    /// made the index half as large again, and each insert writes one of its leaves), any
+    /// other key (`not-a-uuid:` and the id, for an id that is not a UUID) as text. Text
+    /// and blobs never compare equal, so keys stay distinct.
+    /// (`TransactionKeys.Key` is that form; the id index holds the same keys.)
+    static func reversalKey(_ reversalId: String) -> SQLiteValue {
+        TransactionKeys.Key(reversalId: reversalId).stored
+    }
+
+    /// The stored key of a reversal id that is a UUID.
+    static func reversalKey(_ reversalId: UUID) -> SQLiteValue { TransactionKeys.Key.uuid(.init(reversalId)).stored }
+
+    /// The 16 bytes of a UUID written 8-4-4-4-12 in hex digits (either case); nil for any other text.
+    static func uuidBytes(_ text: String) -> [UInt8]? { LedgerIDs.parse(text).map { TransactionKeys.UUIDKey($0).bytes } }
+}
