@@ -28,20 +28,16 @@ package protocol LedgerStorage: Sendable {
     /// Runs `body` on the calling thread against one snapshot.
     func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T
 
-    /// Runs `body` in a write transaction; `completion` gets its value once committed, or
-    /// the error (a `LedgerStorageError`, or what `body` threw).
-    func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
-                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
-
-    /// `write`, for a body that locks no household but `household`: such writes may share
-    /// one transaction (group commit), each as if alone — a refused one leaves nothing.
-    func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
-                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
-
-    /// `write` (`write(household:)` when `household` is given) whose `completion` runs on
-    /// `executor`: storage hands it over from the thread that committed, as soon as the
-    /// write is durable, instead of running it on a thread of its own first.
-    func write<T: Sendable>(household: String?, answeringOn executor: any WriteCompletionExecutor,
+    /// Runs `body` in a write transaction; `completion` gets its value once the
+    /// transaction is durable, or the error (a `LedgerStorageError`, or what `body` threw).
+    ///
+    /// - Parameters:
+    ///   - household: the one household `body` locks, when it keeps to one: such writes may
+    ///     share a transaction (group commit), each as if alone (a refused one leaves
+    ///     nothing). nil: a body that may touch anything.
+    ///   - executor: where `completion` runs: storage hands it over from the thread that
+    ///     committed as soon as the write is durable. nil: a thread of storage's choosing.
+    func write<T: Sendable>(household: String?, answeringOn executor: (any WriteCompletionExecutor)?,
                             _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
 }
@@ -54,20 +50,17 @@ package protocol WriteCompletionExecutor: Sendable {
 }
 
 extension LedgerStorage {
-    package func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
-                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        write(body, completion: completion)
+    /// `write` of a body that may touch anything, answered on a thread of storage's choosing.
+    package func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(household: nil, answeringOn: nil, body, completion: completion)
     }
 
-    package func write<T: Sendable>(household: String?, answeringOn executor: any WriteCompletionExecutor,
-                            _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
-                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let handOver: @Sendable (Result<T, any Error>) -> Void = { result in executor.execute { completion(result) } }
-        if let household {
-            write(household: household, body, completion: handOver)
-        } else {
-            write(body, completion: handOver)
-        }
+    /// `write` of a body that locks no household but `household`, answered on a thread of
+    /// storage's choosing.
+    package func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(household: household, answeringOn: nil, body, completion: completion)
     }
 
     /// `write`, waiting for the outcome on the calling thread (admin commands, tests).

@@ -86,21 +86,22 @@ package final class PostgresLedgerStorage: LedgerStorage {
         }
     }
 
-    package func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
-                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let accepted = workers.submit { [self] in
-            Self.runAlone(body, pool: pool, onCommit: onCommit, announce: announce, completion: completion)
+    /// A write about one household joins the next batch of the group commit; any other
+    /// runs alone on a worker. With an executor, the outcome is handed over to it.
+    package func write<T: Sendable>(household: String?, answeringOn executor: (any WriteCompletionExecutor)?,
+                                    _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        let completion: @Sendable (Result<T, any Error>) -> Void = executor.map { executor in
+            { result in executor.execute { completion(result) } }
+        } ?? completion
+        let accepted = if let household, let groupCommit {
+            groupCommit.submit(PostgresGroupCommit.Job(household: household, body: body, completion: completion))
+        } else {
+            workers.submit { [self] in
+                Self.runAlone(body, pool: pool, onCommit: onCommit, announce: announce, completion: completion)
+            }
         }
         if !accepted { completion(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false))) }
-    }
-
-    /// A write about `household` only joins the next batch of the group commit.
-    package func write<T: Sendable>(household: String, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
-                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        guard let groupCommit else { return write(body, completion: completion) }
-        if !groupCommit.submit(PostgresGroupCommit.Job(household: household, body: body, completion: completion)) {
-            completion(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false)))
-        }
     }
 
     /// Runs one batch of the group commit (see `PostgresGroupCommit`) and answers each of

@@ -40,19 +40,15 @@ package final class SQLiteLedgerStorage: LedgerStorage {
         }
     }
 
-    package func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
-                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        writer.submit(WriteQueue.Job(task: Write(self, body, executor: nil, completion: completion),
-                                     defersRowWrites: deferred != nil))
-    }
-
-    /// The writer thread itself hands the outcome to `executor` right after COMMIT (one
-    /// hop, instead of the write queue's completion thread and then the executor).
-    package func write<T: Sendable>(household: String?, answeringOn executor: any WriteCompletionExecutor,
-                            _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
-                            completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+    /// Every write is a job of the writer's next group commit (one writer: `household` needs
+    /// no lock). With an executor, the writer thread itself hands the outcome over right
+    /// after COMMIT (one hop, instead of the write queue's completion thread and then the
+    /// executor).
+    package func write<T: Sendable>(household: String?, answeringOn executor: (any WriteCompletionExecutor)?,
+                                    _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         writer.submit(WriteQueue.Job(task: Write(self, body, executor: executor, completion: completion),
-                                     defersRowWrites: deferred != nil, handsOff: true))
+                                     defersRowWrites: deferred != nil, handsOff: executor != nil))
     }
 
     /// One write as one object: its body, its value between COMMIT and the answer, and the

@@ -220,7 +220,7 @@ final class RouterMatchTests: XCTestCase {
         for (method, template) in [("GET", "/healthz"), ("GET", "/v1/households/{id}/children"),
                                    ("POST", "/v1/households/{id}/children"), ("GET", "/v1/households/{id}/children/{childId}"),
                                    ("DELETE", "/v1/tokens/{tokenId}"), ("GET", "/v1/me")] {
-            r.add(method, template) { _ in .response(HTTPResponse(status: 204)) }
+            r.add(method, template, runs: .short) { _ in .response(HTTPResponse(status: 204)) }
         }
         return r
     }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import LedgerCore
 import LedgerModel
 import Synchronization
 
@@ -10,8 +11,8 @@ final class LateBound<T: Sendable>: Sendable {
     func get(_ fallback: T) -> T { (value.withLock { $0 })?() ?? fallback }
 }
 
-/// The HTTP entry point: routes each request and runs its handler — with SQLite, light
-/// handlers with small bodies on the event loop; everything else on the workers.
+/// The HTTP entry point: routes each request and runs its handler on the thread its route
+/// declared (`Router.Execution`).
 final class AppHandler: HTTPHandler {
     let services: Services
     let router: Router
@@ -26,17 +27,16 @@ final class AppHandler: HTTPHandler {
     func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder) {
         switch router.match(method: request.method, path: request.path) {
         case .found(let route, let params):
+            // Where the route runs, as it was registered (`Router.Execution`).
+            var remembered: Caller?
+            let onLoop = route.execution.runsOnLoop(bodyBytes: request.body.count, storageIsLocal: !services.backend.offLoop) {
+                remembered = RequestContext.rememberedCaller(request.headers["Authorization"], services: services)
+                return remembered != nil
+            }
             let ctx = RequestContext(request: consume request, params: params, responder: responder,
-                                     services: services, routeLabel: route.template, routeIndex: route.index)
-            // Over SQLite, short reads and small writes run on the event loop (no thread hop;
-            // a write only parses its body there); long-polls, feed pages, batch pushes and
-            // large bodies go to the workers. Over PostgreSQL every route that may touch
-            // storage goes to the workers: the loops only parse, route and write bytes —
-            // except a write whose caller's token is remembered, which the loop validates
-            // and queues for a committer (no thread hop on the way in).
-            if route.inline || (route.lightweight && ctx.request.body.count <= AppHandler.inlineBodyLimit
-                                && (!services.backend.offLoop || (route.queuesWrite && ctx.rememberedCaller() != nil))) {
-                ctx.answersOnLoop = true
+                                     services: services, routeLabel: route.template, routeIndex: route.index,
+                                     caller: remembered, answersOnLoop: onLoop)
+            if onLoop {
                 run(route, ctx)
             } else if !services.offLoop({ self.run(route, ctx) }) {
                 var e = APIError(503, "service_unavailable", "The server is busy; retry shortly.")
@@ -115,9 +115,6 @@ final class AppHandler: HTTPHandler {
         r.routeLabel = "not_found"
         return r
     }
-
-    /// Largest request body parsed on the event loop, in bytes. 64 KiB.
-    static let inlineBodyLimit = 64 * 1024
 
     private func run(_ route: Router.Route, _ ctx: RequestContext) {
         do {

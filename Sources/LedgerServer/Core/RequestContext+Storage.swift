@@ -14,8 +14,8 @@ extension RequestContext {
     /// Runs `body` in a write transaction (on SQLite: a job of the next group commit) and,
     /// once it is durable, answers with `answer(value)`, built off the writer thread: on
     /// the connection's event loop when the request was handled there (`answersOnLoop`),
-    /// otherwise on the storage's completion thread. A
-    /// refusal or a failed commit is answered as its problem.
+    /// otherwise on the storage's completion thread. A refusal or a failed commit is
+    /// answered as its problem.
     /// `household`: the one household `body` locks, when it keeps to one (the write may
     /// then share a transaction with others: group commit over PostgreSQL).
     func write<T: Sendable>(household: String? = nil, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
@@ -23,13 +23,7 @@ extension RequestContext {
         let done: @Sendable (Result<T, any Error>) -> Void = { [self] result in
             do { respond(try answer(result.get())) } catch { respond(error) }
         }
-        if answersOnLoop {
-            services.storage.write(household: household, answeringOn: self, body, completion: done)
-        } else if let household {
-            services.storage.write(household: household, body, completion: done)
-        } else {
-            services.storage.write(body, completion: done)
-        }
+        services.storage.write(household: household, answeringOn: answersOnLoop ? self : nil, body, completion: done)
         return .pending
     }
 

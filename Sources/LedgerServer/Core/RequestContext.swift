@@ -11,15 +11,19 @@ final class RequestContext: @unchecked Sendable {
     let routeLabel: String
     let routeIndex: Int?
     private(set) var caller: Caller?
-    /// Whether the handler runs on the connection's event loop (small requests over
-    /// SQLite): a write's answer is then built there too (see `write(household:_:answer:)`).
-    var answersOnLoop = false
+    /// Whether the handler runs on the connection's event loop (as its route's
+    /// `Router.Execution` decided): a write's answer is then built there too (see
+    /// `write(household:_:answer:)`).
+    let answersOnLoop: Bool
     /// The client address after trusted-proxy resolution.
     let clientAddress: String
 
+    /// `caller`: the caller already known from the request's token, if it was looked up.
     init(request: HTTPRequest, params: PathParameters, responder: any HTTPResponder, services: Services, routeLabel: String,
-         routeIndex: Int? = nil) {
+         routeIndex: Int? = nil, caller: Caller? = nil, answersOnLoop: Bool = false) {
         self.routeIndex = routeIndex
+        self.caller = caller
+        self.answersOnLoop = answersOnLoop
         // Resolved before the request is stored, which is its last use (no copy).
         self.clientAddress = services.clientAddress.resolve(request)
         self.request = request
@@ -135,13 +139,11 @@ final class RequestContext: @unchecked Sendable {
         return c
     }
 
-    /// The caller when its token is remembered (no storage read needed); nil otherwise.
-    func rememberedCaller() -> Caller? {
-        if let caller { return caller }
-        guard let header = request.headers["Authorization"], let key = TokenSecret.bearerKey(header),
-              let known = services.readCache.caller(token: key) else { return nil }
-        caller = known
-        return known
+    /// The caller of an `Authorization` header when its token is remembered (no storage
+    /// read needed); nil otherwise.
+    static func rememberedCaller(_ header: String?, services: Services) -> Caller? {
+        guard let header, let key = TokenSecret.bearerKey(header) else { return nil }
+        return services.readCache.caller(token: key)
     }
 
     /// The answer to a token that failed: 429 with `Retry-After` while the client address

@@ -27,18 +27,8 @@ struct Router: Sendable {
         /// For each segment, the parameter name, or nil for a literal segment.
         let parameterNames: [String?]
         let handler: RouteHandler
-        /// Whether the handler may run inline on the event loop (trivial, no I/O).
-        let inline: Bool
-        /// Whether the handler's own work is small and bounded, so it may run on the event
-        /// loop: everything but the change feed and batch push, sync status, the readiness
-        /// probe and the subscription and notification routes (which verify or sign a JWS). A write
-        /// handler only validates its body there and hands the work to the writer thread.
-        /// Decided once, when the route is added.
-        let lightweight: Bool
-        /// Whether the handler, once the caller is known, only validates its body and hands
-        /// a write to storage (reads nothing): with the caller's token remembered it may
-        /// run on the event loop over PostgreSQL too.
-        let queuesWrite: Bool
+        /// Which thread runs the handler, as the route declared it.
+        let execution: Execution
         /// Whether the route needs a bearer token: a body sent without a known one is
         /// answered 401 from the head, never read.
         let authenticated: Bool
@@ -53,28 +43,20 @@ struct Router: Sendable {
         let methodCode: UInt8
 
         init(method: String, template: String, literals: [[UInt8]], parameterNames: [String?],
-             handler: @escaping RouteHandler, inline: Bool, lightweight: Bool, queuesWrite: Bool = false,
-             authenticated: Bool = true, bodyLimit: Int? = nil, index: Int = 0) {
+             handler: @escaping RouteHandler, execution: Execution, authenticated: Bool = true, bodyLimit: Int? = nil,
+             index: Int = 0) {
             self.index = index
             self.authenticated = authenticated
             self.takesJSONBody = method == "POST" || method == "PUT" || method == "PATCH"
             // A route without a body of its own (GET, HEAD, DELETE) reads at most a small one.
             self.bodyLimit = bodyLimit ?? (takesJSONBody ? nil : Router.smallBodyLimit)
             self.methodCode = Router.methodCode(method)
-            self.queuesWrite = queuesWrite
             self.method = method
             self.template = template
             self.literals = literals
             self.parameterNames = parameterNames
             self.handler = handler
-            self.inline = inline
-            self.lightweight = lightweight
-        }
-
-        static func isLightweight(_ template: String, inline: Bool) -> Bool {
-            inline || !(template.hasSuffix("/changes") || template.hasSuffix("/sync-status") || template == "/readyz"
-                        || template.hasSuffix("/subscription") || template.hasSuffix("/entitlement")
-                        || template.hasSuffix("/entitlement/token") || template.hasSuffix("/notifications"))
+            self.execution = execution
         }
 
         /// Whether every literal segment equals the path's (parameters must be non-empty).
@@ -111,10 +93,10 @@ struct Router: Sendable {
     /// The body limit of routes that take no body, in bytes. 64 KiB.
     static let smallBodyLimit = 64 * 1024
 
-    /// Adds a route. `authenticated: false` for the few routes open to anyone;
-    /// `bodyLimit` where the route reads less than the server's limit.
-    mutating func add(_ method: String, _ template: String, inline: Bool = false, queuesWrite: Bool = false,
-                      authenticated: Bool = true, bodyLimit: Int? = nil, _ handler: @escaping RouteHandler) {
+    /// Adds a route that runs as `execution` says. `authenticated: false` for the few
+    /// routes open to anyone; `bodyLimit` where the route reads less than the server's limit.
+    mutating func add(_ method: String, _ template: String, runs execution: Execution, authenticated: Bool = true,
+                      bodyLimit: Int? = nil, _ handler: @escaping RouteHandler) {
         let segments = template.split(separator: "/", omittingEmptySubsequences: false)
         let names: [String?] = segments.map { s in
             s.first == "{" && s.last == "}" ? String(s.dropFirst().dropLast()) : nil
@@ -123,9 +105,8 @@ struct Router: Sendable {
         bySegmentCount[segments.count].append(routes.count)
         routes.append(Route(method: method, template: template,
                             literals: segments.map { Array($0.utf8) }, parameterNames: names,
-                            handler: handler, inline: inline,
-                            lightweight: Route.isLightweight(template, inline: inline), queuesWrite: queuesWrite,
-                            authenticated: authenticated, bodyLimit: bodyLimit, index: routes.count))
+                            handler: handler, execution: execution, authenticated: authenticated, bodyLimit: bodyLimit,
+                            index: routes.count))
     }
 
     func match(method: String, path: String) -> Match {

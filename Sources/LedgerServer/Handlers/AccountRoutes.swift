@@ -5,11 +5,11 @@ import LedgerModel
 /// Accounts and device tokens.
 enum AccountRoutes {
     static func register(_ r: inout Router) {
-        r.add("POST", "/v1/accounts", authenticated: false, create)
-        r.add("GET", "/v1/me", me)
-        r.add("POST", "/v1/tokens", createToken)
-        r.add("GET", "/v1/tokens", listTokens)
-        r.add("DELETE", "/v1/tokens/{tokenId}", revokeToken)
+        r.add("POST", "/v1/accounts", runs: .short, authenticated: false, create)
+        r.add("GET", "/v1/me", runs: .short, me)
+        r.add("POST", "/v1/tokens", runs: .short, createToken)
+        r.add("GET", "/v1/tokens", runs: .short, listTokens)
+        r.add("DELETE", "/v1/tokens/{tokenId}", runs: .short, revokeToken)
     }
 
     /// `{account, token}` of a new account; shared by the API and the admin command.

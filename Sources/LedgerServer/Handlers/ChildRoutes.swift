@@ -5,10 +5,10 @@ import LedgerModel
 /// Children: create, list with balances, read, rename/archive/reorder. Never deleted.
 enum ChildRoutes {
     static func register(_ r: inout Router) {
-        r.add("POST", "/v1/households/{id}/children", queuesWrite: true, create)
-        r.add("GET", "/v1/households/{id}/children", list)
-        r.add("GET", "/v1/households/{id}/children/{childId}", get)
-        r.add("PATCH", "/v1/households/{id}/children/{childId}", queuesWrite: true, patch)
+        r.add("POST", "/v1/households/{id}/children", runs: .queuedWrite, create)
+        r.add("GET", "/v1/households/{id}/children", runs: .short, list)
+        r.add("GET", "/v1/households/{id}/children/{childId}", runs: .short, get)
+        r.add("PATCH", "/v1/households/{id}/children/{childId}", runs: .queuedWrite, patch)
     }
 
     static func create(_ ctx: RequestContext) throws -> Reply {

@@ -6,12 +6,12 @@ import LedgerModel
 /// Households: create (POST or idempotent PUT), list, read, rename, delete.
 enum HouseholdRoutes {
     static func register(_ r: inout Router) {
-        r.add("POST", "/v1/households", create)
-        r.add("GET", "/v1/households", list)
-        r.add("GET", "/v1/households/{id}", get)
-        r.add("PUT", "/v1/households/{id}", put)
-        r.add("PATCH", "/v1/households/{id}", patch)
-        r.add("DELETE", "/v1/households/{id}", delete)
+        r.add("POST", "/v1/households", runs: .short, create)
+        r.add("GET", "/v1/households", runs: .short, list)
+        r.add("GET", "/v1/households/{id}", runs: .short, get)
+        r.add("PUT", "/v1/households/{id}", runs: .short, put)
+        r.add("PATCH", "/v1/households/{id}", runs: .short, patch)
+        r.add("DELETE", "/v1/households/{id}", runs: .short, delete)
     }
 
     struct Fields { var name: String?; var currency: String? }

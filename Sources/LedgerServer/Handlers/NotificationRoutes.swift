@@ -6,7 +6,7 @@ import LedgerModel
 /// the signed payload proves itself, whoever relays it.
 enum NotificationRoutes {
     static func register(_ r: inout Router) {
-        r.add("POST", "/v1/app-store/notifications", authenticated: false, bodyLimit: maximumBody, post)
+        r.add("POST", "/v1/app-store/notifications", runs: .worker, authenticated: false, bodyLimit: maximumBody, post)
     }
 
     /// Largest request body accepted (Apple's notifications are a few KiB).

@@ -10,18 +10,18 @@ enum OperationsRoutes {
                                               body: #"{"status":"ok"}"#)
 
     static func register(_ r: inout Router) {
-        r.add("GET", "/healthz", inline: true, authenticated: false) { _ in .response(healthy) }
-        r.add("GET", "/readyz", authenticated: false) { ctx in
+        r.add("GET", "/healthz", runs: .inline, authenticated: false) { _ in .response(healthy) }
+        r.add("GET", "/readyz", runs: .worker, authenticated: false) { ctx in
             if let notReady = ctx.services.backend.readiness() { return .response(notReady.response) }
             return ctx.json(200, .object(["status": "ready"]))
         }
-        r.add("GET", "/metrics", authenticated: false) { ctx in
+        r.add("GET", "/metrics", runs: .short, authenticated: false) { ctx in
             let text = ctx.services.metrics.render(openConnections: ctx.services.connectionCount(),
                                                    refusedConnections: ctx.services.refusedConnections.get([:]),
                                                    parkedPolls: ctx.services.notifier.parked)
             return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: text))
         }
-        r.add("GET", "/openapi.yaml", authenticated: false) { ctx in
+        r.add("GET", "/openapi.yaml", runs: .short, authenticated: false) { ctx in
             guard let data = FileManager.default.contents(atPath: ctx.services.configuration.openAPIPath) else {
                 throw APIError.notFound("openapi.yaml was not found next to the server.")
             }

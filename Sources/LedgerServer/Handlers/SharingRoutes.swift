@@ -17,12 +17,12 @@ import LedgerModel
 ///   inactive answers 204 unchanged; an account never invited is 404.
 enum SharingRoutes {
     static func register(_ r: inout Router) {
-        r.add("POST", "/v1/households/{id}/share", createShare)
-        r.add("GET", "/v1/households/{id}/share", getShare)
-        r.add("DELETE", "/v1/households/{id}/share", deleteShare)
-        r.add("POST", "/v1/households/{id}/share/participants", invite)
-        r.add("PATCH", "/v1/households/{id}/share/participants/{accountId}", patchParticipant)
-        r.add("DELETE", "/v1/households/{id}/share/participants/{accountId}", removeParticipant)
+        r.add("POST", "/v1/households/{id}/share", runs: .short, createShare)
+        r.add("GET", "/v1/households/{id}/share", runs: .short, getShare)
+        r.add("DELETE", "/v1/households/{id}/share", runs: .short, deleteShare)
+        r.add("POST", "/v1/households/{id}/share/participants", runs: .short, invite)
+        r.add("PATCH", "/v1/households/{id}/share/participants/{accountId}", runs: .short, patchParticipant)
+        r.add("DELETE", "/v1/households/{id}/share/participants/{accountId}", runs: .short, removeParticipant)
         InvitationRoutes.register(&r)
         BlockRoutes.register(&r)
     }

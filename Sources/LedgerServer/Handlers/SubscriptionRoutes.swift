@@ -6,12 +6,12 @@ import LedgerModel
 /// entitlement token devices cache.
 enum SubscriptionRoutes {
     static func register(_ r: inout Router) {
-        r.add("PUT", "/v1/households/{id}/subscription", put)
-        r.add("GET", "/v1/households/{id}/subscription", get)
-        r.add("DELETE", "/v1/households/{id}/subscription", delete)
-        r.add("GET", "/v1/households/{id}/entitlement", entitlement)
-        r.add("GET", "/v1/households/{id}/entitlement/token", token)
-        r.add("GET", "/v1/entitlement-keys", authenticated: false, keys)
+        r.add("PUT", "/v1/households/{id}/subscription", runs: .worker, put)
+        r.add("GET", "/v1/households/{id}/subscription", runs: .worker, get)
+        r.add("DELETE", "/v1/households/{id}/subscription", runs: .worker, delete)
+        r.add("GET", "/v1/households/{id}/entitlement", runs: .worker, entitlement)
+        r.add("GET", "/v1/households/{id}/entitlement/token", runs: .worker, token)
+        r.add("GET", "/v1/entitlement-keys", runs: .short, authenticated: false, keys)
     }
 
     /// The configured verifier; 503 without a bundle id. Asked only after the caller has

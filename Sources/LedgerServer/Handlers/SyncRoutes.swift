@@ -5,9 +5,9 @@ import LedgerModel
 /// The change feed (with long-poll), batch push and sync status.
 enum SyncRoutes {
     static func register(_ r: inout Router) {
-        r.add("GET", "/v1/households/{id}/changes", pull)
-        r.add("POST", "/v1/households/{id}/changes", push)
-        r.add("GET", "/v1/households/{id}/sync-status", status)
+        r.add("GET", "/v1/households/{id}/changes", runs: .worker, pull)
+        r.add("POST", "/v1/households/{id}/changes", runs: .worker, push)
+        r.add("GET", "/v1/households/{id}/sync-status", runs: .worker, status)
     }
 
     /// Longest `wait`, in seconds.

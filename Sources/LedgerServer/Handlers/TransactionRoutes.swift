@@ -6,12 +6,12 @@ import HTTPServer
 /// Transactions: add/take, idempotent replays, paged history, reversal and undo-last.
 enum TransactionRoutes {
     static func register(_ r: inout Router) {
-        r.add("POST", "/v1/households/{id}/children/{childId}/transactions", queuesWrite: true, create)
-        r.add("GET", "/v1/households/{id}/children/{childId}/transactions", listForChild)
-        r.add("GET", "/v1/households/{id}/transactions", listForHousehold)
-        r.add("GET", "/v1/households/{id}/transactions/{txId}", getOne)
-        r.add("POST", "/v1/households/{id}/transactions/{txId}/reversal", queuesWrite: true, reverse)
-        r.add("POST", "/v1/households/{id}/children/{childId}/undo-last", queuesWrite: true, undoLast)
+        r.add("POST", "/v1/households/{id}/children/{childId}/transactions", runs: .queuedWrite, create)
+        r.add("GET", "/v1/households/{id}/children/{childId}/transactions", runs: .short, listForChild)
+        r.add("GET", "/v1/households/{id}/transactions", runs: .short, listForHousehold)
+        r.add("GET", "/v1/households/{id}/transactions/{txId}", runs: .short, getOne)
+        r.add("POST", "/v1/households/{id}/transactions/{txId}/reversal", runs: .queuedWrite, reverse)
+        r.add("POST", "/v1/households/{id}/children/{childId}/undo-last", runs: .queuedWrite, undoLast)
     }
 
     /// The answer to a write: 201 when saved, 200 for a record already there.

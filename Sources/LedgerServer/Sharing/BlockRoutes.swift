@@ -8,8 +8,8 @@ import LedgerModel
 /// is 404, as is an account the caller has not blocked.
 enum BlockRoutes {
     static func register(_ r: inout Router) {
-        r.add("GET", "/v1/blocks", list)
-        r.add("DELETE", "/v1/blocks/{accountId}", lift)
+        r.add("GET", "/v1/blocks", runs: .short, list)
+        r.add("DELETE", "/v1/blocks/{accountId}", runs: .short, lift)
     }
 
     /// The caller's blocks, newest first, paged like every list.

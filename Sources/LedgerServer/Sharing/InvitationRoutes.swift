@@ -7,9 +7,9 @@ import LedgerModel
 /// are 404 as well.
 enum InvitationRoutes {
     static func register(_ r: inout Router) {
-        r.add("GET", "/v1/invitations", list)
-        r.add("POST", "/v1/invitations/{invitationId}/accept", accept)
-        r.add("POST", "/v1/invitations/{invitationId}/decline", decline)
+        r.add("GET", "/v1/invitations", runs: .short, list)
+        r.add("POST", "/v1/invitations/{invitationId}/accept", runs: .short, accept)
+        r.add("POST", "/v1/invitations/{invitationId}/decline", runs: .short, decline)
     }
 
     /// The caller's pending invitations, newest first, paged like every list.
