@@ -91,17 +91,19 @@ package final class PostgresLedgerStorage: LedgerStorage {
     package func write<T: Sendable>(household: String?, answeringOn executor: (any WriteCompletionExecutor)?,
                                     _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        let completion: @Sendable (Result<T, any Error>) -> Void = executor.map { executor in
-            { result in executor.execute { completion(result) } }
-        } ?? completion
+        var answer = completion
+        if let executor {
+            answer = { result in executor.execute { completion(result) } }
+        }
+        let done = answer
         let accepted = if let household, let groupCommit {
-            groupCommit.submit(PostgresGroupCommit.Job(household: household, body: body, completion: completion))
+            groupCommit.submit(PostgresGroupCommit.Job(household: household, body: body, completion: done))
         } else {
             workers.submit { [self] in
-                Self.runAlone(body, pool: pool, onCommit: onCommit, announce: announce, completion: completion)
+                Self.runAlone(body, pool: pool, onCommit: onCommit, announce: announce, completion: done)
             }
         }
-        if !accepted { completion(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false))) }
+        if !accepted { done(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false))) }
     }
 
     /// Runs one batch of the group commit (see `PostgresGroupCommit`) and answers each of
