@@ -3,7 +3,7 @@ package struct Caller: Sendable, Equatable {
     package let accountId: String
     package let tokenId: String
 
-    package init(accountId: String, tokenId: String) {
+    @usableFromInline package init(accountId: String, tokenId: String) {
         self.accountId = accountId
         self.tokenId = tokenId
     }

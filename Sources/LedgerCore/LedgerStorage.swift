@@ -94,7 +94,7 @@ package protocol LedgerReading {
     /// The household's owner and `account`'s participant row (nil: no such household).
     func accessRecord(household: String, account: String) throws -> AccessRecord?
     /// Households `account` owns or has accepted, by creation order after the position `after`.
-    func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing>
+    func households(account: String, after: Int64?, limit: Int) throws -> KeyedPage<HouseholdListing, Int64>
     /// How many households `owner` owns (for the per-account quota).
     func householdCount(owner: String) throws -> Int
 
@@ -120,7 +120,7 @@ package protocol LedgerReading {
     /// The transaction whose reversal would take `id` (ids reserved for reversals).
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction?
     /// Newest first, before the position `before`; `child` nil: the whole household.
-    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction>
+    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> KeyedPage<LedgerTransaction, Int64>
     /// The child's newest transaction that is neither a reversal nor reversed.
     func newestUndoable(household: String, child: String) throws -> LedgerTransaction?
 
@@ -132,7 +132,7 @@ package protocol LedgerReading {
     func participants(household: String) throws -> [Participant]
     /// Invitations addressed to `account` still pending in shared households, newest first,
     /// after the position `after`.
-    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> InvitationPage
+    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> KeyedPage<Invitation, InvitationPosition>
     /// Pending invitations out from `inviter`'s households, waiting for `invitee` in any
     /// household, and out from `inviter`'s households to `invitee`. In a write, concurrent
     /// invitations involving either account wait until this transaction ends, so a quota
@@ -201,7 +201,8 @@ extension LedgerWriting {
 /// database's constraints.
 package protocol LedgerWriting: LedgerReading {
     // MARK: accounts and tokens
-    /// Throws `handleTaken` when the handle exists.
+    /// The rules looked the handle up first; a handle taken meanwhile by a concurrent write
+    /// fails on the database's unique key (and the write runs again where it may).
     func insertAccount(_ account: AccountRecord) throws
     func insertToken(_ token: TokenRecord, hash: [UInt8]) throws
     /// Whether an active token of `account` was revoked.
@@ -216,7 +217,7 @@ package protocol LedgerWriting: LedgerReading {
     /// Advances the household's change sequence and returns the new value (the household
     /// counts as touched: its long-polls wake after the commit).
     func nextSeq(household: String) throws -> Int64
-    /// Throws `householdIdTaken` when the id exists.
+    /// The rules looked the id up first (as for `insertAccount`).
     func insertHousehold(_ h: HouseholdRecord, incarnation: Int64) throws
     func updateHousehold(id: String, name: String, currency: String, shared: Bool, modifiedAt: Int64, seq: Int64) throws
     func deleteHousehold(id: String) throws

@@ -25,7 +25,7 @@ package struct PurchaseEvent: Sendable, Equatable {
     package var signedTransaction: String
     package var signedRenewalInfo: String?
 
-    package init(originalTransactionId: String, environment: String, productId: String, expiresAt: Int64? = nil,
+    @usableFromInline package init(originalTransactionId: String, environment: String, productId: String, expiresAt: Int64? = nil,
                  revokedAt: Int64? = nil, graceUntil: Int64? = nil, billingRetry: Bool, autoRenew: Bool? = nil,
                  appleStatus: Int? = nil, type: String? = nil, subtype: String? = nil, signedDate: Int64, key: String,
                  source: String, signedTransaction: String, signedRenewalInfo: String? = nil) {
@@ -50,7 +50,7 @@ package struct PurchaseKey: Sendable, Hashable {
     package var environment: String
     package var originalTransactionId: String
 
-    package init(environment: String, originalTransactionId: String) {
+    @usableFromInline package init(environment: String, originalTransactionId: String) {
         (self.environment, self.originalTransactionId) = (environment, originalTransactionId)
     }
 }
@@ -65,7 +65,7 @@ package struct StoredPurchase: Sendable, Equatable {
     package var event: PurchaseEvent
     package var updatedAt: Int64
 
-    package init(event: PurchaseEvent, updatedAt: Int64) {
+    @usableFromInline package init(event: PurchaseEvent, updatedAt: Int64) {
         (self.event, self.updatedAt) = (event, updatedAt)
     }
 }

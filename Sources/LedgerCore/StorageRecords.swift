@@ -7,7 +7,7 @@ package struct AccountRecord: Sendable, Equatable {
     package var displayName: String
     package var createdAt: Int64
 
-    package init(id: String, handle: String, displayName: String, createdAt: Int64) {
+    @usableFromInline package init(id: String, handle: String, displayName: String, createdAt: Int64) {
         (self.id, self.handle, self.displayName, self.createdAt) = (id, handle, displayName, createdAt)
     }
 }
@@ -20,7 +20,7 @@ package struct TokenRecord: Sendable, Equatable {
     package var createdAt: Int64
     package var lastUsedAt: Int64?
 
-    package init(id: String, accountId: String, deviceName: String, createdAt: Int64, lastUsedAt: Int64? = nil) {
+    @usableFromInline package init(id: String, accountId: String, deviceName: String, createdAt: Int64, lastUsedAt: Int64? = nil) {
         (self.id, self.accountId, self.deviceName, self.createdAt) = (id, accountId, deviceName, createdAt)
         self.lastUsedAt = lastUsedAt
     }
@@ -37,7 +37,7 @@ package struct HouseholdRecord: Sendable, Equatable {
     package var changeTag: String
     package var shared: Bool
 
-    package init(id: String, name: String, currency: String, ownerAccountId: String, createdAt: Int64, modifiedAt: Int64,
+    @usableFromInline package init(id: String, name: String, currency: String, ownerAccountId: String, createdAt: Int64, modifiedAt: Int64,
                  changeTag: String, shared: Bool) {
         (self.id, self.name, self.currency, self.ownerAccountId) = (id, name, currency, ownerAccountId)
         (self.createdAt, self.modifiedAt, self.changeTag, self.shared) = (createdAt, modifiedAt, changeTag, shared)
@@ -50,18 +50,8 @@ package struct HouseholdListing: Sendable, Equatable {
     package var role: Membership.Role
     package var permission: Membership.Permission
 
-    package init(household: HouseholdRecord, role: Membership.Role, permission: Membership.Permission) {
+    @usableFromInline package init(household: HouseholdRecord, role: Membership.Role, permission: Membership.Permission) {
         (self.household, self.role, self.permission) = (household, role, permission)
-    }
-}
-
-/// One page of a list and the position to continue after (nil: the last page).
-package struct ListPage<Item: Sendable>: Sendable {
-    package var items: [Item]
-    package var next: Int64?
-
-    package init(items: [Item], next: Int64? = nil) {
-        (self.items, self.next) = (items, next)
     }
 }
 
@@ -75,7 +65,7 @@ package struct AccessRecord: Sendable, Equatable {
     /// never a member).
     package var everAccepted: Bool
 
-    package init(ownerAccountId: String, status: Participant.Status? = nil, permission: Membership.Permission? = nil,
+    @usableFromInline package init(ownerAccountId: String, status: Participant.Status? = nil, permission: Membership.Permission? = nil,
                  everAccepted: Bool) {
         (self.ownerAccountId, self.status, self.permission) = (ownerAccountId, status, permission)
         self.everAccepted = everAccepted
@@ -101,7 +91,7 @@ package struct Participant: Sendable, Equatable {
     package var invitationId: String
     package var invitedAt: Int64
 
-    package init(householdId: String, accountId: String, handle: String, displayName: String,
+    @usableFromInline package init(householdId: String, accountId: String, handle: String, displayName: String,
                  permission: Membership.Permission, status: Status, invitationId: String, invitedAt: Int64) {
         (self.householdId, self.accountId, self.handle, self.displayName) = (householdId, accountId, handle, displayName)
         (self.permission, self.status, self.invitationId, self.invitedAt) = (permission, status, invitationId, invitedAt)
@@ -117,7 +107,7 @@ package struct Invitation: Sendable, Equatable {
     package var permission: Membership.Permission
     package var invitedAt: Int64
 
-    package init(id: String, householdId: String, householdName: String, ownerDisplayName: String,
+    @usableFromInline package init(id: String, householdId: String, householdName: String, ownerDisplayName: String,
                  permission: Membership.Permission, invitedAt: Int64) {
         (self.id, self.householdId, self.householdName) = (id, householdId, householdName)
         (self.ownerDisplayName, self.permission, self.invitedAt) = (ownerDisplayName, permission, invitedAt)
@@ -130,19 +120,8 @@ package struct InvitationPosition: Sendable, Equatable {
     package var invitedAt: Int64
     package var order: Int64
 
-    package init(invitedAt: Int64, order: Int64) {
+    @usableFromInline package init(invitedAt: Int64, order: Int64) {
         (self.invitedAt, self.order) = (invitedAt, order)
-    }
-}
-
-/// One page of an account's pending invitations and the position to continue after (nil:
-/// the last page).
-package struct InvitationPage: Sendable, Equatable {
-    package var items: [Invitation]
-    package var next: InvitationPosition?
-
-    package init(items: [Invitation], next: InvitationPosition? = nil) {
-        (self.items, self.next) = (items, next)
     }
 }
 
@@ -153,7 +132,7 @@ package struct PendingInvitationCounts: Sendable, Equatable {
     package var toInvitee: Int64
     package var byInviterToInvitee: Int64 = 0
 
-    package init(byInviter: Int64, toInvitee: Int64, byInviterToInvitee: Int64 = 0) {
+    @usableFromInline package init(byInviter: Int64, toInvitee: Int64, byInviterToInvitee: Int64 = 0) {
         (self.byInviter, self.toInvitee, self.byInviterToInvitee) = (byInviter, toInvitee, byInviterToInvitee)
     }
 }
@@ -166,7 +145,7 @@ package struct InvitationLimits: Sendable, Equatable {
     /// stranger's flood cannot take every slot the invitee has.
     package var perInviterForInvitee = 0
 
-    package init(perInviter: Int = 0, perInvitee: Int = 0, perInviterForInvitee: Int = 0) {
+    @usableFromInline package init(perInviter: Int = 0, perInvitee: Int = 0, perInviterForInvitee: Int = 0) {
         (self.perInviter, self.perInvitee, self.perInviterForInvitee) = (perInviter, perInvitee, perInviterForInvitee)
     }
 }
@@ -178,7 +157,7 @@ package struct BlockRecord: Sendable, Equatable {
     package var displayName: String
     package var createdAt: Int64
 
-    package init(accountId: String, handle: String, displayName: String, createdAt: Int64) {
+    @usableFromInline package init(accountId: String, handle: String, displayName: String, createdAt: Int64) {
         (self.accountId, self.handle, self.displayName, self.createdAt) = (accountId, handle, displayName, createdAt)
     }
 }
@@ -189,7 +168,7 @@ package struct TimeAndIdPosition: Sendable, Equatable {
     package var time: Int64
     package var id: String
 
-    package init(time: Int64, id: String) {
+    @usableFromInline package init(time: Int64, id: String) {
         (self.time, self.id) = (time, id)
     }
 }
@@ -199,7 +178,7 @@ package struct DevicePosition: Sendable, Equatable {
     package var accountId: String
     package var tokenId: String
 
-    package init(accountId: String, tokenId: String) {
+    @usableFromInline package init(accountId: String, tokenId: String) {
         (self.accountId, self.tokenId) = (accountId, tokenId)
     }
 }
@@ -209,7 +188,7 @@ package struct KeyedPage<Item: Sendable & Equatable, Position: Sendable & Equata
     package var items: [Item]
     package var next: Position?
 
-    package init(items: [Item], next: Position? = nil) {
+    @usableFromInline package init(items: [Item], next: Position? = nil) {
         (self.items, self.next) = (items, next)
     }
 }
@@ -219,7 +198,7 @@ package struct FeedHead: Sendable, Equatable {
     package var seq: Int64
     package var incarnation: Int64
 
-    package init(seq: Int64, incarnation: Int64) {
+    @usableFromInline package init(seq: Int64, incarnation: Int64) {
         (self.seq, self.incarnation) = (seq, incarnation)
     }
 }
@@ -233,7 +212,7 @@ package struct FeedChanges: Sendable {
     package var transactions: [LedgerTransaction] = []
     package var transactionSeqs: [Int64] = []
 
-    package init(children: [Child] = [], childSeqs: [Int64] = [], transactions: [LedgerTransaction] = [],
+    @usableFromInline package init(children: [Child] = [], childSeqs: [Int64] = [], transactions: [LedgerTransaction] = [],
                  transactionSeqs: [Int64] = []) {
         (self.children, self.childSeqs, self.transactions) = (children, childSeqs, transactions)
         self.transactionSeqs = transactionSeqs
@@ -278,7 +257,7 @@ package struct FeedPage: Sendable {
     package var since: Int64
     package var moreComing: Bool
 
-    package init(household: HouseholdRecord, membership: Membership, children: [Child], transactions: [LedgerTransaction],
+    @usableFromInline package init(household: HouseholdRecord, membership: Membership, children: [Child], transactions: [LedgerTransaction],
                  next: SyncPosition, since: Int64, moreComing: Bool) {
         (self.household, self.membership, self.children) = (household, membership, children)
         (self.transactions, self.next, self.since, self.moreComing) = (transactions, next, since, moreComing)
@@ -299,7 +278,7 @@ package struct DeviceSyncRecord: Sendable, Equatable {
     /// Records changed after the device's last pull.
     package var changesBehind: Int64
 
-    package init(tokenId: String, accountId: String, deviceName: String, lastPullAt: Int64? = nil,
+    @usableFromInline package init(tokenId: String, accountId: String, deviceName: String, lastPullAt: Int64? = nil,
                  lastPushAt: Int64? = nil, changesBehind: Int64) {
         (self.tokenId, self.accountId, self.deviceName, self.lastPullAt) = (tokenId, accountId, deviceName, lastPullAt)
         (self.lastPushAt, self.changesBehind) = (lastPushAt, changesBehind)
@@ -315,7 +294,7 @@ package struct SyncStatusReport: Sendable {
     /// Where the next page of devices starts (nil: this is the last).
     package var next: DevicePosition? = nil
 
-    package init(latest: SyncPosition, membership: Membership, devices: [DeviceSyncRecord], next: DevicePosition? = nil) {
+    @usableFromInline package init(latest: SyncPosition, membership: Membership, devices: [DeviceSyncRecord], next: DevicePosition? = nil) {
         (self.latest, self.membership, self.devices, self.next) = (latest, membership, devices, next)
     }
 }
@@ -344,7 +323,7 @@ package final class TransactionWrite: Sendable, Equatable {
     /// false: an identical record was already there (an idempotent replay).
     package let saved: Bool
 
-    package init(transaction: LedgerTransaction, balanceCents: Int64, saved: Bool) {
+    @usableFromInline package init(transaction: LedgerTransaction, balanceCents: Int64, saved: Bool) {
         self.transaction = transaction
         self.balanceCents = balanceCents
         self.saved = saved
@@ -362,7 +341,7 @@ package struct StorageCommit: Sendable, Equatable {
     /// Tokens revoked: remembered tokens must be checked again, and their long-polls end.
     package var revokedTokens: Set<String> = []
 
-    package init(touched: Set<String> = [], revokedTokens: Set<String> = []) {
+    @usableFromInline package init(touched: Set<String> = [], revokedTokens: Set<String> = []) {
         (self.touched, self.revokedTokens) = (touched, revokedTokens)
     }
 

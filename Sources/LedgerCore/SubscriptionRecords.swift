@@ -7,7 +7,7 @@ package struct SubscriptionRecord: Sendable, Equatable {
     package var verifiedAt: Int64
     package var purchase: StoredPurchase
 
-    package init(grantedBy: String, verifiedAt: Int64, purchase: StoredPurchase) {
+    @usableFromInline package init(grantedBy: String, verifiedAt: Int64, purchase: StoredPurchase) {
         (self.grantedBy, self.verifiedAt, self.purchase) = (grantedBy, verifiedAt, purchase)
     }
 }
@@ -22,7 +22,7 @@ package struct NotificationRecord: Sendable, Equatable {
     /// The notification's `signedDate` (ms).
     package var signedDate: Int64
 
-    package init(uuid: String, type: String, subtype: String? = nil, originalTransactionId: String? = nil,
+    @usableFromInline package init(uuid: String, type: String, subtype: String? = nil, originalTransactionId: String? = nil,
                  signedDate: Int64) {
         (self.uuid, self.type, self.subtype, self.originalTransactionId) = (uuid, type, subtype, originalTransactionId)
         self.signedDate = signedDate

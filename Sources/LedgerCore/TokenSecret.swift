@@ -47,7 +47,7 @@ package enum TokenSecret {
         }
     }
 
-    package static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    @usableFromInline package static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         return CRYPTO_memcmp(a, b, a.count) == 0
     }

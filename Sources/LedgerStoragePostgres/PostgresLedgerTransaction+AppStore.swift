@@ -13,19 +13,7 @@ import PostgresKit
 /// Two first events of one purchase, or two deliveries of one notification, race on the
 /// primary key; the loser runs again (`PostgresLedgerStorage`) and finds the winner's row.
 extension PostgresLedgerTransaction {
-    /// Reads `AppStoreTables.purchaseColumns` starting at column `i`.
-    private static func purchase(_ r: PGRow, from i: Int = 0) -> StoredPurchase {
-        StoredPurchase(event: PurchaseEvent(
-            originalTransactionId: r.string(i), environment: r.string(i + 1), productId: r.string(i + 2),
-            expiresAt: r.optionalTimestampMs(i + 3), revokedAt: r.optionalTimestampMs(i + 4),
-            graceUntil: r.optionalTimestampMs(i + 5), billingRetry: r.bool(i + 6), autoRenew: r.optionalBool(i + 7),
-            appleStatus: r.optionalInt(i + 8).map { Int($0) }, type: r.optionalString(i + 9), subtype: r.optionalString(i + 10),
-            signedDate: r.timestampMs(i + 11), key: r.string(i + 12), source: r.string(i + 13),
-            signedTransaction: r.string(i + 14), signedRenewalInfo: r.optionalString(i + 15)),
-            updatedAt: r.timestampMs(i + 16))
-    }
-
-    /// The event's values in `AppStoreTables.purchaseColumns` order, stored at `at`.
+    /// The event's values in `StoredPurchase.columns` order, stored at `at`.
     private static func values(_ e: PurchaseEvent, at: Int64) -> [PGValue] {
         [.text(e.originalTransactionId), .text(e.environment), .text(e.productId), .optionalTimestamp(ms: e.expiresAt),
          .optionalTimestamp(ms: e.revokedAt), .optionalTimestamp(ms: e.graceUntil), .bool(e.billingRetry),
@@ -37,25 +25,23 @@ extension PostgresLedgerTransaction {
     // MARK: reading
 
     private static let subscriptionQuery = """
-        SELECT s.granted_by, s.verified_at, \(AppStoreTables.purchaseColumns(of: "p")) FROM subscriptions s
+        SELECT s.granted_by, s.verified_at, \(StoredPurchase.columns(of: "p")) FROM subscriptions s
         JOIN app_store_purchases p ON p.environment = s.environment AND p.original_transaction_id = s.original_transaction_id
         WHERE s.household_id = $1
         """
 
     func subscription(household: String) throws -> SubscriptionRecord? {
         try lock(household)
-        return try db.queryOne(Self.subscriptionQuery, [.uuid(household)]).map {
-            SubscriptionRecord(grantedBy: $0.uuid(0), verifiedAt: $0.timestampMs(1), purchase: Self.purchase($0, from: 2))
-        }
+        return try db.queryOne(Self.subscriptionQuery, [.uuid(household)]).map { SubscriptionRecord(row: $0) }
     }
 
     private static let purchaseSQL =
-        "SELECT \(AppStoreTables.purchaseColumns) FROM app_store_purchases WHERE environment = $1 AND original_transaction_id = $2"
+        "SELECT \(StoredPurchase.columns) FROM app_store_purchases WHERE environment = $1 AND original_transaction_id = $2"
     private static let purchaseForUpdateSQL = purchaseSQL + " FOR UPDATE"
 
     func purchase(_ key: PurchaseKey) throws -> StoredPurchase? {
         try db.queryOne(writing ? Self.purchaseForUpdateSQL : Self.purchaseSQL,
-                        [.text(key.environment), .text(key.originalTransactionId)]).map { Self.purchase($0) }
+                        [.text(key.environment), .text(key.originalTransactionId)]).map { StoredPurchase(row: $0) }
     }
 
     func households(subscribedTo key: PurchaseKey) throws -> [String] {
@@ -90,7 +76,7 @@ extension PostgresLedgerTransaction {
     }
 
     private static let insertPurchaseSQL = """
-        INSERT INTO app_store_purchases (\(AppStoreTables.purchaseColumns))
+        INSERT INTO app_store_purchases (\(StoredPurchase.columns))
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
         """
 

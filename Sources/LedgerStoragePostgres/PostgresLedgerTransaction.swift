@@ -107,9 +107,9 @@ final class PostgresLedgerTransaction: LedgerWriting {
     // MARK: row decoding
 
     private static let childColumns =
-        "household_id, id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents"
+        "id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents"
     private static let txColumns =
-        "household_id, id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, reversed_by_id"
+        "id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, reversed_by_id"
     private static let householdColumns =
         "id, name, currency, owner_account_id, created_at, modified_at, change_tag, shared"
     private static let participantColumns =
@@ -154,52 +154,15 @@ final class PostgresLedgerTransaction: LedgerWriting {
         WHERE household_id = $1 AND child_id = $2 AND reverses_id IS NULL AND reversed_by_id IS NULL ORDER BY n DESC LIMIT 1
         """
 
-    private static func child(_ r: PGRow) -> Child {
-        Child(id: r.uuid(1), householdId: r.uuid(0), name: r.string(2), sortOrder: r.int(3), archived: r.bool(4),
-              createdAt: r.timestampMs(5), modifiedAt: r.timestampMs(6), modifiedBy: r.uuid(7), changeTag: r.string(8),
-              balanceCents: r.int(9))
-    }
-
-    /// A transaction from `txColumns`, starting at column `b`.
-    private static func transaction(_ r: PGRow, at b: Int) -> LedgerTransaction {
-        LedgerTransaction(id: r.uuid(b + 1), householdId: r.uuid(b), childId: r.uuid(b + 2), amountCents: r.int(b + 3),
-                          note: r.string(b + 4), source: TransactionSource(rawValue: r.string(b + 5)) ?? .api,
-                          createdAt: r.timestampMs(b + 6), recordedAt: r.timestampMs(b + 7), authorAccountId: r.uuid(b + 8),
-                          reversesId: r.optionalUUID(b + 9), reversedById: r.optionalUUID(b + 10))
-    }
-
-    private static func transaction(_ r: PGRow) -> LedgerTransaction { transaction(r, at: 0) }
-
-    private static func household(_ r: PGRow) -> HouseholdRecord {
-        HouseholdRecord(id: r.uuid(0), name: r.string(1), currency: r.string(2), ownerAccountId: r.uuid(3),
-                        createdAt: r.timestampMs(4), modifiedAt: r.timestampMs(5), changeTag: r.string(6), shared: r.bool(7))
-    }
-
-    private static func participant(_ r: PGRow) -> Participant {
-        Participant(householdId: r.uuid(0), accountId: r.uuid(1), handle: r.string(2), displayName: r.string(3),
-                    permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly,
-                    status: Participant.Status(rawValue: r.string(5)) ?? .revoked, invitationId: r.uuid(6),
-                    invitedAt: r.timestampMs(7))
-    }
-
-    private static func token(_ r: PGRow) -> TokenRecord {
-        TokenRecord(id: r.uuid(0), accountId: r.uuid(1), deviceName: r.string(2), createdAt: r.timestampMs(3),
-                    lastUsedAt: r.optionalTimestampMs(4))
-    }
-
     // MARK: accounts and tokens
 
     func caller(tokenHash: [UInt8]) throws -> Caller? {
-        guard let r = try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = $1 AND revoked_at IS NULL",
-                                      [.bytes(tokenHash)]),
-              TokenSecret.constantTimeEqual(r.bytea(2), tokenHash) else { return nil }
-        return Caller(accountId: r.uuid(1), tokenId: r.uuid(0))
+        try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = $1 AND revoked_at IS NULL", [.bytes(tokenHash)])
+            .flatMap { Caller(row: $0, hash: tokenHash) }
     }
 
     func account(id: String) throws -> AccountRecord? {
-        try db.queryOne("SELECT id, handle, display_name, created_at FROM accounts WHERE id = $1", [.uuid(id)]).map {
-            AccountRecord(id: $0.uuid(0), handle: $0.string(1), displayName: $0.string(2), createdAt: $0.timestampMs(3))
-        }
+        try db.queryOne("SELECT id, handle, display_name, created_at FROM accounts WHERE id = $1", [.uuid(id)]).map { AccountRecord(row: $0) }
     }
 
     func accountId(handle: String) throws -> String? {
@@ -208,7 +171,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func token(id: String) throws -> TokenRecord? {
         try db.queryOne("SELECT id, account_id, device_name, created_at, last_used_at FROM tokens WHERE id = $1",
-                        [.uuid(id)]).map(Self.token)
+                        [.uuid(id)]).map { TokenRecord(row: $0) }
     }
 
     func activeTokens(account: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<TokenRecord, TimeAndIdPosition> {
@@ -218,8 +181,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
             ORDER BY created_at, id LIMIT $5
             """, [.uuid(account), .bool(after != nil), .timestamp(ms: after?.time ?? 0), .uuid(after?.id ?? Self.noId),
                   .int(Int64(limit) + 1)]).rows
-        let page = rows.prefix(limit).map(Self.token)
-        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.id) } : nil)
+        return KeyedPage(rows: rows, limit: limit, item: { TokenRecord(row: $0) }) { _, t in TimeAndIdPosition(time: t.createdAt, id: t.id) }
     }
 
     /// A placeholder id for a position that is absent (the statement does not read it then).
@@ -263,7 +225,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func household(id: String) throws -> HouseholdRecord? {
         sendDeferred()
         try lock(id)
-        return try db.queryOne(Self.householdSQL, [.uuid(id)]).map(Self.household)
+        return try db.queryOne(Self.householdSQL, [.uuid(id)]).map { HouseholdRecord(row: $0) }
     }
 
     func accessRecord(household: String, account: String) throws -> AccessRecord? {
@@ -287,24 +249,18 @@ final class PostgresLedgerTransaction: LedgerWriting {
             if writing { accessRead[key] = .some(nil) }
             return (nil, nil, nil)
         }
-        let access = Self.accessRecord(r)
+        let access = AccessRecord(row: r)
         if writing { accessRead[key] = .some(access) }
-        return (access, r.isNull(6) ? nil : Self.transaction(r, at: 5),
+        return (access, r.isNull(5) ? nil : LedgerTransaction(row: r, at: 5),
                 current(balance: r.isNull(4) ? nil : r.int(4), household: household, child: child))
-    }
-
-    private static func accessRecord(_ r: PGRow) -> AccessRecord {
-        AccessRecord(ownerAccountId: r.uuid(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
-                     permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
-                     everAccepted: r.optionalBool(3) ?? false)
     }
 
     private func readAccessRecord(household: String, account: String) throws -> AccessRecord? {
         try lock(household)
-        return try db.queryOne(Self.accessSQL, [.uuid(household), .uuid(account)]).map(Self.accessRecord)
+        return try db.queryOne(Self.accessSQL, [.uuid(household), .uuid(account)]).map { AccessRecord(row: $0) }
     }
 
-    func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing> {
+    func households(account: String, after: Int64?, limit: Int) throws -> KeyedPage<HouseholdListing, Int64> {
         sendDeferred()
         let rows = try db.query("""
             SELECT h.id, h.name, h.currency, h.owner_account_id, h.created_at, h.modified_at, h.change_tag, h.shared,
@@ -313,15 +269,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
             WHERE (h.owner_account_id = $1 OR p.status = 'accepted') AND h.n > $2
             ORDER BY h.n LIMIT $3
             """, [.uuid(account), .int(after ?? 0), .int(Int64(limit) + 1)]).rows
-        let page = rows.prefix(limit)
-        let items = page.map { r -> HouseholdListing in
-            let h = Self.household(r)
-            return h.ownerAccountId == account
-                ? HouseholdListing(household: h, role: .owner, permission: .readWrite)
-                : HouseholdListing(household: h, role: .participant,
-                                   permission: r.optionalString(8).flatMap(Membership.Permission.init(rawValue:)) ?? .readOnly)
-        }
-        return ListPage(items: items, next: rows.count > limit ? page.last!.int(9) : nil)
+        return KeyedPage(rows: rows, limit: limit, item: { HouseholdListing(row: $0, account: account) }) { r, _ in r.int(9) }
     }
 
     func householdCount(owner: String) throws -> Int {
@@ -375,7 +323,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func child(household: String, id: String) throws -> Child? {
         sendDeferred()
         try lock(household)
-        return try db.queryOne(Self.childSQL, [.uuid(household), .uuid(id)]).map(Self.child)
+        return try db.queryOne(Self.childSQL, [.uuid(household), .uuid(id)]).map { Child(row: $0) }
     }
 
     func balance(household: String, child: String) throws -> Int64? {
@@ -387,12 +335,12 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func children(household: String, includeArchived: Bool) throws -> [Child] {
         sendDeferred()
         try lock(household)
-        return try db.query(Self.childrenSQL, [.uuid(household), .bool(includeArchived)]).rows.map(Self.child)
+        return try db.query(Self.childrenSQL, [.uuid(household), .bool(includeArchived)]).rows.map { Child(row: $0) }
     }
 
     func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction? {
         try lock(household)
-        return try db.queryOne(Self.transactionSQL, [.uuid(household), .uuid(id)]).map(Self.transaction)
+        return try db.queryOne(Self.transactionSQL, [.uuid(household), .uuid(id)]).map { LedgerTransaction(row: $0) }
     }
 
     func transactionAndBalance(household: String, id: String, reversalId: String?,
@@ -401,7 +349,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         guard let r = try db.queryOne(Self.transactionAndBalanceSQL, [.uuid(household), .uuid(id), .uuid(child)]) else {
             return (nil, nil)
         }
-        return (r.isNull(1) ? nil : Self.transaction(r, at: 1),
+        return (r.isNull(1) ? nil : LedgerTransaction(row: r, at: 1),
                 current(balance: r.isNull(0) ? nil : r.int(0), household: household, child: child))
     }
 
@@ -412,10 +360,10 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
         try lock(household)
-        return try db.queryOne(Self.reservingSQL, [.uuid(household), .uuid(id)]).map(Self.transaction)
+        return try db.queryOne(Self.reservingSQL, [.uuid(household), .uuid(id)]).map { LedgerTransaction(row: $0) }
     }
 
-    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
+    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> KeyedPage<LedgerTransaction, Int64> {
         try lock(household)
         let bound = PGValue.int(before ?? Int64.max), count = PGValue.int(Int64(limit) + 1)
         let result = if let child {
@@ -423,13 +371,12 @@ final class PostgresLedgerTransaction: LedgerWriting {
         } else {
             try db.query(Self.householdTransactionsSQL, [.uuid(household), bound, count])
         }
-        let rows = result.rows, page = rows.prefix(limit)
-        return ListPage(items: page.map(Self.transaction), next: rows.count > limit ? page.last!.int(11) : nil)
+        return KeyedPage(rows: result.rows, limit: limit, item: { LedgerTransaction(row: $0) }) { r, _ in r.int(11) }
     }
 
     func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {
         try lock(household)
-        return try db.queryOne(Self.newestUndoableSQL, [.uuid(household), .uuid(child)]).map(Self.transaction)
+        return try db.queryOne(Self.newestUndoableSQL, [.uuid(household), .uuid(child)]).map { LedgerTransaction(row: $0) }
     }
 
     func insertChild(_ c: Child, seq: Int64) throws {
@@ -483,7 +430,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         return try db.queryOne("""
             SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
             WHERE p.household_id = $1 AND p.account_id = $2
-            """, [.uuid(household), .uuid(account)]).map(Self.participant)
+            """, [.uuid(household), .uuid(account)]).map { Participant(row: $0) }
     }
 
     func participant(invitation: String, account: String) throws -> Participant? {
@@ -496,7 +443,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         return try db.queryOne("""
             SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
             WHERE p.invitation_id = $1 AND p.account_id = $2
-            """, [.uuid(invitation), .uuid(account)]).map(Self.participant)
+            """, [.uuid(invitation), .uuid(account)]).map { Participant(row: $0) }
     }
 
     func participants(household: String) throws -> [Participant] {
@@ -504,10 +451,10 @@ final class PostgresLedgerTransaction: LedgerWriting {
         return try db.query("""
             SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
             WHERE p.household_id = $1 ORDER BY p.invited_at, p.n
-            """, [.uuid(household)]).rows.map(Self.participant)
+            """, [.uuid(household)]).rows.map { Participant(row: $0) }
     }
 
-    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> InvitationPage {
+    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> KeyedPage<Invitation, InvitationPosition> {
         let rows = try db.query("""
             SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at, p.n
             FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
@@ -516,11 +463,9 @@ final class PostgresLedgerTransaction: LedgerWriting {
             ORDER BY p.invited_at DESC, p.n DESC LIMIT $5
             """, [.uuid(account), .bool(after != nil), .timestamp(ms: after?.invitedAt ?? 0), .int(after?.order ?? 0),
                   .int(Int64(limit) + 1)]).rows
-        let page = rows.prefix(limit)
-        return InvitationPage(items: page.map { r in
-            Invitation(id: r.uuid(0), householdId: r.uuid(1), householdName: r.string(2), ownerDisplayName: r.string(3),
-                       permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly, invitedAt: r.timestampMs(5))
-        }, next: rows.count > limit ? InvitationPosition(invitedAt: page.last!.timestampMs(5), order: page.last!.int(6)) : nil)
+        return KeyedPage(rows: rows, limit: limit, item: { Invitation(row: $0) }) { r, i in
+            InvitationPosition(invitedAt: i.invitedAt, order: r.int(6))
+        }
     }
 
     func pendingInvitationCounts(inviter: String, invitee: String) throws -> PendingInvitationCounts {
@@ -534,7 +479,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
                    (SELECT count(*) FROM participants p JOIN households h ON h.id = p.household_id
                     WHERE p.account_id = $2 AND p.status = 'invited' AND h.owner_account_id = $1)
             """, [.uuid(inviter), .uuid(invitee)])
-        return PendingInvitationCounts(byInviter: r?.int(0) ?? 0, toInvitee: r?.int(1) ?? 0, byInviterToInvitee: r?.int(2) ?? 0)
+        return PendingInvitationCounts(row: r)
     }
 
     func pendingInvitationHouseholds(inviter: String, invitee: String) throws -> [String] {
@@ -559,10 +504,9 @@ final class PostgresLedgerTransaction: LedgerWriting {
             ORDER BY b.created_at DESC, b.blocked_account_id DESC LIMIT $5
             """, [.uuid(account), .bool(before != nil), .timestamp(ms: before?.time ?? 0), .uuid(before?.id ?? Self.noId),
                   .int(Int64(limit) + 1)]).rows
-        let page = rows.prefix(limit).map { r in
-            BlockRecord(accountId: r.uuid(0), handle: r.string(1), displayName: r.string(2), createdAt: r.timestampMs(3))
+        return KeyedPage(rows: rows, limit: limit, item: { BlockRecord(row: $0) }) { _, b in
+            TimeAndIdPosition(time: b.createdAt, id: b.accountId)
         }
-        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.accountId) } : nil)
     }
 
     func insertBlock(account: String, blocked: String, at: Int64) throws -> Bool {
@@ -621,9 +565,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func head(household: String) throws -> FeedHead? {
         sendDeferred()
         try lock(household)
-        return try db.queryOne("SELECT seq, incarnation FROM households WHERE id = $1", [.uuid(household)]).map {
-            FeedHead(seq: $0.int(0), incarnation: $0.int(1))
-        }
+        return try db.queryOne("SELECT seq, incarnation FROM households WHERE id = $1", [.uuid(household)]).map { FeedHead(row: $0) }
     }
 
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {
@@ -633,8 +575,9 @@ final class PostgresLedgerTransaction: LedgerWriting {
         let params: [PGValue] = [.uuid(household), .int(onlySeq ?? after), .int(Int64(min(limit, Int(Int32.max))))]
         let kids = try db.query("SELECT \(Self.childColumns), seq FROM children WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
         let txs = try db.query("SELECT \(Self.txColumns), seq FROM transactions WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
-        return FeedChanges(children: kids.map(Self.child), childSeqs: kids.map { $0.int(10) },
-                           transactions: txs.map(Self.transaction), transactionSeqs: txs.map { $0.int(11) })
+        return FeedChanges(children: [Child](decoding: kids) { Child(row: $0) }, childSeqs: kids.map { $0.int(10) },
+                           transactions: [LedgerTransaction](decoding: txs) { LedgerTransaction(row: $0) },
+                           transactionSeqs: txs.map { $0.int(11) })
     }
 
     func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {
@@ -652,11 +595,9 @@ final class PostgresLedgerTransaction: LedgerWriting {
             ORDER BY t.account_id, d.token_id LIMIT $5
             """, [.uuid(household), .bool(after != nil), .uuid(after?.accountId ?? Self.noId), .uuid(after?.tokenId ?? Self.noId),
                   .int(Int64(limit) + 1)]).rows
-        let page = rows.prefix(limit).map { r in
-            DeviceSyncRecord(tokenId: r.uuid(0), accountId: r.uuid(1), deviceName: r.string(2),
-                             lastPullAt: r.optionalTimestampMs(3), lastPushAt: r.optionalTimestampMs(4), changesBehind: r.int(5))
+        return KeyedPage(rows: rows, limit: limit, item: { DeviceSyncRecord(row: $0) }) { _, d in
+            DevicePosition(accountId: d.accountId, tokenId: d.tokenId)
         }
-        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { DevicePosition(accountId: $0.accountId, tokenId: $0.tokenId) } : nil)
     }
 
     func recordPull(token: String, household: String, seq: Int64, at: Int64) throws {

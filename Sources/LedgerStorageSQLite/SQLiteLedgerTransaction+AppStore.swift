@@ -7,18 +7,7 @@ import SQLiteKit
 /// transaction id) since version 10. One writer: a purchase read in a write is
 /// current without locking.
 extension SQLiteLedgerTransaction {
-    /// Reads `AppStoreTables.purchaseColumns` starting at column `i`.
-    private static func purchase(_ r: SQLiteRow, from i: Int = 0) -> StoredPurchase {
-        StoredPurchase(event: PurchaseEvent(
-            originalTransactionId: r.string(i), environment: r.string(i + 1), productId: r.string(i + 2),
-            expiresAt: r.optionalInt(i + 3), revokedAt: r.optionalInt(i + 4), graceUntil: r.optionalInt(i + 5),
-            billingRetry: r.bool(i + 6), autoRenew: r.optionalInt(i + 7).map { $0 != 0 },
-            appleStatus: r.optionalInt(i + 8).map { Int($0) }, type: r.optionalString(i + 9), subtype: r.optionalString(i + 10),
-            signedDate: r.int(i + 11), key: r.string(i + 12), source: r.string(i + 13), signedTransaction: r.string(i + 14),
-            signedRenewalInfo: r.optionalString(i + 15)), updatedAt: r.int(i + 16))
-    }
-
-    /// The event's values in `AppStoreTables.purchaseColumns` order, stored at `at`.
+    /// The event's values in `StoredPurchase.columns` order, stored at `at`.
     private static func values(_ e: PurchaseEvent, at: Int64) -> [SQLiteValue] {
         [.text(e.originalTransactionId), .text(e.environment), .text(e.productId), .optionalInteger(e.expiresAt),
          .optionalInteger(e.revokedAt), .optionalInteger(e.graceUntil), .bool(e.billingRetry),
@@ -30,22 +19,20 @@ extension SQLiteLedgerTransaction {
     // MARK: reading
 
     private static let subscriptionQuery = """
-        SELECT s.granted_by, s.verified_at, \(AppStoreTables.purchaseColumns(of: "p")) FROM subscriptions s
+        SELECT s.granted_by, s.verified_at, \(StoredPurchase.columns(of: "p")) FROM subscriptions s
         JOIN app_store_purchases p ON p.environment = s.environment AND p.original_transaction_id = s.original_transaction_id
         WHERE s.household_id = ?
         """
 
     func subscription(household: String) throws -> SubscriptionRecord? {
-        return try db.queryOne(Self.subscriptionQuery, [.text(household)]).map {
-            SubscriptionRecord(grantedBy: $0.string(0), verifiedAt: $0.int(1), purchase: Self.purchase($0, from: 2))
-        }
+        try db.queryOne(Self.subscriptionQuery, [.text(household)]).map { SubscriptionRecord(row: $0) }
     }
 
     private static let purchaseSQL =
-        "SELECT \(AppStoreTables.purchaseColumns) FROM app_store_purchases WHERE environment = ? AND original_transaction_id = ?"
+        "SELECT \(StoredPurchase.columns) FROM app_store_purchases WHERE environment = ? AND original_transaction_id = ?"
 
     func purchase(_ key: PurchaseKey) throws -> StoredPurchase? {
-        try db.queryOne(Self.purchaseSQL, [.text(key.environment), .text(key.originalTransactionId)]).map { Self.purchase($0) }
+        try db.queryOne(Self.purchaseSQL, [.text(key.environment), .text(key.originalTransactionId)]).map { StoredPurchase(row: $0) }
     }
 
     func households(subscribedTo key: PurchaseKey) throws -> [String] {
@@ -78,7 +65,7 @@ extension SQLiteLedgerTransaction {
     }
 
     private static let insertPurchaseSQL =
-        "INSERT INTO app_store_purchases (\(AppStoreTables.purchaseColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO app_store_purchases (\(StoredPurchase.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
     func insertPurchase(_ e: PurchaseEvent, at: Int64) throws {
         try db.run(Self.insertPurchaseSQL, Self.values(e, at: at))

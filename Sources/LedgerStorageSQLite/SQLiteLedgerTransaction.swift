@@ -105,46 +105,15 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         "SELECT \(txColumns), t.seq FROM \(ledgerRows) WHERE h.id = ? AND t.seq \(only ? "=" : ">") ? ORDER BY t.seq LIMIT ?"
     }
 
-    static func child(_ r: SQLiteRow) -> Child {
-        Child(id: r.string(0), householdId: r.string(1), name: r.string(2), sortOrder: r.int(3), archived: r.bool(4),
-              createdAt: r.int(5), modifiedAt: r.int(6), modifiedBy: r.string(7), changeTag: r.string(8), balanceCents: r.int(9))
-    }
-
-    static func transaction(_ r: SQLiteRow) -> LedgerTransaction {
-        LedgerTransaction(id: r.string(0), householdId: r.string(1), childId: r.string(2), amountCents: r.int(3),
-                          note: r.string(4), source: TransactionSource(rawValue: r.string(5)) ?? .api,
-                          createdAt: r.int(6), recordedAt: r.int(7), authorAccountId: r.string(8),
-                          reversesId: r.optionalString(9), reversedById: r.optionalString(10))
-    }
-
-    private static func household(_ r: SQLiteRow) -> HouseholdRecord {
-        HouseholdRecord(id: r.string(0), name: r.string(1), currency: r.string(2), ownerAccountId: r.string(3),
-                        createdAt: r.int(4), modifiedAt: r.int(5), changeTag: r.string(6), shared: r.bool(7))
-    }
-
-    private static func token(_ r: SQLiteRow) -> TokenRecord {
-        TokenRecord(id: r.string(0), accountId: r.string(1), deviceName: r.string(2), createdAt: r.int(3), lastUsedAt: r.optionalInt(4))
-    }
-
-    private static func records<Record>(_ rows: [SQLiteRow], _ make: (SQLiteRow) -> Record) -> [Record] {
-        [Record](unsafeUninitializedCapacity: rows.count) { buffer, count in
-            for i in rows.indices { (buffer.baseAddress! + i).initialize(to: make(rows[i])) }
-            count = rows.count
-        }
-    }
-
     // MARK: accounts and tokens
 
     func caller(tokenHash: [UInt8]) throws -> Caller? {
-        guard let r = try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = ? AND revoked_at IS NULL", [.blob(tokenHash)]),
-              TokenSecret.constantTimeEqual(r.blob(2), tokenHash) else { return nil }
-        return Caller(accountId: r.string(1), tokenId: r.string(0))
+        try db.queryOne("SELECT id, account_id, hash FROM tokens WHERE hash = ? AND revoked_at IS NULL", [.blob(tokenHash)])
+            .flatMap { Caller(row: $0, hash: tokenHash) }
     }
 
     func account(id: String) throws -> AccountRecord? {
-        try db.queryOne("SELECT id, handle, display_name, created_at FROM accounts WHERE id = ?", [.text(id)]).map {
-            AccountRecord(id: $0.string(0), handle: $0.string(1), displayName: $0.string(2), createdAt: $0.int(3))
-        }
+        try db.queryOne("SELECT id, handle, display_name, created_at FROM accounts WHERE id = ?", [.text(id)]).map { AccountRecord(row: $0) }
     }
 
     func accountId(handle: String) throws -> String? {
@@ -152,14 +121,13 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func token(id: String) throws -> TokenRecord? {
-        try db.queryOne(Self.tokenSQL, [.text(id)]).map(Self.token)
+        try db.queryOne(Self.tokenSQL, [.text(id)]).map { TokenRecord(row: $0) }
     }
 
     func activeTokens(account: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<TokenRecord, TimeAndIdPosition> {
         let rows = try db.query(Self.activeTokensSQL, [.text(account), after.map { .integer($0.time) } ?? .null,
                                                        .text(after?.id ?? ""), .int(limit + 1)])
-        let page = rows.prefix(limit).map(Self.token)
-        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.id) } : nil)
+        return KeyedPage(rows: rows, limit: limit, item: { TokenRecord(row: $0) }) { _, t in TimeAndIdPosition(time: t.createdAt, id: t.id) }
     }
 
     func activeTokenCount(account: String) throws -> Int {
@@ -174,7 +142,6 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func insertAccount(_ a: AccountRecord) throws {
-        if try accountId(handle: a.handle) != nil { throw LedgerStorageError.handleTaken(a.handle) }
         try db.run("INSERT INTO accounts (id, handle, display_name, created_at) VALUES (?, ?, ?, ?)",
                    [.text(a.id), .text(a.handle), .text(a.displayName), .integer(a.createdAt)])
     }
@@ -195,7 +162,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     // MARK: households
 
     func household(id: String) throws -> HouseholdRecord? {
-        try db.queryOne(Self.householdSQL, [.text(id)]).map(Self.household)
+        try db.queryOne(Self.householdSQL, [.text(id)]).map { HouseholdRecord(row: $0) }
     }
 
     func accessRecord(household: String, account: String) throws -> AccessRecord? {
@@ -206,14 +173,12 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = ?2
             WHERE h.id = ?1
             """, [.text(household), .text(account)]) else { return nil }
-        let record = AccessRecord(ownerAccountId: r.string(0), status: r.optionalString(1).flatMap(Participant.Status.init(rawValue:)),
-                                  permission: r.optionalString(2).flatMap(Membership.Permission.init(rawValue:)),
-                                  everAccepted: !r.isNull(1) && r.bool(3))
+        let record = AccessRecord(row: r)
         deferred?.remember(record, household: household, account: account, ledgerKey: r.optionalInt(4))
         return record
     }
 
-    func households(account: String, after: Int64?, limit: Int) throws -> ListPage<HouseholdListing> {
+    func households(account: String, after: Int64?, limit: Int) throws -> KeyedPage<HouseholdListing, Int64> {
         let rows = try db.query("""
             SELECT h.id, h.name, h.currency, h.owner_account_id, h.created_at, h.modified_at, h.change_tag, h.shared,
                    p.permission, h.rowid
@@ -221,15 +186,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             WHERE (h.owner_account_id = ?1 OR p.status = 'accepted') AND h.rowid > ?2
             ORDER BY h.rowid LIMIT ?3
             """, [.text(account), .integer(after ?? 0), .int(limit + 1)])
-        let page = rows.prefix(limit)
-        let items = page.map { r -> HouseholdListing in
-            let h = Self.household(r)
-            return h.ownerAccountId == account
-                ? HouseholdListing(household: h, role: .owner, permission: .readWrite)
-                : HouseholdListing(household: h, role: .participant,
-                                   permission: r.optionalString(8).flatMap(Membership.Permission.init(rawValue:)) ?? .readOnly)
-        }
-        return ListPage(items: items, next: rows.count > limit ? page.last!.int(9) : nil)
+        return KeyedPage(rows: rows, limit: limit, item: { HouseholdListing(row: $0, account: account) }) { r, _ in r.int(9) }
     }
 
     func householdCount(owner: String) throws -> Int {
@@ -287,7 +244,6 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func insertHousehold(_ h: HouseholdRecord, incarnation: Int64) throws {
-        if try household(id: h.id) != nil { throw LedgerStorageError.householdIdTaken(h.id) }
         try db.run("""
             INSERT INTO households (id, name, currency, owner_account_id, created_at, modified_at, change_tag, incarnation, seq,
                                     household_seq, shared, ledger_key)
@@ -313,7 +269,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     // MARK: children and transactions
 
     func child(household: String, id: String) throws -> Child? {
-        try db.queryOne(Self.childSQL, [.text(id), .text(household)]).map(Self.child)
+        try db.queryOne(Self.childSQL, [.text(id), .text(household)]).map { Child(row: $0) }
     }
 
     func balance(household: String, child: String) throws -> Int64? {
@@ -324,7 +280,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func children(household: String, includeArchived: Bool) throws -> [Child] {
-        try db.query(Self.childrenSQL, [.text(household), .bool(includeArchived)]).map(Self.child)
+        try db.query(Self.childrenSQL, [.text(household), .bool(includeArchived)]).map { Child(row: $0) }
     }
 
     func childCount(household: String) throws -> Int {
@@ -349,22 +305,21 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             // Most keys asked for are new: absent from the index, no statement to run.
             guard let row = keys.row(household: household, key: key) else { return nil }
             return try connection.queryOne(sql[0], [.text(household), key.stored, id.map { .text($0) } ?? .null, .integer(row)])
-                .map(Self.transaction)
+                .map { LedgerTransaction(row: $0) }
         }
         var params: [SQLiteValue] = [.text(household), key.stored]
         if let id { params.append(.text(id)) }
-        return try connection.queryOne(sql[1], params).map(Self.transaction)
+        return try connection.queryOne(sql[1], params).map { LedgerTransaction(row: $0) }
     }
 
-    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> ListPage<LedgerTransaction> {
+    func transactions(household: String, child: String?, before: Int64?, limit: Int) throws -> KeyedPage<LedgerTransaction, Int64> {
         let bound = SQLiteValue.integer(before ?? Int64.max), count = SQLiteValue.int(limit + 1)
         let rows = if let child {
             try db.query(Self.childTransactionsSQL, [.text(household), .text(child), bound, count])
         } else {
             try householdRows(household, below: bound, count: limit + 1)
         }
-        let page = rows.prefix(limit)
-        return ListPage(items: page.map(Self.transaction), next: rows.count > limit ? page.last!.int(11) : nil)
+        return KeyedPage(rows: rows, limit: limit, item: { LedgerTransaction(row: $0) }) { r, _ in r.int(11) }
     }
 
     /// The household's newest `count` rows below `below`, newest first. The household has no
@@ -399,7 +354,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {
-        try db.queryOne(Self.newestUndoableSQL, [.text(household), .text(child)]).map(Self.transaction)
+        try db.queryOne(Self.newestUndoableSQL, [.text(household), .text(child)]).map { LedgerTransaction(row: $0) }
     }
 
     func insertChild(_ c: Child, seq: Int64) throws {
@@ -509,34 +464,28 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         p.household_id, p.account_id, a.handle, a.display_name, p.permission, p.status, p.invitation_id, p.invited_at
         """
 
-    private static func participant(_ r: SQLiteRow) -> Participant {
-        Participant(householdId: r.string(0), accountId: r.string(1), handle: r.string(2), displayName: r.string(3),
-                    permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly,
-                    status: Participant.Status(rawValue: r.string(5)) ?? .revoked, invitationId: r.string(6), invitedAt: r.int(7))
-    }
-
     func participant(household: String, account: String) throws -> Participant? {
         try db.queryOne("""
             SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
             WHERE p.household_id = ? AND p.account_id = ?
-            """, [.text(household), .text(account)]).map(Self.participant)
+            """, [.text(household), .text(account)]).map { Participant(row: $0) }
     }
 
     func participant(invitation: String, account: String) throws -> Participant? {
         try db.queryOne("""
             SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
             WHERE p.invitation_id = ? AND p.account_id = ?
-            """, [.text(invitation), .text(account)]).map(Self.participant)
+            """, [.text(invitation), .text(account)]).map { Participant(row: $0) }
     }
 
     func participants(household: String) throws -> [Participant] {
         try db.query("""
             SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
             WHERE p.household_id = ? ORDER BY p.invited_at, p.rowid
-            """, [.text(household)]).map(Self.participant)
+            """, [.text(household)]).map { Participant(row: $0) }
     }
 
-    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> InvitationPage {
+    func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> KeyedPage<Invitation, InvitationPosition> {
         let rows = try db.query("""
             SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at, p.rowid
             FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
@@ -544,11 +493,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
               AND (?2 IS NULL OR p.invited_at < ?2 OR (p.invited_at = ?2 AND p.rowid < ?3))
             ORDER BY p.invited_at DESC, p.rowid DESC LIMIT ?4
             """, [.text(account), after.map { .integer($0.invitedAt) } ?? .null, .integer(after?.order ?? 0), .int(limit + 1)])
-        let page = rows.prefix(limit)
-        return InvitationPage(items: page.map { r in
-            Invitation(id: r.string(0), householdId: r.string(1), householdName: r.string(2), ownerDisplayName: r.string(3),
-                       permission: Membership.Permission(rawValue: r.string(4)) ?? .readOnly, invitedAt: r.int(5))
-        }, next: rows.count > limit ? InvitationPosition(invitedAt: page.last!.int(5), order: page.last!.int(6)) : nil)
+        return KeyedPage(rows: rows, limit: limit, item: { Invitation(row: $0) }) { r, i in
+            InvitationPosition(invitedAt: i.invitedAt, order: r.int(6))
+        }
     }
 
     func pendingInvitationCounts(inviter: String, invitee: String) throws -> PendingInvitationCounts {
@@ -560,7 +507,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
                    (SELECT COUNT(*) FROM participants p JOIN households h ON h.id = p.household_id
                     WHERE p.account_id = ?2 AND p.status = 'invited' AND h.owner_account_id = ?1)
             """, [.text(inviter), .text(invitee)])
-        return PendingInvitationCounts(byInviter: r?.int(0) ?? 0, toInvitee: r?.int(1) ?? 0, byInviterToInvitee: r?.int(2) ?? 0)
+        return PendingInvitationCounts(row: r)
     }
 
     func pendingInvitationHouseholds(inviter: String, invitee: String) throws -> [String] {
@@ -583,10 +530,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             WHERE b.account_id = ?1 AND (?2 IS NULL OR (b.created_at, b.blocked_account_id) < (?2, ?3))
             ORDER BY b.created_at DESC, b.blocked_account_id DESC LIMIT ?4
             """, [.text(account), before.map { .integer($0.time) } ?? .null, .text(before?.id ?? ""), .int(limit + 1)])
-        let page = rows.prefix(limit).map { r in
-            BlockRecord(accountId: r.string(0), handle: r.string(1), displayName: r.string(2), createdAt: r.int(3))
+        return KeyedPage(rows: rows, limit: limit, item: { BlockRecord(row: $0) }) { _, b in
+            TimeAndIdPosition(time: b.createdAt, id: b.accountId)
         }
-        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { TimeAndIdPosition(time: $0.createdAt, id: $0.accountId) } : nil)
     }
 
     func insertBlock(account: String, blocked: String, at: Int64) throws -> Bool {
@@ -633,9 +579,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     // MARK: sync
 
     func head(household: String) throws -> FeedHead? {
-        try db.queryOne("SELECT seq, incarnation FROM households WHERE id = ?", [.text(household)]).map {
-            FeedHead(seq: $0.int(0), incarnation: $0.int(1))
-        }
+        try db.queryOne("SELECT seq, incarnation FROM households WHERE id = ?", [.text(household)]).map { FeedHead(row: $0) }
     }
 
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {
@@ -644,8 +588,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         let kids = try db.query(Self.changedChildrenSQL[which], params)
         let txs = try db.query(Self.changedTransactionsSQL[which], params)
         // Each record is made in its array's storage (no copy of it on the way).
-        return FeedChanges(children: Self.records(kids, Self.child), childSeqs: kids.map { $0.int(10) },
-                           transactions: Self.records(txs, Self.transaction), transactionSeqs: txs.map { $0.int(11) })
+        return FeedChanges(children: [Child](decoding: kids) { Child(row: $0) }, childSeqs: kids.map { $0.int(10) },
+                           transactions: [LedgerTransaction](decoding: txs) { LedgerTransaction(row: $0) },
+                           transactionSeqs: txs.map { $0.int(11) })
     }
 
     func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {
@@ -660,11 +605,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
               AND (?2 IS NULL OR (t.account_id, d.token_id) > (?2, ?3))
             ORDER BY t.account_id, d.token_id LIMIT ?4
             """, [.text(household), after.map { .text($0.accountId) } ?? .null, .text(after?.tokenId ?? ""), .int(limit + 1)])
-        let page = rows.prefix(limit).map { r in
-            DeviceSyncRecord(tokenId: r.string(0), accountId: r.string(1), deviceName: r.string(2), lastPullAt: r.optionalInt(3),
-                             lastPushAt: r.optionalInt(4), changesBehind: r.int(5))
+        return KeyedPage(rows: rows, limit: limit, item: { DeviceSyncRecord(row: $0) }) { _, d in
+            DevicePosition(accountId: d.accountId, tokenId: d.tokenId)
         }
-        return KeyedPage(items: page, next: rows.count > limit ? page.last.map { DevicePosition(accountId: $0.accountId, tokenId: $0.tokenId) } : nil)
     }
 
     func recordPull(token: String, household: String, seq: Int64, at: Int64) throws {

@@ -452,7 +452,7 @@ final class PostgresAppStoreMigrationTests: XCTestCase {
                 VALUES ('\(h1)', 'Home', 'EUR', '\(a)', now(), now(), 'v1', 1, 3), ('\(h2)', 'Cabin', 'EUR', '\(a)', now(), now(), 'v1', 1, 3);
             INSERT INTO subscriptions VALUES ('\(h1)', 'jws-1', 'pro.yearly', '1000', to_timestamp(5), 'Production', to_timestamp(0.1), '\(a)');
             INSERT INTO subscriptions VALUES ('\(h2)', 'jws-2', 'pro.yearly', '2000', to_timestamp(9), 'Production', to_timestamp(0.2), '\(a)');
-            INSERT INTO app_store_purchases (\(AppStoreTables.purchaseColumns)) VALUES
+            INSERT INTO app_store_purchases (\(StoredPurchase.columns)) VALUES
                 ('1000', 'Production', 'pro.yearly', to_timestamp(7), NULL, NULL, false, true, 1, 'DID_RENEW', NULL,
                  to_timestamp(0.3), 'n1', 'notification', 'jws-renewed', 'renewal', to_timestamp(0.4)),
                 ('2000', 'Sandbox', 'pro.yearly', to_timestamp(9), to_timestamp(0.45), NULL, false, true, 2, 'REFUND', NULL,

@@ -49,7 +49,7 @@ final class SubscriptionMigrationTests: XCTestCase {
                     VALUES ('h1', 'Home', 'EUR', 'a1', 1, 1, 'v1', 1, 3), ('h2', 'Cabin', 'EUR', 'a1', 1, 1, 'v1', 1, 3);
                 INSERT INTO subscriptions VALUES ('h1', 'jws-1', 'pro.yearly', '1000', 5000, 'Production', 100, 'a1');
                 INSERT INTO subscriptions VALUES ('h2', 'jws-2', 'pro.yearly', '2000', 9000, 'Production', 200, 'a1');
-                INSERT INTO app_store_purchases (\(AppStoreTables.purchaseColumns)) VALUES
+                INSERT INTO app_store_purchases (\(StoredPurchase.columns)) VALUES
                     ('1000', 'Production', 'pro.yearly', 7000, NULL, NULL, 0, 1, 1, 'DID_RENEW', NULL, 300, 'n1', 'notification',
                      'jws-renewed', 'renewal', 400),
                     ('2000', 'Sandbox', 'pro.yearly', 9000, 450, NULL, 0, 1, 2, 'REFUND', NULL, 500, 'n2', 'notification',
