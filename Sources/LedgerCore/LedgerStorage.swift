@@ -25,6 +25,9 @@ package protocol LedgerStorage: Sendable {
     /// Whether writes are failing for lack of space (and will until there is room again).
     var isOutOfSpace: Bool { get }
 
+    /// Whether it can serve now.
+    func readiness() -> StorageReadiness
+
     /// Runs `body` on the calling thread against one snapshot.
     func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T
 
@@ -50,6 +53,12 @@ package protocol WriteCompletionExecutor: Sendable {
 }
 
 extension LedgerStorage {
+    /// Ready unless writes fail for lack of space or a read of the database fails.
+    package func readiness() -> StorageReadiness {
+        if isOutOfSpace { return .outOfSpace }
+        return (try? read { try $0.schemaVersion() }) == nil ? .notAnswering(transient: false) : .ready
+    }
+
     /// `write` of a body that may touch anything, answered on a thread of storage's choosing.
     package func write<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {

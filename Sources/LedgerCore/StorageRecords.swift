@@ -333,17 +333,3 @@ package final class TransactionWrite: Sendable, Equatable {
         a.transaction == b.transaction && a.balanceCents == b.balanceCents && a.saved == b.saved
     }
 }
-
-/// What one durable commit changed, for wake-ups and caches.
-package struct StorageCommit: Sendable, Equatable {
-    /// Households whose feed moved (or that were deleted): their long-polls wake.
-    package var touched: Set<String> = []
-    /// Tokens revoked: remembered tokens must be checked again, and their long-polls end.
-    package var revokedTokens: Set<String> = []
-
-    @usableFromInline package init(touched: Set<String> = [], revokedTokens: Set<String> = []) {
-        (self.touched, self.revokedTokens) = (touched, revokedTokens)
-    }
-
-    package var isEmpty: Bool { touched.isEmpty && revokedTokens.isEmpty }
-}

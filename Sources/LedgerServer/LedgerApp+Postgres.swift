@@ -14,18 +14,10 @@ extension LedgerApp {
         }
         let connections = max(1, configuration.databaseConnections)
         let workers = WorkerPool(name: "kl-worker", threads: connections, maxQueued: 4096)
-        // What a commit means to this process, whichever process made it.
-        let apply: @Sendable (StorageCommit) -> Void = { commit in
-            if !commit.revokedTokens.isEmpty {
-                readCache.invalidate(tokens: true)
-                notifier.notify(tokens: commit.revokedTokens)
-            }
-            if !commit.touched.isEmpty { notifier.notify(commit.touched) }
-        }
         let hooks = PostgresLedgerStorage.CommitHooks(local: { commit in
-            metrics.recordCommit(jobs: 1)
-            apply(commit)
-        }, remote: apply, resynced: {
+            metrics.recordCommit(jobs: commit.writes)
+            apply(commit, readCache: readCache, notifier: notifier)
+        }, remote: { commit in apply(commit, readCache: readCache, notifier: notifier) }, resynced: {
             // Commits announced while nobody listened are lost: every waiter looks again and
             // token lookups are read afresh.
             readCache.bypassTokens = false
@@ -45,19 +37,7 @@ extension LedgerApp {
             workers.stop()
             throw error
         }
-        return StorageBackend(storage: storage, workers: workers, offLoop: true, readiness: {
-            guard storage.answers() else {
-                var e = APIError(503, "not_ready", "The database does not answer.")
-                e.headers.set("Retry-After", "1")
-                return e
-            }
-            guard storage.hearsOtherProcesses else {
-                var e = APIError(503, "not_ready", "Changes made through other server processes are not being received.")
-                e.headers.set("Retry-After", "1")
-                return e
-            }
-            return nil
-        }, waitUntilReady: { seconds in storage.waitUntilListening(seconds: seconds) }, stop: {
+        return StorageBackend(storage: storage, workers: workers, offLoop: true, waitUntilReady: { seconds in storage.waitUntilListening(seconds: seconds) }, stop: {
             workers.stop()
             storage.stop()
         })

@@ -67,6 +67,16 @@ public final class LedgerApp: Sendable {
     /// token (PostgreSQL), in seconds.
     static let tokenLifetimeWithSeveralProcesses = 0.5
 
+    /// What a durable commit means to this process, whichever process made it (called before
+    /// this process answers any of its writes): every kept GET answer is stale, and every
+    /// remembered token too when one was revoked; the long-polls of the households it
+    /// touched and of the tokens it revoked wake.
+    static func apply(_ commit: StorageCommit, readCache: ReadCache, notifier: ChangeNotifier) {
+        readCache.invalidate(tokens: !commit.revokedTokens.isEmpty)
+        if !commit.revokedTokens.isEmpty { notifier.notify(tokens: commit.revokedTokens) }
+        if !commit.touched.isEmpty { notifier.notify(commit.touched) }
+    }
+
     /// SQLite in the data folder: one writer thread with group commit, the checkpointer,
     /// read connections; short requests run on the event loops.
     static func openSQLite(_ configuration: LedgerAppConfiguration, notifier: ChangeNotifier, readCache: ReadCache,
@@ -76,23 +86,12 @@ public final class LedgerApp: Sendable {
                                                   writerCacheBytes: configuration.writerCacheBytes,
                                                   readerMmapBytes: configuration.readerMmapBytes,
                                                   writerCPU: configuration.writerCPU)
-        let storage = try SQLiteLedgerStorage.open(options, log: { logger.log($0) }, afterEveryCommit: { commit in
-            readCache.invalidate(tokens: commit.revokedTokens)
-            metrics.recordCommit(jobs: commit.jobs)
-        }, onCommit: { touched in notifier.notify(touched) })
-        return StorageBackend(storage: storage, workers: DispatchWorkers(queue: storage.reads.queue), offLoop: false, readiness: {
-            if storage.isOutOfSpace {
-                var e = APIError(503, "not_ready", "The disk is full: writes fail until there is room again.")
-                e.headers.set("Retry-After", "10")
-                return e
-            }
-            do {
-                _ = try storage.read { try $0.schemaVersion() }
-                return nil
-            } catch {
-                return APIError(503, "not_ready", "The database does not answer.")
-            }
-        }, stop: { storage.stop() })
+        let storage = try SQLiteLedgerStorage.open(options, log: { logger.log($0) }) { commit in
+            metrics.recordCommit(jobs: commit.writes)
+            apply(commit, readCache: readCache, notifier: notifier)
+        }
+        return StorageBackend(storage: storage, workers: DispatchWorkers(queue: storage.reads.queue), offLoop: false,
+                              stop: { storage.stop() })
     }
 
     #if !Postgres

@@ -63,15 +63,15 @@ extension PostgresLedgerStorage {
         return storage
     }
 
-    /// Whether the database answers a short query now, on a session of its own (never
-    /// behind requests).
-    package func answers() -> Bool {
-        guard let probe else { return ping() }
-        return (try? probe.with({ try $0.queryOne("SELECT 1 FROM schema_version LIMIT 1") })) != nil
+    /// The database answers a short query on a session of its own (never behind requests),
+    /// and commits of other processes are being received.
+    package func readiness() -> StorageReadiness {
+        let answers = probe.map { probe in
+            (try? probe.with({ try $0.queryOne("SELECT 1 FROM schema_version LIMIT 1") })) != nil
+        } ?? ping()
+        guard answers else { return .notAnswering(transient: true) }
+        return bus?.isListening ?? true ? .ready : .changesNotHeard
     }
-
-    /// Whether commits of other processes are being received (true without a change bus).
-    package var hearsOtherProcesses: Bool { bus?.isListening ?? true }
 
     /// Waits up to `seconds` for the change bus to listen.
     package func waitUntilListening(seconds: Double) {

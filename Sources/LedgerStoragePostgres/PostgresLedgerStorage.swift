@@ -115,63 +115,12 @@ package final class PostgresLedgerStorage: LedgerStorage {
             runAlone(job.run, pool: pool, onCommit: onCommit, announce: announce, completion: job.finish)
             return
         }
-        var outcomes: [Result<Void, any Error>?] = []
-        var lost: [PostgresGroupCommit.Job] = []
-        var commit = StorageCommit()
+        var committed = GroupCommit.Committed(outcomes: [], commit: StorageCommit())
         do {
             try mapped {
                 try pool.with { db in
-                    outcomes = Array(repeating: nil, count: jobs.count)
-                    lost = []
-                    let tx = PostgresLedgerTransaction(db, writing: true)
-                    try db.transaction(.readCommitted) {
-                        // Every household's lock first, in one statement with BEGIN (every
-                        // later statement then reads what the locks' last holders committed).
-                        try tx.lock(households: Array(Set(jobs.map(\.household))))
-                        // The write before this one, while its last statements may still be
-                        // queued (they travel with this one's first).
-                        var previous: (index: Int, before: PostgresLedgerTransaction.SavepointState)?
-                        for (i, job) in jobs.enumerated() {
-                            let before = tx.savepointState
-                            db.tag = i
-                            db.later("SAVEPOINT w")
-                            do {
-                                try job.run(tx)
-                                db.later("RELEASE SAVEPOINT w")
-                                outcomes[i] = .success(())
-                                previous = (i, before)
-                            } catch let e as PGError where e.meansUnavailable {
-                                throw e
-                            } catch {
-                                // Undone alone; locks taken since the savepoint went with it.
-                                db.later("ROLLBACK TO SAVEPOINT w")
-                                db.later("RELEASE SAVEPOINT w")
-                                let pg = error as? PGError
-                                if let pg, let failed = pg.statementTag, failed != i, let p = previous, p.index == failed {
-                                    // The previous write's queued statement failed (its savepoint is the
-                                    // one rolled back): it is not saved after all, and this one never ran.
-                                    tx.savepointState = p.before
-                                    outcomes[failed] = nil
-                                    if pg.lostARace {
-                                        lost.append(jobs[failed])
-                                    } else {
-                                        outcomes[failed] = .failure(pg)
-                                    }
-                                    lost.append(job)
-                                } else {
-                                    tx.savepointState = before
-                                    if let pg, pg.lostARace {
-                                        lost.append(job)
-                                    } else {
-                                        outcomes[i] = .failure(error)
-                                    }
-                                }
-                                previous = nil
-                            }
-                        }
-                        tx.sendDeferred()
-                    }
-                    commit = tx.commit
+                    let batch = Batch(PostgresLedgerTransaction(db, writing: true))
+                    committed = try db.transaction(.readCommitted) { try GroupCommit.run(jobs, in: batch, optimistic: false) }
                 }
             }
         } catch {
@@ -184,10 +133,71 @@ package final class PostgresLedgerStorage: LedgerStorage {
             }
             return
         }
+        let commit = committed.commit
         onCommit(commit)
-        for (job, outcome) in zip(jobs, outcomes) { if let outcome { job.finish(outcome) } }
+        var lost: [PostgresGroupCommit.Job] = []
+        for (job, outcome) in zip(jobs, committed.outcomes) {
+            switch outcome {
+            case .succeeded: job.finish(.success(()))
+            case .failed(let error): job.finish(.failure(error))
+            case .again: lost.append(job)
+            }
+        }
         requeue(lost, in: gc, failure: LedgerStorageError.unavailable(commitOutcomeUnknown: false))
         if !commit.isEmpty { announce(commit) }
+    }
+
+    /// A batch's transaction as the group commit drives it. Before the first write, every
+    /// household's row is locked in one statement sent with BEGIN (every later statement
+    /// then reads what the locks' last holders committed). Each write's savepoint is queued
+    /// with its first statement (no round trip of its own), so a write's last statements
+    /// travel with the next one's first: a failure of those is charged to the write that
+    /// queued them (by the statement's tag), whose savepoint is the one rolled back. A
+    /// write undone takes the locks it took since its savepoint with it.
+    private final class Batch: GroupCommitTransaction {
+        let tx: PostgresLedgerTransaction
+
+        init(_ tx: PostgresLedgerTransaction) { self.tx = tx }
+
+        func begin(_ writes: [PostgresGroupCommit.Job]) throws {
+            try tx.lock(households: Array(Set(writes.map(\.household))))
+        }
+
+        func prepare(_ write: PostgresGroupCommit.Job, index: Int, savepoint: Bool) { tx.db.tag = index }
+
+        func savepoint() -> PostgresLedgerTransaction.SavepointState {
+            let before = tx.savepointState
+            tx.db.later("SAVEPOINT w")
+            return before
+        }
+
+        func release(_: PostgresLedgerTransaction.SavepointState) { tx.db.later("RELEASE SAVEPOINT w") }
+
+        func rollBack(to before: PostgresLedgerTransaction.SavepointState) {
+            tx.db.later("ROLLBACK TO SAVEPOINT w")
+            tx.db.later("RELEASE SAVEPOINT w")
+            tx.savepointState = before
+            _ = tx.takeEffects()
+        }
+
+        func run(_ write: PostgresGroupCommit.Job) throws -> StorageCommit {
+            try write.run(tx)
+            return tx.takeEffects()
+        }
+
+        /// Every write has a savepoint: nothing to count.
+        var changes: Int { 0 }
+
+        func judge(_ error: any Error, write index: Int) -> (GroupCommit.Failure, culprit: Int) {
+            guard let e = error as? PGError else { return (error is any WriteRefusal ? .refusal : .write, index) }
+            if e.meansUnavailable { return (.batch, index) }
+            return (e.lostARace ? .race : .write, e.statementTag ?? index)
+        }
+
+        func commit() { tx.sendDeferred() }
+
+        /// `PGConnection.transaction` rolls the connection's transaction back.
+        func rollBack() {}
     }
 
     /// Runs `body` in a write transaction of its own (again after a lost race), and answers it.
@@ -239,7 +249,9 @@ package final class PostgresLedgerStorage: LedgerStorage {
                             tx.sendDeferred()
                             return value
                         }
-                        return (value, tx.commit)
+                        var effects = tx.takeEffects()
+                        effects.writes = 1
+                        return (value, effects)
                     }
                 }
             } catch let e as PGError where attempt < maxAttempts && e.lostARace {

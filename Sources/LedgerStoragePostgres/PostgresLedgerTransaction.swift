@@ -20,7 +20,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
     /// row is locked nobody else changes its owner or participants, so writes of a group
     /// commit's batch check access once per caller, not once each.
     private var accessRead: [String: AccessRecord?] = [:]
-    private(set) var commit = StorageCommit()
+    /// What the running write changed (taken after each write: `takeEffects`).
+    private var effects = StorageCommit()
 
     init(_ db: PGConnection, writing: Bool) {
         self.db = db
@@ -80,6 +81,12 @@ final class PostgresLedgerTransaction: LedgerWriting {
             unsentBalance = newValue.unsentBalance
             accessRead.removeAll()
         }
+    }
+
+    /// What was changed since the last call (a write's effects, once it ran).
+    func takeEffects() -> StorageCommit {
+        defer { effects = StorageCommit() }
+        return effects
     }
 
     /// Queues the rows written but not sent yet (they go with the next statement, or the COMMIT).
@@ -216,7 +223,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func revokeToken(id: String, account: String, at: Int64) throws -> Bool {
         let n = try db.query("UPDATE tokens SET revoked_at = $3 WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL",
                              [.uuid(id), .uuid(account), .timestamp(ms: at)]).affectedRows
-        if n > 0 { commit.revokedTokens.insert(id) }
+        if n > 0 { effects.revokedTokens.insert(id) }
         return n > 0
     }
 
@@ -285,7 +292,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         let next = current + 1
         unsentSeq.insert(household)
         locked[household] = .some(next)
-        commit.touched.insert(household)
+        effects.touched.insert(household)
         return next
     }
 
@@ -315,7 +322,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         accessRead.removeAll()
         try lock(id)
         try db.query("DELETE FROM households WHERE id = $1", [.uuid(id)])
-        commit.touched.insert(id)
+        effects.touched.insert(id)
     }
 
     // MARK: children and transactions

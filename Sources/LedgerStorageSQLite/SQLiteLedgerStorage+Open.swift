@@ -51,11 +51,10 @@ extension SQLiteLedgerStorage {
     /// The storage of one serving process: takes the data folder's lock, opens (creating
     /// and migrating) the database, loads the id index, and starts the writer and the
     /// checkpointer. `log` gets the JSON lines worth an operator's eye (`migrated`,
-    /// `indexed`, `writer_cpu`, `storage_full`, `storage_recovered`); the commit hooks are
-    /// the write queue's (`WriteQueue.init`).
+    /// `indexed`, `writer_cpu`, `storage_full`, `storage_recovered`); `onCommit` hears of
+    /// every durable commit before any of its writes is answered.
     package static func open(_ options: Options, log: @escaping @Sendable (JSONObject) -> Void,
-                             afterEveryCommit: @escaping @Sendable (WriteQueue.CommitSummary) -> Void,
-                             onCommit: @escaping @Sendable (Set<String>) -> Void) throws -> SQLiteLedgerStorage {
+                             onCommit: @escaping @Sendable (StorageCommit) -> Void) throws -> SQLiteLedgerStorage {
         // Released by `stop`, or when the lock object goes (a throw below drops it).
         let lock = try DataFolderLock(directory: options.dataDirectory)
         let db = try openWriter(path: options.databasePath, cacheBytes: options.writerCacheBytes) { applied, ms in
@@ -77,7 +76,7 @@ extension SQLiteLedgerStorage {
             log(line)
         }
         let writer = WriteQueue(connection: db, checkpointer: checkpointer, batchState: WriterRowState(), placement: placement,
-                                afterEveryCommit: afterEveryCommit, onSpace: { full in
+                                onSpace: { full in
             log(full.map { ["event": "storage_full", "error": .string($0.description)] } ?? ["event": "storage_recovered"])
         }, onCommit: onCommit)
         let reads = ReadPool(path: options.databasePath, mmapBytes: options.readerMmapBytes)

@@ -89,10 +89,10 @@ package final class SQLiteLedgerStorage: LedgerStorage {
             return .success(value)
         }
 
-        func run(_ db: SQLiteConnection) throws -> WriteQueue.WriteEffects {
+        func run(_ db: SQLiteConnection) throws -> StorageCommit {
             let tx = SQLiteLedgerTransaction(db, deferred: deferred, keys: keys)
             try perform(self, tx)
-            return WriteQueue.WriteEffects(touched: tx.touched, revokesTokens: tx.revokedTokens)
+            return tx.effects
         }
 
         func complete(_ result: Result<Void, any Error>) {

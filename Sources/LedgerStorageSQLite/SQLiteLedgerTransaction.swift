@@ -22,12 +22,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             return connection
         }
     }
-    /// Households whose feed moved (or that were deleted), each once: a list, not a set,
-    /// since a write touches one household (or two), and a set costs an allocation and a
-    /// hash per write.
-    @exclusivity(unchecked) private(set) var touched: [String] = []
-    /// Whether a token was revoked (the token cache must forget).
-    @exclusivity(unchecked) private(set) var revokedTokens = false
+    /// What this write changed: households whose feed moved (or that were deleted) and
+    /// tokens revoked.
+    @exclusivity(unchecked) private(set) var effects = StorageCommit()
 
     init(_ db: SQLiteConnection, deferred: WriterRowState? = nil, keys: TransactionKeys? = nil) {
         self.connection = db
@@ -155,7 +152,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         try db.run("UPDATE tokens SET revoked_at = ? WHERE id = ? AND account_id = ? AND revoked_at IS NULL",
                    [.integer(at), .text(id), .text(account)])
         guard connection.changes == 1 else { return false }
-        revokedTokens = true
+        effects.revokedTokens.insert(id)
         return true
     }
 
@@ -201,12 +198,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             seq = try Self.nextSeq(connection, household)
             deferred?.seqWritten(household: household, seq: seq)
         }
-        touch(household)
+        effects.touched.insert(household)
         return seq
-    }
-
-    private func touch(_ household: String) {
-        if !touched.contains(household) { touched.append(household) }
     }
 
     /// The last sequence value handed out per household: a guess, never trusted. nextSeq
@@ -263,7 +256,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         // The ledger has no foreign key to cascade along (schema version 6).
         try db.run("DELETE FROM transactions WHERE household_key = \(Schema.ledgerKey(1))", [.text(id)])
         try db.run("DELETE FROM households WHERE id = ?", [.text(id)])
-        touch(id)
+        effects.touched.insert(id)
     }
 
     // MARK: children and transactions

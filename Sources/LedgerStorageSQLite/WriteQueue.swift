@@ -5,8 +5,8 @@ import Synchronization
 import SystemKit
 
 /// One writer thread over one read-write connection. Jobs submitted from any thread are
-/// drained in batches and committed together in one SQLite transaction (group commit);
-/// a failing job rolls back alone (see `run(_:savepoints:)`). Completions run
+/// drained in batches and committed together in one SQLite transaction (group commit,
+/// `GroupCommit`); a failing job rolls back alone. Completions run
 /// only after the batch's COMMIT returned, i.e. after the data is durable, on a queue of
 /// their own, so building the answers overlaps the writer's next batch; a job whose
 /// completion only hands the outcome on (to a connection's event loop, which builds the
@@ -19,7 +19,7 @@ package final class WriteQueue: Sendable {
     protocol Task: AnyObject {
         /// Runs on the writer, inside the batch's transaction (again, if the batch runs a
         /// second time with savepoints).
-        func run(_ db: SQLiteConnection) throws -> WriteEffects
+        func run(_ db: SQLiteConnection) throws -> StorageCommit
         /// The outcome, once durable (or the failure); called once.
         func complete(_ result: Result<Void, Error>)
     }
@@ -43,27 +43,27 @@ package final class WriteQueue: Sendable {
             self.handsOff = handsOff
         }
 
-        init(work: @escaping (SQLiteConnection) throws -> WriteEffects,
+        init(work: @escaping (SQLiteConnection) throws -> StorageCommit,
              completion: @escaping @Sendable (Result<Void, Error>) -> Void, defersRowWrites: Bool = false,
              handsOff: Bool = false) {
             self.init(task: Closures(work: work, completion: completion), defersRowWrites: defersRowWrites, handsOff: handsOff)
         }
 
         /// A job whose work produces a value of type `T`, handed to `completion` once durable.
-        static func returning<T>(defersRowWrites: Bool = false, handsOff: Bool = false, _ work: @escaping (SQLiteConnection) throws -> (T, WriteEffects),
+        static func returning<T>(defersRowWrites: Bool = false, handsOff: Bool = false, _ work: @escaping (SQLiteConnection) throws -> (T, StorageCommit),
                                  completion: @escaping @Sendable (Result<T, Error>) -> Void) -> Job {
             Job(task: Returning(work: work, completion: completion), defersRowWrites: defersRowWrites, handsOff: handsOff)
         }
     }
 
     private final class Closures: Task, @unchecked Sendable {
-        let work: (SQLiteConnection) throws -> WriteEffects
+        let work: (SQLiteConnection) throws -> StorageCommit
         let completion: @Sendable (Result<Void, Error>) -> Void
-        init(work: @escaping (SQLiteConnection) throws -> WriteEffects, completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
+        init(work: @escaping (SQLiteConnection) throws -> StorageCommit, completion: @escaping @Sendable (Result<Void, Error>) -> Void) {
             self.work = work
             self.completion = completion
         }
-        func run(_ db: SQLiteConnection) throws -> WriteEffects { try work(db) }
+        func run(_ db: SQLiteConnection) throws -> StorageCommit { try work(db) }
         func complete(_ result: Result<Void, Error>) { completion(result) }
     }
 
@@ -71,14 +71,14 @@ package final class WriteQueue: Sendable {
     /// read after COMMIT on the writer or on the completion thread the writer queued the
     /// answer on (the queue orders the two).
     private final class Returning<T>: Task, @unchecked Sendable {
-        let work: (SQLiteConnection) throws -> (T, WriteEffects)
+        let work: (SQLiteConnection) throws -> (T, StorageCommit)
         let completion: @Sendable (Result<T, Error>) -> Void
         private var value: T?
-        init(work: @escaping (SQLiteConnection) throws -> (T, WriteEffects), completion: @escaping @Sendable (Result<T, Error>) -> Void) {
+        init(work: @escaping (SQLiteConnection) throws -> (T, StorageCommit), completion: @escaping @Sendable (Result<T, Error>) -> Void) {
             self.work = work
             self.completion = completion
         }
-        func run(_ db: SQLiteConnection) throws -> WriteEffects {
+        func run(_ db: SQLiteConnection) throws -> StorageCommit {
             let (v, effects) = try work(db)
             value = v
             return effects
@@ -106,14 +106,6 @@ package final class WriteQueue: Sendable {
         func discard()
     }
 
-    /// What a job changed besides rows: households whose feed moved and whether a token
-    /// may have been revoked (the token cache must forget).
-    struct WriteEffects: Sendable {
-        /// Each household once (gathered into the batch's set).
-        var touched: [String] = []
-        var revokesTokens = false
-    }
-
     private struct State {
         var jobs: [Job] = []
         var stopped = false
@@ -126,19 +118,9 @@ package final class WriteQueue: Sendable {
     private let signal = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private nonisolated(unsafe) let db: SQLiteConnection
-    /// Called after each durable commit with the households it touched.
-    private let onCommit: @Sendable (Set<String>) -> Void
-    /// What one durable commit held.
-    package struct CommitSummary: Sendable {
-        /// Jobs of the batch that succeeded (what the commit made durable; failed jobs left
-        /// nothing behind and are not counted).
-        package var jobs: Int
-        /// Whether one of its jobs revoked a token.
-        package var revokedTokens: Bool
-    }
-
-    /// Called after every durable commit, before any of its jobs is answered.
-    private let afterEveryCommit: @Sendable (CommitSummary) -> Void
+    /// Called after every durable commit with what it changed, before any of its jobs is
+    /// answered.
+    private let onCommit: @Sendable (StorageCommit) -> Void
     /// Largest number of jobs in one commit. Default 256.
     let maxBatch: Int
     /// Moves the WAL into the database file off this thread; nil: SQLite's automatic
@@ -159,16 +141,14 @@ package final class WriteQueue: Sendable {
 
     init(connection: SQLiteConnection, maxBatch: Int = 256, checkpointer: Checkpointer? = nil,
          batchState: BatchState? = nil, spaceProbeInterval: Double = 1, placement: WriterPlacement? = nil,
-         afterEveryCommit: @escaping @Sendable (CommitSummary) -> Void = { _ in },
          onSpace: @escaping @Sendable (SQLiteError?) -> Void = { _ in },
-         onCommit: @escaping @Sendable (Set<String>) -> Void) {
+         onCommit: @escaping @Sendable (StorageCommit) -> Void) {
         self.db = connection
         self.maxBatch = maxBatch
         self.checkpointer = checkpointer
         self.placement = placement
         self.batchState = batchState
         self.spaceProbeInterval = spaceProbeInterval
-        self.afterEveryCommit = afterEveryCommit
         self.onSpace = onSpace
         self.onCommit = onCommit
         let t = Thread { [self] in
@@ -210,7 +190,7 @@ package final class WriteQueue: Sendable {
     func sync<T>(_ work: @escaping (SQLiteConnection) throws -> T) throws -> T {
         let box = ResultBox<T>()
         let sem = DispatchSemaphore(value: 0)
-        submit(Job.returning({ db in (try work(db), WriteEffects()) }, completion: { r in box.set(r); sem.signal() }))
+        submit(Job.returning({ db in (try work(db), StorageCommit()) }, completion: { r in box.set(r); sem.signal() }))
         sem.wait()
         return try box.get()
     }
@@ -246,34 +226,10 @@ package final class WriteQueue: Sendable {
         }
     }
 
-    /// What one batch produced inside its transaction.
-    private struct BatchRun {
-        var results: [Result<Void, Error>] = []
-        var touched = Set<String>()
-        /// The household last added to `touched` (a run of writes to one household hashes
-        /// its id once).
-        var lastTouched: String?
-        var revokedTokens = false
-
-        mutating func touch(_ household: String) {
-            if household == lastTouched { return }
-            touched.insert(household)
-            lastTouched = household
-        }
-    }
-
-    /// Thrown by `run(_:savepoints: false)` when a job failed after it had changed rows: the
-    /// transaction is rolled back and the batch runs again with a savepoint per job.
-    private struct NeedsSavepoints: Error {}
-
     private func commit(_ batch: [Job]) {
-        let run: BatchRun
+        let committed: GroupCommit.Committed
         do {
-            do {
-                run = try self.run(batch, savepoints: false)
-            } catch is NeedsSavepoints {
-                run = try self.run(batch, savepoints: true)
-            }
+            committed = try GroupCommit.run(batch, in: Transaction(db, state: batchState), optimistic: true)
         } catch {
             if let full = error as? SQLiteError, full.isFull { spaceChanged(full) }
             completions.async { for job in batch { job.task.complete(.failure(error)) } }
@@ -282,11 +238,15 @@ package final class WriteQueue: Sendable {
         // A small commit can succeed on a full disk (pages rewritten in place): readiness
         // comes back only when the probe's pages fit.
         if isOutOfSpace { probeSpace() }
-        let succeeded = run.results.reduce(0) { n, r in if case .success = r { n + 1 } else { n } }
-        afterEveryCommit(CommitSummary(jobs: succeeded, revokedTokens: run.revokedTokens))
-        if !run.touched.isEmpty { onCommit(run.touched) }
+        onCommit(committed.commit)
         var queued: [(Job, Result<Void, Error>)] = []
-        for (job, r) in zip(batch, run.results) {
+        for (job, outcome) in zip(batch, committed.outcomes) {
+            let r: Result<Void, Error>
+            switch outcome {
+            case .succeeded: r = .success(())
+            case .failed(let error): r = .failure(error)
+            case .again: r = .failure(LedgerStorageError.busy)   // one writer: no write loses a race
+            }
             if job.handsOff { job.task.complete(r) } else { queued.append((job, r)) }
         }
         if !queued.isEmpty {
@@ -299,59 +259,65 @@ package final class WriteQueue: Sendable {
         }
     }
 
-    /// Runs the jobs in one transaction and commits it. A failing job must leave nothing
-    /// behind. Most jobs check everything before they write and fail with a `WriteRefusal`
-    /// having changed no row, so by default jobs run without savepoints (each costs a copy
-    /// of every page the job touches); a job that fails in any other way, or after it
-    /// changed rows, sends the whole batch round again with a savepoint per job. Nothing
-    /// of the first round was committed or answered.
-    private func run(_ batch: [Job], savepoints: Bool) throws -> BatchRun {
-        var out = BatchRun()
-        out.results.reserveCapacity(batch.count)
-        do {
+    /// The writer's transaction as the group commit drives it: by default jobs run without
+    /// savepoints (each costs a copy of every page the job touches), and the row writes
+    /// held back for the batch (`BatchState`) are written before any statement that may
+    /// read them, before a savepoint and before COMMIT, and dropped with a rollback.
+    private final class Transaction: GroupCommitTransaction {
+        let db: SQLiteConnection
+        let state: BatchState?
+
+        init(_ db: SQLiteConnection, state: BatchState?) {
+            self.db = db
+            self.state = state
+        }
+
+        func begin(_ writes: [Job]) throws {
             // Prepared once and kept (execute would parse the text on every batch).
             try db.run("BEGIN IMMEDIATE")
-            try batchState?.begin(db)
-            for job in batch {
-                // A job that does not know of the held-back writes, or one with a savepoint
-                // of its own, starts with them in the database.
-                if !job.defersRowWrites {
-                    try batchState?.flush(db, beforeOtherStatements: true)
-                } else if savepoints {
-                    try batchState?.flush(db, beforeOtherStatements: false)
-                }
-                let before = db.totalChanges, heldBefore = batchState?.changeCount ?? 0
-                do {
-                    if savepoints { try db.run("SAVEPOINT job") }
-                    let outcome = try job.task.run(db)
-                    if savepoints { try db.run("RELEASE job") }
-                    for household in outcome.touched { out.touch(household) }
-                    out.revokedTokens = out.revokedTokens || outcome.revokesTokens
-                    out.results.append(.success(()))
-                } catch {
-                    // SQLite may have ended the transaction itself (I/O error, disk full):
-                    // then nothing of the batch may be committed or run on without it. Out
-                    // of space, the whole batch fails alike: each of its jobs is answered
-                    // 507 and may be retried as it was, none is half applied.
-                    guard db.isInTransaction, !((error as? SQLiteError)?.isFull ?? false) else { throw error }
-                    if savepoints {
-                        batchState?.discard()
-                        try db.execute("ROLLBACK TO job; RELEASE job")
-                    } else if !(error is any WriteRefusal) || db.totalChanges != before
-                                || batchState?.changeCount ?? 0 != heldBefore {
-                        throw NeedsSavepoints()
-                    }
-                    out.results.append(.failure(error))
-                }
-            }
-            try batchState?.flush(db, beforeOtherStatements: false)
-            try db.run("COMMIT")
-        } catch {
-            batchState?.discard()
-            if db.isInTransaction { try? db.execute("ROLLBACK") }
-            throw error
+            try state?.begin(db)
         }
-        return out
+
+        func prepare(_ write: Job, index: Int, savepoint: Bool) throws {
+            // A job that does not know of the held-back writes, or one with a savepoint of
+            // its own, starts with them in the database.
+            if !write.defersRowWrites {
+                try state?.flush(db, beforeOtherStatements: true)
+            } else if savepoint {
+                try state?.flush(db, beforeOtherStatements: false)
+            }
+        }
+
+        func savepoint() throws { try db.run("SAVEPOINT job") }
+        func release(_: Void) throws { try db.run("RELEASE job") }
+
+        func rollBack(to _: Void) throws {
+            state?.discard()
+            try db.execute("ROLLBACK TO job; RELEASE job")
+        }
+
+        func run(_ write: Job) throws -> StorageCommit { try write.task.run(db) }
+
+        var changes: Int { Int(db.totalChanges) &+ (state?.changeCount ?? 0) }
+
+        /// SQLite may have ended the transaction itself (an I/O error, a full disk): then
+        /// nothing of the batch may be committed or run on without it. Out of space, the
+        /// whole batch fails alike: each of its jobs is answered 507 and may be retried as
+        /// it was, none is half applied.
+        func judge(_ error: any Error, write index: Int) -> (GroupCommit.Failure, culprit: Int) {
+            guard db.isInTransaction, !((error as? SQLiteError)?.isFull ?? false) else { return (.batch, index) }
+            return (error is any WriteRefusal ? .refusal : .write, index)
+        }
+
+        func commit() throws {
+            try state?.flush(db, beforeOtherStatements: false)
+            try db.run("COMMIT")
+        }
+
+        func rollBack() {
+            state?.discard()
+            if db.isInTransaction { try? db.execute("ROLLBACK") }
+        }
     }
 }
 

@@ -23,7 +23,7 @@ final class CheckpointerTests: XCTestCase {
                     group.enter()
                     writer.submit(WriteQueue.Job(work: { db in
                         try db.run("INSERT INTO t (id, pad) VALUES (?, zeroblob(4096))", [.int(round * 100 + i)])
-                        return WriteQueue.WriteEffects()
+                        return StorageCommit()
                     }, completion: { _ in group.leave() }))
                 }
                 group.wait()

@@ -28,7 +28,7 @@ final class WriteQueueTests: XCTestCase {
             try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY)")
             nonisolated(unsafe) let reader = try SQLiteConnection(path: path, mode: .readOnly)
             let commits = Mutex(0)
-            let writer = WriteQueue(connection: db, afterEveryCommit: { _ in commits.withLock { $0 += 1 } }) { _ in }
+            let writer = WriteQueue(connection: db) { _ in commits.withLock { $0 += 1 } }
             defer { writer.stop() }
             struct Seen { var workThread: UInt = 0, completionThread: UInt = 0, rows: Int64 = -1, commits = 0, ok = false }
             for handsOff in [true, false] {
@@ -37,7 +37,7 @@ final class WriteQueueTests: XCTestCase {
                 writer.submit(WriteQueue.Job(work: { db in
                     seen.withLock { $0.workThread = UInt(pthread_self()) }
                     try db.run("INSERT INTO t DEFAULT VALUES")
-                    return WriteQueue.WriteEffects()
+                    return StorageCommit()
                 }, completion: { result in
                     let ok = (try? result.get()) != nil
                     let rows: Int64 = (try? reader.queryOne("SELECT COUNT(*) FROM t"))??.int(0) ?? -1
@@ -62,8 +62,7 @@ final class WriteQueueTests: XCTestCase {
             try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL UNIQUE); CREATE TABLE c (n INTEGER NOT NULL)")
             try db.execute("INSERT INTO c VALUES (0)")
             let counted = Mutex(0)
-            let writer = WriteQueue(connection: db, maxBatch: 64,
-                                    afterEveryCommit: { summary in counted.withLock { $0 += summary.jobs } }) { _ in }
+            let writer = WriteQueue(connection: db, maxBatch: 64) { commit in counted.withLock { $0 += commit.writes } }
             defer { writer.stop() }
 
             var rng = SystemRandomNumberGenerator()
@@ -100,7 +99,7 @@ final class WriteQueueTests: XCTestCase {
                             try db.run("INSERT INTO t VALUES (?, ?)", [.int(id), .text("dup\(id)")])
                             try db.run("INSERT INTO t VALUES (?, ?)", [.int(id + 1_000_000), .text("dup\(id)")])
                         }
-                        return WriteQueue.WriteEffects()
+                        return StorageCommit()
                     }, completion: { result in
                         if case .success = result { answers.set(id, true) } else { answers.set(id, false) }
                         group.leave()

@@ -60,8 +60,7 @@ final class WriterRowStateTests: XCTestCase {
         try Migrator.migrate(db, Schema.migrations)
         let keys = try TransactionKeys.load(db)
         let commits = CommitLog()
-        let writer = WriteQueue(connection: db, batchState: WriterRowState(),
-                                afterEveryCommit: { c in commits.jobs.withLock { $0.append(c.jobs) } }) { _ in }
+        let writer = WriteQueue(connection: db, batchState: WriterRowState()) { c in commits.jobs.withLock { $0.append(c.writes) } }
         let storage = SQLiteLedgerStorage(reads: ReadPool(path: path), writer: writer, keys: keys)
         let now = self.now
         let (owner, _) = try storage.writeAndWait { try $0.createAccount(handle: "ann", displayName: "Ann", deviceName: "phone", now: now) }
@@ -75,7 +74,7 @@ final class WriterRowStateTests: XCTestCase {
         let seqBefore = try XCTUnwrap(db.queryOne("SELECT seq FROM households WHERE id = ?", [.text(h)])).int(0)
         commits.jobs.withLock { $0.removeAll() }
         let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
-        writer.submit(WriteQueue.Job(work: { _ in started.signal(); gate.wait(); return WriteQueue.WriteEffects() },
+        writer.submit(WriteQueue.Job(work: { _ in started.signal(); gate.wait(); return StorageCommit() },
                                      completion: { _ in }))
         started.wait()   // the gate's batch is taken: what follows queues behind it
         return HeldBatch(writer: writer, storage: storage, commits: commits, owner: owner.id, household: h,
@@ -103,7 +102,7 @@ final class WriterRowStateTests: XCTestCase {
                 // A job that knows nothing of held-back rows reads them as written.
                 writer.submit(WriteQueue.Job.returning({ db in
                     let cents = try XCTUnwrap(db.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(c)])).int(0)
-                    return (cents, WriteQueue.WriteEffects())
+                    return (cents, StorageCommit())
                 }, completion: { results.set(i, $0) }))
                 expected[i] = balance
             case 12:
@@ -353,7 +352,7 @@ final class WriterRowStateTests: XCTestCase {
         // In one batch: a POST, a job changing the access through the storage's own
         // statements, a POST.
         let gate = DispatchSemaphore(value: 0), started = DispatchSemaphore(value: 0)
-        writer.submit(WriteQueue.Job(work: { _ in started.signal(); gate.wait(); return WriteQueue.WriteEffects() },
+        writer.submit(WriteQueue.Job(work: { _ in started.signal(); gate.wait(); return StorageCommit() },
                                      completion: { _ in }))
         started.wait()
         let results = Results()

@@ -12,8 +12,6 @@ struct StorageBackend: Sendable {
     /// each answer waits for a network round trip). With SQLite short reads and small
     /// writes run on the loop.
     let offLoop: Bool
-    /// nil while the storage can serve; otherwise the 503 to answer `/readyz` with.
-    let readiness: @Sendable () -> APIError?
     /// Waits (up to the given seconds) until what runs beside the storage is up: with
     /// PostgreSQL, the change bus's listening connection.
     var waitUntilReady: @Sendable (Double) -> Void = { _ in }

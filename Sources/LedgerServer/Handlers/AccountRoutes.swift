@@ -78,14 +78,10 @@ enum AccountRoutes {
     static func revokeToken(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let id = try ctx.id("tokenId")
-        let notifier = ctx.services.notifier
+        // Once the revocation is durable, the token's parked long-polls answer 401 (`LedgerApp.apply`).
         return ctx.write({ w in
             guard try w.revokeToken(id: id, account: c.accountId, at: Timestamp.nowMs()) else { throw LedgerStorageError.tokenNotFound }
-        }, answer: { _ in
-            // Once the revocation is durable, the token's parked long-polls answer 401.
-            notifier.notify(tokens: [id])
-            return RequestContext.noContent()
-        })
+        }, answer: { _ in RequestContext.noContent() })
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import LedgerCore
 import LedgerModel
 
 /// `/healthz`, `/readyz`, `/metrics`, `/openapi.yaml`.
@@ -12,7 +13,7 @@ enum OperationsRoutes {
     static func register(_ r: inout Router) {
         r.add("GET", "/healthz", runs: .inline, authenticated: false) { _ in .response(healthy) }
         r.add("GET", "/readyz", runs: .worker, authenticated: false) { ctx in
-            if let notReady = ctx.services.backend.readiness() { return .response(notReady.response) }
+            if let notReady = ctx.services.storage.readiness().notReady { return .response(notReady.response) }
             return ctx.json(200, .object(["status": "ready"]))
         }
         r.add("GET", "/metrics", runs: .short, authenticated: false) { ctx in
