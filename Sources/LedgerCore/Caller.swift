@@ -4,7 +4,6 @@ package struct Caller: Sendable, Equatable {
     package let tokenId: String
 
     @usableFromInline package init(accountId: String, tokenId: String) {
-        self.accountId = accountId
-        self.tokenId = tokenId
+        (self.accountId, self.tokenId) = (accountId, tokenId)
     }
 }

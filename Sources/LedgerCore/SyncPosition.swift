@@ -10,9 +10,7 @@ package struct SyncPosition: Equatable, Sendable {
     package let seq: Int64
 
     package init(household: String, incarnation: Int64, seq: Int64) {
-        self.household = household
-        self.incarnation = incarnation
-        self.seq = seq
+        (self.household, self.incarnation, self.seq) = (household, incarnation, seq)
     }
 
     /// What a token that names no position stands for: a position of no household, which

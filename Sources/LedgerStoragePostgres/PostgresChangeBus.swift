@@ -1,8 +1,8 @@
 #if Postgres
 import Foundation
 import LedgerCore
-import SystemKit
 import PostgresKit
+import SystemKit
 import Synchronization
 
 /// Carries commits between server processes that share one PostgreSQL database, so a

@@ -1,16 +1,16 @@
 #if Postgres
 import Foundation
 import LedgerCore
-import SystemKit
 import PostgresKit
+import SystemKit
 
 /// Group commit over PostgreSQL: writes that keep to one household (`LedgerStorage.write(household:…)`)
 /// wait in one queue, and a few committer threads each take what is waiting — up to
 /// `maxBatch` writes — into one transaction with one COMMIT.
 ///
 /// Each write runs inside a SAVEPOINT of its own (queued with its first statement, so it
-/// costs no round trip): a write that is refused, or loses a race the database detects, is
-/// rolled back to it alone while the others commit. Before the first write, a batch locks
+/// costs no round trip; `GroupCommit` drives the batch): a write that is refused, or loses
+/// a race the database detects, is rolled back to it alone while the others commit. Before the first write, a batch locks
 /// the rows of all its households in one statement (sent with BEGIN), in id order, so two
 /// batches (in this process or another) never wait for each other in a cycle, and every
 /// later statement reads what the locks' previous holders committed. A batch that fails

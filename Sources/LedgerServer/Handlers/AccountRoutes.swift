@@ -4,14 +4,6 @@ import LedgerModel
 
 /// Accounts and device tokens.
 enum AccountRoutes {
-    static func register(_ r: inout Router) {
-        r.add("POST", "/v1/accounts", runs: .short, authenticated: false, create)
-        r.add("GET", "/v1/me", runs: .short, me)
-        r.add("POST", "/v1/tokens", runs: .short, createToken)
-        r.add("GET", "/v1/tokens", runs: .short, listTokens)
-        r.add("DELETE", "/v1/tokens/{tokenId}", runs: .short, revokeToken)
-    }
-
     /// `{account, token}` of a new account; shared by the API and the admin command.
     static func createdJSON(_ account: AccountRecord, _ token: IssuedToken) -> JSONValue {
         .object(["account": account.json, "token": token.json])
@@ -66,13 +58,9 @@ enum AccountRoutes {
     /// The account's live tokens, oldest first, paged like every list.
     static func listTokens(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
-        let limit = try ctx.limit()
-        let list = "tokens \(c.accountId)"
-        let after = try ctx.services.cursors.decodeTimeAndId(ctx.request.queryValue("cursor"), list: list)
-        let page = try ctx.read { r in try r.activeTokens(account: c.accountId, after: after, limit: limit) }
-        let next = page.next.map { ctx.services.cursors.encode(list: list, $0) }
-        return ctx.json(200, .object(["items": .array(page.items.map { $0.json(current: c.tokenId) }),
-                                      "nextCursor": next.map { .string($0) } ?? .null]))
+        return try ctx.list("tokens \(c.accountId)", read: { r, after, limit in
+            try r.activeTokens(account: c.accountId, after: after, limit: limit)
+        }, item: { $0.json(current: c.tokenId) })
     }
 
     static func revokeToken(_ ctx: RequestContext) throws -> Reply {

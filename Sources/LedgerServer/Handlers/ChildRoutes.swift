@@ -4,13 +4,6 @@ import LedgerModel
 
 /// Children: create, list with balances, read, rename/archive/reorder. Never deleted.
 enum ChildRoutes {
-    static func register(_ r: inout Router) {
-        r.add("POST", "/v1/households/{id}/children", runs: .queuedWrite, create)
-        r.add("GET", "/v1/households/{id}/children", runs: .short, list)
-        r.add("GET", "/v1/households/{id}/children/{childId}", runs: .short, get)
-        r.add("PATCH", "/v1/households/{id}/children/{childId}", runs: .queuedWrite, patch)
-    }
-
     static func create(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")

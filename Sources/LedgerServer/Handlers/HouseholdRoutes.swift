@@ -5,15 +5,6 @@ import LedgerModel
 
 /// Households: create (POST or idempotent PUT), list, read, rename, delete.
 enum HouseholdRoutes {
-    static func register(_ r: inout Router) {
-        r.add("POST", "/v1/households", runs: .short, create)
-        r.add("GET", "/v1/households", runs: .short, list)
-        r.add("GET", "/v1/households/{id}", runs: .short, get)
-        r.add("PUT", "/v1/households/{id}", runs: .short, put)
-        r.add("PATCH", "/v1/households/{id}", runs: .short, patch)
-        r.add("DELETE", "/v1/households/{id}", runs: .short, delete)
-    }
-
     struct Fields { var name: String?; var currency: String? }
 
     static func fields(_ ctx: RequestContext, allowId: Bool, requireName: Bool) throws -> (Fields, String?) {
@@ -65,18 +56,12 @@ enum HouseholdRoutes {
 
     static func list(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
-        let limit = try ctx.limit()
-        let list = "households \(c.accountId)"
-        let cursors = ctx.services.cursors
-        let after = try cursors.decode(ctx.request.queryValue("cursor"), list: list)
-        let page = try ctx.read { try $0.households(account: c.accountId, after: after, limit: limit) }
-        return ctx.json(200, .object([
-            "items": .array(page.items.map { l in
-                l.household.json(Membership(householdId: l.household.id, role: l.role, permission: l.permission,
-                                            ownerAccountId: l.household.ownerAccountId))
-            }),
-            "nextCursor": page.next.map { .string(cursors.encode(list: list, [$0])) } ?? .null,
-        ]))
+        return try ctx.list("households \(c.accountId)", read: { r, after, limit in
+            try r.households(account: c.accountId, after: after, limit: limit)
+        }, item: { l in
+            l.household.json(Membership(householdId: l.household.id, role: l.role, permission: l.permission,
+                                        ownerAccountId: l.household.ownerAccountId))
+        })
     }
 
     static func get(_ ctx: RequestContext) throws -> Reply {

@@ -5,10 +5,6 @@ import LedgerModel
 /// `POST /v1/app-store/notifications`: App Store Server Notifications V2. No bearer token:
 /// the signed payload proves itself, whoever relays it.
 enum NotificationRoutes {
-    static func register(_ r: inout Router) {
-        r.add("POST", "/v1/app-store/notifications", runs: .worker, authenticated: false, bodyLimit: maximumBody, post)
-    }
-
     /// Largest request body accepted (Apple's notifications are a few KiB).
     static let maximumBody = 64 * 1024
 

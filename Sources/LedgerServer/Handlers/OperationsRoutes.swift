@@ -10,27 +10,28 @@ enum OperationsRoutes {
     private static let healthy = HTTPResponse(status: 200, contentType: "application/json; charset=utf-8",
                                               body: #"{"status":"ok"}"#)
 
-    static func register(_ r: inout Router) {
-        r.add("GET", "/healthz", runs: .inline, authenticated: false) { _ in .response(healthy) }
-        r.add("GET", "/readyz", runs: .worker, authenticated: false) { ctx in
-            if let notReady = ctx.services.storage.readiness().notReady { return .response(notReady.response) }
-            return ctx.json(200, .object(["status": "ready"]))
+    static func healthz(_ ctx: RequestContext) throws -> Reply { .response(healthy) }
+
+    static func readyz(_ ctx: RequestContext) throws -> Reply {
+        if let notReady = ctx.services.storage.readiness().notReady { return .response(notReady.response) }
+        return ctx.json(200, .object(["status": "ready"]))
+    }
+
+    static func metrics(_ ctx: RequestContext) throws -> Reply {
+        let text = ctx.services.metrics.render(openConnections: ctx.services.connectionCount(),
+                                               refusedConnections: ctx.services.refusedConnections.get([:]),
+                                               parkedPolls: ctx.services.notifier.parked)
+        return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: text))
+    }
+
+    static func openAPI(_ ctx: RequestContext) throws -> Reply {
+        guard let data = FileManager.default.contents(atPath: ctx.services.configuration.openAPIPath) else {
+            throw APIError.notFound("openapi.yaml was not found next to the server.")
         }
-        r.add("GET", "/metrics", runs: .short, authenticated: false) { ctx in
-            let text = ctx.services.metrics.render(openConnections: ctx.services.connectionCount(),
-                                                   refusedConnections: ctx.services.refusedConnections.get([:]),
-                                                   parkedPolls: ctx.services.notifier.parked)
-            return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: text))
-        }
-        r.add("GET", "/openapi.yaml", runs: .short, authenticated: false) { ctx in
-            guard let data = FileManager.default.contents(atPath: ctx.services.configuration.openAPIPath) else {
-                throw APIError.notFound("openapi.yaml was not found next to the server.")
-            }
-            var h = HTTPHeaders()
-            h.set("Content-Type", openAPIContentType(accept: ctx.request.headers["Accept"]))
-            h.set("Vary", "Accept")
-            return .response(HTTPResponse(status: 200, headers: h, body: Array(data)))
-        }
+        var h = HTTPHeaders()
+        h.set("Content-Type", openAPIContentType(accept: ctx.request.headers["Accept"]))
+        h.set("Vary", "Accept")
+        return .response(HTTPResponse(status: 200, headers: h, body: Array(data)))
     }
 
     /// The document's type: `text/plain` when `Accept` names `text/plain` or `text/*` (with a

@@ -16,17 +16,6 @@ import LedgerModel
 /// - `DELETE …/participants/{accountId}`: the owner revoking a participant that is already
 ///   inactive answers 204 unchanged; an account never invited is 404.
 enum SharingRoutes {
-    static func register(_ r: inout Router) {
-        r.add("POST", "/v1/households/{id}/share", runs: .short, createShare)
-        r.add("GET", "/v1/households/{id}/share", runs: .short, getShare)
-        r.add("DELETE", "/v1/households/{id}/share", runs: .short, deleteShare)
-        r.add("POST", "/v1/households/{id}/share/participants", runs: .short, invite)
-        r.add("PATCH", "/v1/households/{id}/share/participants/{accountId}", runs: .short, patchParticipant)
-        r.add("DELETE", "/v1/households/{id}/share/participants/{accountId}", runs: .short, removeParticipant)
-        InvitationRoutes.register(&r)
-        BlockRoutes.register(&r)
-    }
-
     /// The permission member of a body: `readWrite` or `readOnly`.
     static func permission(_ b: inout JSONBody, required: Bool) -> Membership.Permission? {
         guard let raw = b.string("permission", required: required) else { return nil }

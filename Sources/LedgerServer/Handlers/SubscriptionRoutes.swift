@@ -5,15 +5,6 @@ import LedgerModel
 /// The owner's App Store subscription, the household's entitlement, and the signed
 /// entitlement token devices cache.
 enum SubscriptionRoutes {
-    static func register(_ r: inout Router) {
-        r.add("PUT", "/v1/households/{id}/subscription", runs: .worker, put)
-        r.add("GET", "/v1/households/{id}/subscription", runs: .worker, get)
-        r.add("DELETE", "/v1/households/{id}/subscription", runs: .worker, delete)
-        r.add("GET", "/v1/households/{id}/entitlement", runs: .worker, entitlement)
-        r.add("GET", "/v1/households/{id}/entitlement/token", runs: .worker, token)
-        r.add("GET", "/v1/entitlement-keys", runs: .short, authenticated: false, keys)
-    }
-
     /// The configured verifier; 503 without a bundle id. Asked only after the caller has
     /// passed authentication and the access check, so the 503 reveals nothing.
     static func service(_ ctx: RequestContext) throws -> SubscriptionService {

@@ -4,12 +4,6 @@ import LedgerModel
 
 /// The change feed (with long-poll), batch push and sync status.
 enum SyncRoutes {
-    static func register(_ r: inout Router) {
-        r.add("GET", "/v1/households/{id}/changes", runs: .worker, pull)
-        r.add("POST", "/v1/households/{id}/changes", runs: .worker, push)
-        r.add("GET", "/v1/households/{id}/sync-status", runs: .worker, status)
-    }
-
     /// Longest `wait`, in seconds.
     static let maxWait = 60
 
@@ -53,7 +47,7 @@ enum SyncRoutes {
         let household = try ctx.id("id")
         let limit = try ctx.limit()
         let list = "sync-status \(household)"
-        let after = try ctx.services.cursors.decodeDevice(ctx.request.queryValue("cursor"), list: list)
+        let after: DevicePosition? = try ctx.services.cursors.position(ctx.request.queryValue("cursor"), list: list)
         let report = try ctx.read { r in try r.syncStatus(household: household, account: c.accountId, after: after, limit: limit) }
         let next = report.next.map { ctx.services.cursors.encode(list: list, $0) }
         return ctx.json(200, report.json(household: household, nextCursor: next))

@@ -5,15 +5,6 @@ import HTTPServer
 
 /// Transactions: add/take, idempotent replays, paged history, reversal and undo-last.
 enum TransactionRoutes {
-    static func register(_ r: inout Router) {
-        r.add("POST", "/v1/households/{id}/children/{childId}/transactions", runs: .queuedWrite, create)
-        r.add("GET", "/v1/households/{id}/children/{childId}/transactions", runs: .short, listForChild)
-        r.add("GET", "/v1/households/{id}/transactions", runs: .short, listForHousehold)
-        r.add("GET", "/v1/households/{id}/transactions/{txId}", runs: .short, getOne)
-        r.add("POST", "/v1/households/{id}/transactions/{txId}/reversal", runs: .queuedWrite, reverse)
-        r.add("POST", "/v1/households/{id}/children/{childId}/undo-last", runs: .queuedWrite, undoLast)
-    }
-
     /// The answer to a write: 201 when saved, 200 for a record already there.
     /// The body is written in one pass (the bytes of
     /// `{"transaction": tx.json, "balanceCents": …}` serialized).
@@ -70,17 +61,11 @@ enum TransactionRoutes {
 
     static func page(_ ctx: RequestContext, household: String, child: String?) throws -> Reply {
         let c = try ctx.authenticate()
-        let limit = try ctx.limit()
-        let list = "transactions \(household)" + (child.map { " \($0)" } ?? "")
-        let cursors = ctx.services.cursors
-        let before = try cursors.decode(ctx.request.queryValue("cursor"), list: list)
-        let page = try ctx.read { r in
+        return try ctx.list("transactions \(household)" + (child.map { " \($0)" } ?? ""), read: { r, before, limit in
             _ = try r.membership(household: household, account: c.accountId, need: .read)
             if let child, try r.child(household: household, id: child) == nil { throw LedgerStorageError.childNotFound }
             return try r.transactions(household: household, child: child, before: before, limit: limit)
-        }
-        return ctx.json(200, .object(["items": .array(page.items.map(\.json)),
-                                      "nextCursor": page.next.map { .string(cursors.encode(list: list, [$0])) } ?? .null]))
+        }, item: \.json)
     }
 
     static func getOne(_ ctx: RequestContext) throws -> Reply {

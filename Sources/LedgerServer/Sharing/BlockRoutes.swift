@@ -7,20 +7,12 @@ import LedgerModel
 /// inviter cannot tell. Each caller sees and lifts only their own blocks: anyone else's
 /// is 404, as is an account the caller has not blocked.
 enum BlockRoutes {
-    static func register(_ r: inout Router) {
-        r.add("GET", "/v1/blocks", runs: .short, list)
-        r.add("DELETE", "/v1/blocks/{accountId}", runs: .short, lift)
-    }
-
     /// The caller's blocks, newest first, paged like every list.
     static func list(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
-        let limit = try ctx.limit()
-        let list = "blocks \(c.accountId)"
-        let before = try ctx.services.cursors.decodeTimeAndId(ctx.request.queryValue("cursor"), list: list)
-        let page = try ctx.read { r in try r.blocks(account: c.accountId, before: before, limit: limit) }
-        let next = page.next.map { ctx.services.cursors.encode(list: list, $0) }
-        return ctx.json(200, .object(["items": .array(page.items.map(\.json)), "nextCursor": next.map { .string($0) } ?? .null]))
+        return try ctx.list("blocks \(c.accountId)", read: { r, before, limit in
+            try r.blocks(account: c.accountId, before: before, limit: limit)
+        }, item: \.json)
     }
 
     /// Lifts the caller's block of `accountId`: its invitations are accepted again.

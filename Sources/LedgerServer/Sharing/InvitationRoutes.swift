@@ -6,23 +6,12 @@ import LedgerModel
 /// ids reveal nothing. Superseded ids (the participant was revoked, left, or invited again)
 /// are 404 as well.
 enum InvitationRoutes {
-    static func register(_ r: inout Router) {
-        r.add("GET", "/v1/invitations", runs: .short, list)
-        r.add("POST", "/v1/invitations/{invitationId}/accept", runs: .short, accept)
-        r.add("POST", "/v1/invitations/{invitationId}/decline", runs: .short, decline)
-    }
-
     /// The caller's pending invitations, newest first, paged like every list.
     static func list(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
-        let limit = try ctx.limit()
-        let list = "invitations \(c.accountId)"
-        // The position is the last answered invitation's (invitation time, row order).
-        let after = try ctx.services.cursors.decode(ctx.request.queryValue("cursor"), list: list, count: 2)
-            .map { InvitationPosition(invitedAt: $0[0], order: $0[1]) }
-        let page = try ctx.read { r in try r.pendingInvitations(account: c.accountId, after: after, limit: limit) }
-        let next = page.next.map { ctx.services.cursors.encode(list: list, [$0.invitedAt, $0.order]) }
-        return ctx.json(200, .object(["items": .array(page.items.map(\.json)), "nextCursor": next.map { .string($0) } ?? .null]))
+        return try ctx.list("invitations \(c.accountId)", read: { r, after, limit in
+            try r.pendingInvitations(account: c.accountId, after: after, limit: limit)
+        }, item: \.json)
     }
 
     static func accept(_ ctx: RequestContext) throws -> Reply {
