@@ -16,23 +16,17 @@ public struct LedgerAppConfiguration: Sendable {
     /// use them. Default 16.
     public var databaseConnections: Int = 16
     /// SQLite: how much of the database file each read connection maps into memory
-    /// (`PRAGMA mmap_size`; SQLite caps it at 2 GiB). Every commit — a pull records its
-    /// time, a durable write — makes the next read start with an empty page cache, so a
-    /// feed page read its pages again one `pread` each (about 80 system calls per page of
-    /// 500 records); mapped, they are plain memory reads. The catch, as SQLite documents:
-    /// an I/O error on a mapped page ends the process with SIGBUS instead of an error
-    /// answer. 0 reads through `pread` only. Default 2 GiB.
+    /// (`PRAGMA mmap_size`; SQLite caps it at 2 GiB), so that reads after a commit are
+    /// memory reads, not a `pread` per page. The catch, as SQLite documents: an I/O error on
+    /// a mapped page ends the process with SIGBUS instead of an error answer. 0 reads
+    /// through `pread` only. Default 2 GiB.
     public var readerMmapBytes: Int = 2 << 30
-    /// SQLite: the writer connection's page cache (`PRAGMA cache_size`). Default 32 MiB
-    /// (SQLite's own default is 2 MiB). It was 128 MiB while the id index was a B-tree
-    /// whose random leaves each new transaction rewrote; since that index lives in memory
-    /// (schema version 8) a write touches the ends of the ledger's indexes and a few rows,
-    /// and 32 MiB did as well as 128 (per-thread bench on 1.5 M transactions, two pairs:
-    /// 28.3 / 28.2 against 29.0 / 30.3 µs per durable POST). At least 64 KiB is used.
+    /// SQLite: the writer connection's page cache (`PRAGMA cache_size`), enough for the
+    /// pages every write touches. Default 32 MiB (SQLite's own default is 2 MiB). At least
+    /// 64 KiB is used.
     public var writerCacheBytes: Int = 32 << 20
     /// SQLite: which CPUs the writer thread runs on (`WriterCPU`). Default `.any`: wherever
-    /// the scheduler puts it (`.auto` gained in one bench and not in the other, see
-    /// docs/performance.md).
+    /// the scheduler puts it.
     public var writerCPU: WriterCPU = .any
     public var http: HTTPServerConfiguration
     /// Default `.open`.

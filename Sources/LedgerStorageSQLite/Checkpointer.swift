@@ -16,18 +16,14 @@ import Synchronization
 final class Checkpointer: Sendable {
     /// Seconds between checkpoints while writes continue. Default 1: each checkpoint
     /// copies a page once however often it changed since the last one, so the hot pages of
-    /// a busy ledger (the newest leaf of each append-only index) and the leaves of the
-    /// random-key id index that several inserts hit are copied less often. Measured with
-    /// durable POSTs at full speed (64 connections): 2,161 bytes copied per request every
-    /// 0.2 s, 1,016 every second. Readers skip the frames already copied, and the log
-    /// starts over at `restartFrames` either way.
+    /// a busy ledger are copied less often (docs/performance.md). Readers skip the frames
+    /// already copied, and the log starts over at `restartFrames` either way.
     let interval: Double
     /// WAL frames after which the writer restarts the log. Default 65,536 (256 MiB of 4 KiB
-    /// pages, about 1.5 s of sustained writes at full speed). A restart stalls the writer while it
-    /// copies the last frames and fsyncs the database file (median 5–7 ms, at most 10 ms in
-    /// the benchmark once `prepareRestart` has done the bulk of it), so it should be rare; the log
-    /// file keeps its largest size until the server stops (TRUNCATE) — when writes pause,
-    /// the log is reused from its start without a restart.
+    /// pages). A restart stalls the writer while it copies the last frames and fsyncs the
+    /// database file, so it should be rare; the log file keeps its largest size until the
+    /// server stops (TRUNCATE) — when writes pause, the log is reused from its start
+    /// without a restart.
     let restartFrames: Int
 
     private struct State {
@@ -92,14 +88,11 @@ final class Checkpointer: Sendable {
     /// Does here, beside the writer, most of what the writer's RESTART would otherwise do
     /// while commits wait. Under continuous writes a PASSIVE pass never reaches the end of
     /// the log, and SQLite fsyncs the database file only when a pass does: the pages copied
-    /// since the last restart are still unsynced, and the RESTART had to fsync all of them
-    /// (15–50 ms at 500,000 transactions in the benchmark, growing with the database). So:
-    /// fsync the database file now, then copy what was committed meanwhile and fsync again,
-    /// pass after pass while a pass still finds many new frames (each pass is shorter than
-    /// the one before: it copies what came in during it), so the RESTART is left only the
-    /// frames of the last short pass. One pass was not enough: the first fsync and copy take
-    /// long enough (about 100 ms under full load) that the writer's RESTART still copied
-    /// about 6,000 pages and stalled every write for 16–27 ms.
+    /// since the last restart are still unsynced, and the RESTART had to fsync all of them.
+    /// So: fsync the database file now, then copy what was committed meanwhile and fsync
+    /// again, pass after pass while a pass still finds many new frames (each pass is
+    /// shorter than the one before: it copies what came in during it), so the RESTART is
+    /// left only the frames of the last short pass (docs/performance.md).
     private func prepareRestart(copied: Int) {
         try? db.syncDatabaseFile()
         lastPrepare = Checkpointer.preparePasses(from: copied) {

@@ -2,7 +2,7 @@
 ///
 /// The writer looks a household's id up in several dictionaries per write (its change
 /// sequence, its ledger key, its access records, the id index), and hashing a 36-byte id
-/// costs several hundred instructions each time. A `HashedKey` carries the string's own
+/// each time costs more than the lookup. A `HashedKey` carries the string's own
 /// seeded hash (`hashValue`, so keys chosen by clients do not collide any more than
 /// strings do), and a dictionary keyed by it hashes one word. `KeyMemo` hands out the same
 /// key again while the same id comes back, as it does through the statements of one write.
@@ -23,8 +23,7 @@ struct HashedKey: Hashable, Sendable {
 /// hash. The key keeps the first of the equal strings (the one the dictionaries hold, so
 /// their lookups compare a string with itself); the last one asked for is kept apart
 /// (`asked`): a write names its household by one string through all its statements, and
-/// comparing a string with itself reads no bytes, where two equal 36-byte ids in
-/// different storage took about 250 instructions, six times a write.
+/// comparing a string with itself reads no bytes.
 struct KeyMemo {
     private var last: HashedKey?
     /// The string last asked for: equal to `last`'s, not always the same stored string.

@@ -217,8 +217,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
                 return guess + 1
             }
         }
-        // An UPDATE and a SELECT rather than UPDATE … RETURNING: RETURNING gathers its rows
-        // in an ephemeral table, opened and closed on every call (a few µs on the writer).
+        // An UPDATE and a SELECT: UPDATE … RETURNING costs an ephemeral table per call.
         try db.run("UPDATE households SET seq = seq + 1 WHERE id = ?", [.text(household)])
         guard db.changes == 1, let row = try db.queryOne("SELECT seq FROM households WHERE id = ?", [.text(household)]) else {
             throw LedgerStorageError.householdNotFound
@@ -253,7 +252,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func deleteHousehold(id: String) throws {
         try db.run("DELETE FROM device_sync WHERE household_id = ?", [.text(id)])
-        // The ledger has no foreign key to cascade along (schema version 6).
+        // The ledger has no foreign key to cascade along.
         try db.run("DELETE FROM transactions WHERE household_key = \(Schema.ledgerKey(1))", [.text(id)])
         try db.run("DELETE FROM households WHERE id = ?", [.text(id)])
         effects.touched.insert(id)
@@ -316,7 +315,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     /// The household's newest `count` rows below `below`, newest first. The household has no
-    /// index of its own (schema version 9): each child's rows come from the child index,
+    /// index of its own: each child's rows come from the child index,
     /// and once `count` rows are held the next child is read only above the oldest of
     /// them, so a page reads its rows and at most `count` more per child. Every row of a
     /// ledger names a child of its household (`check` says so), and children are never
@@ -381,8 +380,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// (for its ledger key, unless given), which seqs and balances held back for the batch
     /// leave as it is.
     private func insertRow(_ t: LedgerTransaction, key: TransactionKeys.Key, seq: Int64, ledgerKey: Int64?) throws {
-        // Bound one by one: an array of twelve values cost more to build and destroy than
-        // the binding itself.
+        // Bound one by one: an array of the values costs more than the binding.
         try connection.run(Self.insertSQL[ledgerKey == nil ? 0 : 1]) { b in
             try b.text(t.id)
             if let ledgerKey { try b.integer(ledgerKey) } else { try b.text(t.householdId) }

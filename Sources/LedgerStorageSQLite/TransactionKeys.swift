@@ -4,17 +4,10 @@ import LedgerModel
 import SQLiteKit
 import Synchronization
 
-/// The SQLite ledger's id index, held in memory instead of in the database (schema
-/// version 8): for each household, a transaction's key (`reversal_id`, the id its reversal
-/// takes) → its row number.
-///
-/// Why: the keys are SHA-1 values, random even when ids are not, so in a B-tree each new
-/// transaction landed on a leaf of its own. A group commit of thirty POSTs wrote thirty of
-/// those leaves to the WAL, synced them, and the checkpointer copied them back: on a
-/// ledger of 1.5 million transactions most of the difference between a durable POST and
-/// one with fsync disabled (measured: 37.1 against 31.1 µs of server CPU per POST with
-/// the index's inserts made sequential, and 0.83 against 0.91 of the no-fsync
-/// throughput). Here an insert is a dictionary entry.
+/// The SQLite ledger's id index, held in memory instead of in the database: for each
+/// household, a transaction's key (`reversal_id`, the id its reversal takes) → its row
+/// number. The keys are random, so in a B-tree each insert rewrote a leaf of its own in
+/// every group commit; here an insert is a dictionary entry (docs/performance.md).
 ///
 /// It is an index, not the truth: every entry found is checked against its row (row
 /// number, household and key, in the caller's own snapshot), so an entry left behind by a
@@ -25,10 +18,7 @@ import Synchronization
 /// it, before its batch commits. Entries are never removed while the server runs (a
 /// deleted household's stay, reading as absent, until the next start).
 ///
-/// Memory: a 16-byte key and an 8-byte row number per transaction, in dictionaries at
-/// most three quarters full: about 35 bytes each (measured on 1.5 million: 79 MB resident
-/// after start against 27 MB without the index). Loading them takes about 0.75 s per
-/// million at start (logged as `indexed` when it takes a second or more).
+/// Memory: about 35 bytes a transaction; loading takes about 0.75 s per million at start.
 package final class TransactionKeys: Sendable {
     /// A stored key: a UUID's 16 bytes (every key since version 7 but those of ids that
     /// are not UUIDs), or the text key of an id that is not one.
@@ -102,13 +92,9 @@ package final class TransactionKeys: Sendable {
 
     /// A household's UUID keys: one dictionary while it is small, then 64, by six random
     /// bits of the key (the last byte's; the first bytes of each word carry the UUID's
-    /// version and variant). A dictionary that fills up is rebuilt at twice its size,
-    /// every entry rehashed and moved, while the writer holds the index's lock (readers'
-    /// lookups wait on it): in one dictionary, the insert that grew a ledger past three
-    /// million keys took 0.76 s here (a loop inserting four million random keys); split
-    /// in 64, the longest insert took 5.5 ms and the whole loop half the time. Small
-    /// households keep one dictionary (64 would cost them several times the memory);
-    /// the split, at `splitAt` keys, moves each key once.
+    /// version and variant), so that growing a dictionary, which rehashes it under the
+    /// index's lock, never stalls the writer long. The split, at `splitAt` keys, moves each
+    /// key once.
     struct UUIDShards {
         static let count = 64
         static let splitAt = 32_768

@@ -12,10 +12,8 @@ import SystemKit
 /// completion only hands the outcome on (to a connection's event loop, which builds the
 /// answer) has it called by the writer itself, one thread hop fewer.
 package final class WriteQueue: Sendable {
-    /// What a job runs and how it is answered, as one object. A write built of closures
-    /// (its work, its answer, the slot its value waits in between, and a layer of each for
-    /// every hand-over) was half a dozen allocations, every one freed on the writer thread
-    /// when its batch was done.
+    /// What a job runs and how it is answered, as one object: one allocation per write, not
+    /// one per closure and hand-over.
     protocol Task: AnyObject {
         /// Runs on the writer, inside the batch's transaction (again, if the batch runs a
         /// second time with savepoints).

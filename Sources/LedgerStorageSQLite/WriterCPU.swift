@@ -13,11 +13,9 @@ import SystemKit
 /// completion queue (a virtio disk with one queue, as small VMs have) takes all of those
 /// interrupts on one CPU; a writer running on another CPU is then woken across CPUs twice
 /// per commit, and in a VM each such wake-up is a VM exit on both sides. Kept on the CPU
-/// that takes the interrupts, the wake-up stays local. Measured on a 2-core VM whose disk
-/// interrupts all go to CPU 1 (docs/performance.md): 6 % more durable POSTs on a fresh
-/// ledger (`bench/cpu-per-thread.sh 12s 64 post`, four pairs), none in the whole bench on
-/// a ledger of 3.5 million (`bench/cpu-per-request.sh`, four pairs); so `.any` is the
-/// default and `.auto` a choice to measure on one's own machine.
+/// that takes the interrupts, the wake-up stays local. It gained in one bench and not in
+/// another (docs/performance.md), so `.any` is the default and `.auto` a choice to measure
+/// on one's own machine.
 public enum WriterCPU: Equatable, Sendable {
     /// On the CPUs that take the data disk's completion interrupts when those are some but
     /// not all of the CPUs the process may use; anywhere when they are all of them (a disk

@@ -7,7 +7,7 @@ import SQLiteKit
 /// - The two rows nearly every ledger write changes, its household's change sequence and
 ///   its child's balance, are held in memory for the current group commit and written
 ///   once each, before COMMIT, instead of once per request. In a batch of thirty POSTs to
-///   one child that is two UPDATEs instead of sixty (each about 12,000 instructions).
+///   one child that is two UPDATEs instead of sixty.
 /// - The access records (a household's owner and a caller's participation) the writer
 ///   read are remembered while nothing else is written: a stream of POSTs by the same
 ///   parent checks its access once. The household's ledger key, read with them, is kept
@@ -52,8 +52,7 @@ final class WriterRowState: WriteQueue.BatchState, @unchecked Sendable {
         init(key: HashedKey) { self.key = key }
     }
 
-    // Used by the writer thread alone, one access at a time: no run-time exclusivity checks
-    // (each cost about a hundred instructions, a few per write).
+    // Used by the writer thread alone, one access at a time: no run-time exclusivity checks.
 
     /// The last household's and child's keys (a write names the same ones in each call).
     @exclusivity(unchecked) private var householdKeys = KeyMemo()

@@ -44,9 +44,8 @@ final class ReadCache: Sendable {
         var responses: [String: Entry<HTTPResponse>] = [:]
     }
     /// Guards `storage`. Taken by every request that authenticates or reads a cached
-    /// answer, on PostgreSQL from many request threads: a plain mutex, for `Locked`'s
-    /// reason, held here directly (`Locked.withLock` called from another module runs
-    /// unspecialised: the child list measured 29,588 instructions through it, 29,440 so).
+    /// answer, on PostgreSQL from many request threads: a plain mutex, held here directly
+    /// (`Locked.withLock` called from another module runs unspecialised).
     private let lock = NSLock()
     @exclusivity(unchecked) nonisolated(unsafe) private var storage = State()
 
@@ -111,8 +110,7 @@ final class ReadCache: Sendable {
     }
 
     /// The key of a cached response: `kind` and three parts, a space between each, written
-    /// once into a string of its exact size (an interpolated string grows piece by piece:
-    /// about 2,400 instructions per authenticated child list, this a few hundred).
+    /// once into a string of its exact size (an interpolated string grows piece by piece).
     static func key(_ kind: StaticString, _ a: String, _ b: String, _ c: String) -> String {
         String(writing: kind.utf8CodeUnitCount + a.utf8.count + b.utf8.count + c.utf8.count + 3) { w in
             w.put(literal: kind)
