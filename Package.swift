@@ -28,7 +28,10 @@ let package = Package(
                        providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
 
         // Libraries.
-        .target(name: "LedgerModel"),
+        // Byte-writing helpers (`ByteWriter`, `Array.append(literal:)`): no dependencies, so
+        // the HTTP layer can share them without knowing the ledger.
+        .target(name: "ByteWriting"),
+        .target(name: "LedgerModel", dependencies: ["ByteWriting"]),
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
         // Server-only storage (the coalescing WAL VFS, database-file syncs): never in the
         // device SDK's dependencies (scripts/check-portability.sh checks it).
@@ -36,7 +39,7 @@ let package = Package(
         .target(name: "GzipKit", dependencies: ["CZlib"]),
         // Empty unless the Postgres trait is on (its sources are inside `#if Postgres`).
         .target(name: "PostgresKit", dependencies: ["LedgerModel", .target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
-        .target(name: "HTTPServer", dependencies: ["GzipKit", "LedgerModel"]),
+        .target(name: "HTTPServer", dependencies: ["GzipKit", "ByteWriting", "LedgerModel"]),
         .target(name: "StoreKitJWS", dependencies: ["COpenSSL"]),
         .target(name: "LedgerServer",
                 dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
