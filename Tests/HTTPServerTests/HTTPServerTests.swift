@@ -44,7 +44,7 @@ final class HTTPServerTests: XCTestCase {
             XCTAssertEqual(r.text, "/k\(i):")
             XCTAssertNil(r.header("Connection"))
             XCTAssertNotNil(r.header("Date"))
-            XCTAssertEqual(r.header("Server"), "kidledger")
+            XCTAssertEqual(r.header("Server"), "HTTPServer")
         }
         XCTAssertEqual(server.openConnections, 1)
     }

@@ -35,13 +35,15 @@ final class ProblemBodyTests: XCTestCase {
         XCTAssertEqual(String(decoding: r.body, as: UTF8.self), #"{"type":"urn:kidledger:validation_failed","title":"Unprocessable Content","status":422,"detail":"The request has invalid fields: a, b.","code":"validation_failed","fields":{"a":"is worse","b":"is bad"},"retryAfter":3}"#)
     }
 
-    /// The server built by `LedgerApp` types the HTTP layer's own refusals as the API's problems.
+    /// The server built by `LedgerApp` types the HTTP layer's own refusals as the API's
+    /// problems, and names itself.
     func testHTTPLayerProblemsHaveTheAPIsTypes() throws {
         let server = try TestServer()
         defer { server.stop() }
         let r = server.call("POST", "/v1/accounts", rawBody: Data("{}".utf8),
                             headers: ["Content-Type": "application/json", "Content-Encoding": "br"])
         XCTAssertEqual(r.status, 415)
+        XCTAssertEqual(r.header("Server"), "kidledger")
         XCTAssertEqual(String(decoding: r.body, as: UTF8.self), #"{"type":"urn:kidledger:unsupported_media_type","title":"Unsupported Media Type","status":415,"detail":"Content-Encoding br is not supported; send gzip or identity.","code":"unsupported_media_type"}"#)
     }
 }
