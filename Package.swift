@@ -28,7 +28,10 @@ let package = Package(
                        providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
 
         // Libraries.
-        .target(name: "LedgerModel"),
+        // Byte-writing helpers (`ByteWriter`, `Array.append(literal:)`): no dependencies, so
+        // the HTTP layer can share them without knowing the ledger.
+        .target(name: "ByteWriting"),
+        .target(name: "LedgerModel", dependencies: ["ByteWriting"]),
         .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
         // Server-only storage (the coalescing WAL VFS, database-file syncs): never in the
         // device SDK's dependencies (scripts/check-portability.sh checks it).
@@ -36,7 +39,8 @@ let package = Package(
         .target(name: "GzipKit", dependencies: ["CZlib"]),
         // Empty unless the Postgres trait is on (its sources are inside `#if Postgres`).
         .target(name: "PostgresKit", dependencies: ["LedgerModel", .target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
-        .target(name: "HTTPServer", dependencies: ["GzipKit", "LedgerModel"]),
+        // Knows no application: depends on no ledger target (HTTPServerTests checks its imports).
+        .target(name: "HTTPServer", dependencies: ["GzipKit", "ByteWriting"]),
         .target(name: "StoreKitJWS", dependencies: ["COpenSSL"]),
         .target(name: "LedgerServer",
                 dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
@@ -59,7 +63,7 @@ let package = Package(
         .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "SQLiteServerKit"]),
         .testTarget(name: "PostgresKitTests",
                     dependencies: [.target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit", "LedgerModel"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit"]),
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer",
                                                              .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),

@@ -36,6 +36,7 @@ public final class LedgerApp: Sendable {
                                 entitlementKeys: try EntitlementKeys(dataDirectory: configuration.dataDirectory))
         self.services = services
         var http = configuration.http
+        http.problemTypePrefix = Problem.typePrefix
         let accessLines = logger.accessLines
         http.accessLog = { entry in
             let route = entry.routeLabel ?? "unmatched"

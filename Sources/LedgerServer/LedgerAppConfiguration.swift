@@ -96,6 +96,7 @@ public struct LedgerAppConfiguration: Sendable {
     public init(dataDirectory: String = "./data", host: String = "127.0.0.1", port: Int = 8080) {
         self.dataDirectory = dataDirectory
         var http = HTTPServerConfiguration()
+        http.serverName = "kidledger"
         http.host = host
         http.port = port
         self.http = http
