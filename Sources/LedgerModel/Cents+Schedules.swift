@@ -4,7 +4,7 @@ extension Cents {
     /// `amountCents` shared across pots by `percents`, in whole cents, in the order given:
     /// each pot gets `amountCents × percent / 100` rounded toward zero, and what rounding
     /// leaves over goes to the first pot, so the shares always add up to `amountCents` exactly
-    /// and all have its sign. 1.00 by 33/33/34 is 34, 33, 34 cents.
+    /// and all have its sign. 0.10 by 33/33/34 % is 4, 3 and 3 cents.
     ///
     /// Throws when `percents` is empty, names a pot twice, has a percent outside 1…100, or
     /// does not add up to 100. A share can be 0 (1 % of 50 cents): write no transaction for it.

@@ -17,9 +17,11 @@
 /// - **Edits** (`edited(to:atMs:backPay:)`) take effect at their instant E. First every
 ///   payable date due at E is settled under the previous terms: paid with them, or — if the
 ///   schedule was paused — held for the resume to decide. The new terms then pay from their
-///   first date due after E (`termsFrom`): dates that only the new terms make due before E
-///   (a new first date, cadence or zone, a later end date) are not paid, unless the edit
-///   asks for back pay.
+///   first date not yet due at E on the previous zone's clocks (`termsFrom`): dates that only
+///   the new terms make due before E (a new first date or cadence, a later end date) are not
+///   paid unless the edit asks for back pay, and a new zone alone neither skips a date nor
+///   pays one twice (a date not yet due in the old zone but already due in the new one is
+///   paid by the next plan).
 /// - **Pause.** Pausing is an edit: what is due is paid first. While paused nothing is paid;
 ///   dates falling due are *held*. Resuming without back pay skips them (`lastSettled` moves
 ///   to the last one); with back pay they are paid at the resume with the new terms — on the
@@ -61,9 +63,10 @@ public struct ScheduleState: Hashable, Sendable, Codable {
     /// The calendar now in force.
     public var terms: ScheduleTerms
     /// The first date the current terms may pay, "the next unpaid period" of the last edit:
-    /// `terms.firstDate` at creation; after an edit of a running schedule, the first date due
-    /// after it; unchanged by an edit that asks for back pay or leaves the schedule paused,
-    /// unless that edit changes the calendar (then the new first date).
+    /// `terms.firstDate` at creation; after an edit of a running schedule, the first date not
+    /// yet due at the edit (on the previous zone's clocks); unchanged by an edit that asks for
+    /// back pay or leaves the schedule paused, unless that edit changes the calendar (then
+    /// the new first date).
     public var termsFrom: LocalDate
     /// The latest due date paid, skipped or dropped; nil before the first.
     public var lastSettled: LocalDate?
@@ -91,6 +94,7 @@ public struct ScheduleState: Hashable, Sendable, Codable {
     /// oldest first, at most `cap` (default `maxPeriods`). Pay them, then store
     /// `settled(by:)`. While paused: nothing, and the count of held dates.
     public func plan(atMs instantMs: Int64, cap: Int = maxPeriods) -> SchedulePlan {
+        guard payableFrom != nil else { return SchedulePlan() }
         let due = payable(atMs: instantMs)
         if terms.paused { return SchedulePlan(held: due.count) }
         let count = Swift.min(due.count, Swift.max(0, cap))
@@ -149,9 +153,10 @@ public struct ScheduleState: Hashable, Sendable, Codable {
                 next.lastSettled = terms.recurrence.date(at: due.upperBound - 1)
             }
             // Whatever else changed (the calendar, a later end date), the new terms pay only
-            // what falls due after the edit.
+            // what was not yet due at the edit, on the clocks the schedule had then: a new
+            // zone alone neither skips a date nor pays one twice.
             let recurrence = newTerms.recurrence
-            next.termsFrom = recurrence.date(at: recurrence.dueCount(atMs: instantMs, in: newTerms.timeZone)) ?? .max
+            next.termsFrom = recurrence.date(at: recurrence.dueCount(atMs: instantMs, in: terms.timeZone)) ?? .max
         }
         change.state = next
         return change
