@@ -3,7 +3,7 @@
 /// A pure value: every function takes the instant it runs at, and the server and each
 /// device, given the same state and instant, pay the same dates.
 ///
-/// The rules, where the issue leaves them open:
+/// The rules:
 /// - **Due.** Date D is due at its first instant in the schedule's zone
 ///   (`ScheduleTerms.dueInstantMs`), never earlier. A plan at instant T pays every payable
 ///   date due at T, oldest first, at most `maxPeriods` (366); the rest are *deferred*, paid by
@@ -40,18 +40,18 @@
 /// A weekly allowance of 5.00 from Friday 2026-12-04 in Europe/Zurich (UTC+1 in winter),
 /// created on 2026-12-01 and paid by a payer that runs every day at 07:00 local time:
 ///
-/// | when (Zurich)        | what happens                                      | pays                   |
-/// |----------------------|---------------------------------------------------|------------------------|
-/// | Tue 2026-12-01 09:00 | created; the first date is ahead: nothing due     | —                      |
-/// | Fri 2026-12-04 07:00 | 2026-12-04 was due at 2026-12-03T23:00:00.000Z    | 5.00 for 2026-12-04    |
-/// | Fri 2026-12-11 07:00 |                                                   | 5.00 for 2026-12-11    |
-/// | Fri 2026-12-18 07:00 |                                                   | 5.00 for 2026-12-18    |
-/// | Sun 2026-12-20 18:00 | paused (nothing unpaid to settle)                 | —                      |
-/// | Fri 2026-12-25 07:00 | 2026-12-25 held                                   | —                      |
-/// | Fri 2027-01-01 07:00 | 2027-01-01 held (2 held)                          | —                      |
-/// | Sun 2027-01-03 18:00 | resumed and edited to 6.00, no back pay: 2 skipped | —                     |
-/// | Fri 2027-01-08 07:00 |                                                   | 6.00 for 2027-01-08    |
-/// | Fri 2027-01-15 07:00 |                                                   | 6.00 for 2027-01-15    |
+/// | when (Zurich)        | what happens                                       | pays                |
+/// |----------------------|----------------------------------------------------|---------------------|
+/// | Tue 2026-12-01 09:00 | created; the first date is ahead: nothing due      | —                   |
+/// | Fri 2026-12-04 07:00 | 2026-12-04 was due at 2026-12-03T23:00:00.000Z     | 5.00 for 2026-12-04 |
+/// | Fri 2026-12-11 07:00 |                                                    | 5.00 for 2026-12-11 |
+/// | Fri 2026-12-18 07:00 |                                                    | 5.00 for 2026-12-18 |
+/// | Sun 2026-12-20 18:00 | paused (nothing unpaid to settle)                  | —                   |
+/// | Fri 2026-12-25 07:00 | 2026-12-25 held                                    | —                   |
+/// | Fri 2027-01-01 07:00 | 2027-01-01 held (2 held)                           | —                   |
+/// | Sun 2027-01-03 18:00 | resumed and edited to 6.00, no back pay: 2 skipped | —                   |
+/// | Fri 2027-01-08 07:00 |                                                    | 6.00 for 2027-01-08 |
+/// | Fri 2027-01-15 07:00 |                                                    | 6.00 for 2027-01-15 |
 ///
 /// 27.00 in all. Had the resume asked for back pay, it would have paid 6.00 each for
 /// 2026-12-25 and 2027-01-01 at once (39.00 by 2027-01-15). The payment for 2026-12-04 of
