@@ -8,8 +8,9 @@ import Foundation
 /// and made of ASCII letters, digits, `_`, `-`, `+` and `.`, and known to Foundation's
 /// `TimeZone(identifier:)`. Abbreviations and offsets (`PST`, `EST`, `CET`, `GMT+2`) are
 /// refused even where Foundation knows them: they are not zones in every tz database, and
-/// Foundation resolves some of them differently across platforms (`EST` is a fixed −05:00 in
-/// the tz database but New York's rules on Apple's platforms).
+/// some platforms' Foundation looks them up in an abbreviation table first, where `EST` can
+/// mean New York's rules instead of the tz database's fixed −05:00 — server and device would
+/// then disagree.
 ///
 /// Instants depend on the tz database of the machine; the dates and the payment ids do not.
 /// Equal (and hashed) by name; encoded (`Codable`) as the name.
