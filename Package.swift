@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "PostgresKit", dependencies: ["LedgerModel", .target(name: "CLibPQ", condition: .when(traits: ["Postgres"]))]),
         .target(name: "HTTPServer", dependencies: ["GzipKit", "LedgerModel"]),
         .target(name: "StoreKitJWS", dependencies: ["COpenSSL"]),
+        // OpenID Connect ID tokens (Sign in with Apple, operators' providers): key sets, verification.
+        .target(name: "IDTokenKit", dependencies: ["LedgerModel", "StoreKitJWS", "COpenSSL"]),
         .target(name: "LedgerServer",
                 dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
                                .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
@@ -45,6 +47,8 @@ let package = Package(
         // Fakes for tests of LedgerClient and of apps: in-memory and fault-injecting
         // transports, a seeded generator. Not part of the library.
         .target(name: "LedgerClientTesting", dependencies: ["LedgerClient", "LedgerModel"]),
+        // Keys made in process and tokens signed with them, for IDTokenKit's tests and tools.
+        .target(name: "IDTokenKitTesting", dependencies: ["LedgerModel", "StoreKitJWS", "COpenSSL"]),
 
         // Executables: argument parsing and wiring only.
         .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer"]),
@@ -61,6 +65,7 @@ let package = Package(
                     dependencies: [.target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit", "LedgerModel"]),
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
+        .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit", "IDTokenKitTesting", "LedgerModel", "StoreKitJWS"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer",
                                                              .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer"]),
