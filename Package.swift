@@ -57,6 +57,8 @@ let package = Package(
         .executableTarget(name: "ledger-app-example", dependencies: ["LedgerClient"], path: "Examples/LedgerAppExample"),
         // bench/propagation.sh: a change on one device reaching another's snapshots() stream.
         .executableTarget(name: "ledger-propagation-bench", dependencies: ["LedgerClient"], path: "bench/propagation"),
+        // bench/idtoken.sh: CPU per ID token verification, accepted and refused.
+        .executableTarget(name: "idtoken-bench", dependencies: ["IDTokenKit", "IDTokenKitTesting", "LedgerModel"], path: "bench/idtoken"),
 
         // Tests.
         .testTarget(name: "LedgerModelTests", dependencies: ["LedgerModel"]),
