@@ -53,6 +53,8 @@ let package = Package(
         // Executables: argument parsing and wiring only.
         .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer"]),
         .executableTarget(name: "kidledger", dependencies: ["LedgerClient"]),
+        // IDTokenKit's verdicts on a file of tokens, for scripts/jwt-peer.sh.
+        .executableTarget(name: "idtoken-check", dependencies: ["IDTokenKit", "LedgerModel"]),
         // An app-like program written against CLIENT_API.md only (run by LedgerExampleTests).
         .executableTarget(name: "ledger-app-example", dependencies: ["LedgerClient"], path: "Examples/LedgerAppExample"),
         // bench/propagation.sh: a change on one device reaching another's snapshots() stream.
