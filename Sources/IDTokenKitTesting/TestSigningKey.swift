@@ -25,6 +25,32 @@ public final class TestSigningKey: @unchecked Sendable {
 
     deinit { EVP_PKEY_free(key) }
 
+    /// A key read from PEM (PKCS#8 `PRIVATE KEY`, or the traditional RSA/EC forms): RSA for
+    /// RS256, P-256 for ES256.
+    public convenience init(privateKeyPEM: String, keyID: String) throws {
+        let pem = Array(privateKeyPEM.utf8)
+        let key: OpaquePointer? = pem.withUnsafeBytes { buffer in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        }
+        guard let key else { throw OpenSSLError("cannot read the PEM private key") }
+        switch EVP_PKEY_get_base_id(key) {
+        case EVP_PKEY_RSA: self.init(key: key, keyID: keyID, algorithm: "RS256")
+        case EVP_PKEY_EC where Self.groupName(key) == "prime256v1": self.init(key: key, keyID: keyID, algorithm: "ES256")
+        default:
+            EVP_PKEY_free(key)
+            throw OpenSSLError("the key is neither RSA nor P-256")
+        }
+    }
+
+    private static func groupName(_ key: OpaquePointer) -> String {
+        var name = [CChar](repeating: 0, count: 64)
+        var length = 0
+        guard EVP_PKEY_get_group_name(key, &name, name.count, &length) == 1 else { return "" }
+        return String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// A new RSA key of `bits` bits (default 2048), exponent 65537.
     public static func rsa(bits: Int = 2048, keyID: String) throws -> TestSigningKey {
         try generate(EVP_PKEY_RSA, keyID: keyID, algorithm: "RS256") { EVP_PKEY_CTX_set_rsa_keygen_bits($0, Int32(bits)) }

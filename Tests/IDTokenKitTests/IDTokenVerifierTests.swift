@@ -46,6 +46,25 @@ final class IDTokenVerifierTests: XCTestCase {
         XCTAssertEqual(fetcher.count, 1, "the key set is fetched once and cached")
     }
 
+    func testOneVerifierServesManyThreadsAtOnce() {
+        let (verifier, fetcher) = Fixtures.verifier()
+        let tokens = [Fixtures.rsa.sign(claims: Fixtures.claims()), Fixtures.ec.sign(claims: Fixtures.claims()),
+                      Fixtures.otherRSA.sign(claims: Fixtures.claims())]
+        let verdicts = Mutex<[String: Int]>([:])
+        let now = self.now
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for i in 0..<60 {
+                let answer: String
+                do { _ = try verifier.verify(tokens[(thread + i) % 3], now: now); answer = "ok" } catch {
+                    answer = (error as? IDTokenError)?.reason ?? "\(error)"
+                }
+                verdicts.withLock { $0[answer, default: 0] += 1 }
+            }
+        }
+        XCTAssertEqual(verdicts.withLock { $0 }, ["ok": 320, "signature": 160])
+        XCTAssertEqual(fetcher.count, 1, "concurrent first lookups share one fetch")
+    }
+
     func testAudienceMayBeAnArrayHoldingAConfiguredOne() throws {
         let (verifier, _) = Fixtures.verifier()
         let token = Fixtures.rsa.sign(claims: Fixtures.claims(["aud": .array(["other", "com.example.web"])]))
