@@ -229,6 +229,7 @@ def variants(keys, now):
     add("payload-not-json", rsa1.sign(None, raw_payload=b"not json"), "malformed")
     add("payload-array", rsa1.sign(None, raw_payload=b'["a"]'), "malformed")
     add("crit-unknown", rsa1.sign(claims(), header=rsa1.header(crit=["exp"], exp=1)), "malformed")
+    add("crit-and-alg-none", unsigned(rsa1.header(alg="none", crit=["exp"], exp=1), claims()), "malformed")
     add("not-base64", "!!!!." + p + "." + s, "malformed")
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
     add("noncanonical-trailing-bits", h + "." + p + "." + s[:-1] + alphabet[alphabet.index(s[-1]) | 1], "malformed")

@@ -20,7 +20,7 @@ struct CompactJWT {
 
     /// Throws ``IDTokenError/malformed`` for anything but three canonical base64url segments
     /// (the signature's may be empty) whose header is a JSON object without duplicate members,
-    /// and ``IDTokenError/unsupportedAlgorithm`` as ``JOSEHeader`` says.
+    /// then as ``JOSEHeader`` says.
     init(_ token: String) throws(IDTokenError) {
         let length = token.utf8.count
         guard length <= Self.maximumLength, length > 0 else { throw .malformed }
@@ -51,18 +51,18 @@ struct JOSEHeader {
     /// `kid`, when present.
     let keyID: String?
 
-    /// Throws ``IDTokenError/unsupportedAlgorithm`` unless `alg` is `RS256` or `ES256`, and
-    /// ``IDTokenError/malformed`` for a `kid` that is not a string or any `crit` (no
-    /// extension is understood, so a critical one can never be honoured, RFC 7515 4.1.11).
+    /// Throws ``IDTokenError/malformed`` for any `crit` (no extension is understood, so a
+    /// critical one can never be honoured, RFC 7515 4.1.11) or a `kid` that is not a string,
+    /// then ``IDTokenError/unsupportedAlgorithm`` unless `alg` is `RS256` or `ES256`.
     init(_ header: JSONObject) throws(IDTokenError) {
-        guard case .string(let name)? = header["alg"], let algorithm = JWSAlgorithm(rawValue: name) else {
-            throw .unsupportedAlgorithm
-        }
         if header["crit"] != nil { throw .malformed }
         switch header["kid"] {
         case nil: keyID = nil
         case .string(let kid)?: keyID = kid
         default: throw .malformed
+        }
+        guard case .string(let name)? = header["alg"], let algorithm = JWSAlgorithm(rawValue: name) else {
+            throw .unsupportedAlgorithm
         }
         self.algorithm = algorithm
     }

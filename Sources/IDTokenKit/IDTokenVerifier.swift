@@ -6,7 +6,8 @@ import LedgerModel
 /// then the nonce.
 ///
 /// The checks, in order (the first failing one is the answer): the token is a compact JWT
-/// of at most 16 KiB (`malformed`); `alg` is `RS256` or `ES256` (`unsupported_algorithm`);
+/// of at most 16 KiB whose header has no `crit` and no `kid` but a string (`malformed`);
+/// `alg` is `RS256` or `ES256` (`unsupported_algorithm`);
 /// `kid` names a key of the set, refreshed once if need be (`unknown_key`); that key is
 /// pinned to `alg` (`unsupported_algorithm`); the signature verifies (`signature`); the
 /// claims are a JSON object with `iss`, `sub`, `aud`, `exp` and `iat` (`malformed`); `iss`
