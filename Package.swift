@@ -42,6 +42,8 @@ let package = Package(
         // Knows no application: depends on no ledger target (HTTPServerTests checks its imports).
         .target(name: "HTTPServer", dependencies: ["GzipKit", "ByteWriting"]),
         .target(name: "StoreKitJWS", dependencies: ["COpenSSL"]),
+        // OpenID Connect ID tokens (Sign in with Apple, operators' providers): key sets, verification.
+        .target(name: "IDTokenKit", dependencies: ["LedgerModel", "StoreKitJWS", "COpenSSL"]),
         .target(name: "LedgerServer",
                 dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
                                .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
@@ -49,14 +51,20 @@ let package = Package(
         // Fakes for tests of LedgerClient and of apps: in-memory and fault-injecting
         // transports, a seeded generator. Not part of the library.
         .target(name: "LedgerClientTesting", dependencies: ["LedgerClient", "LedgerModel"]),
+        // Keys made in process and tokens signed with them, for IDTokenKit's tests and tools.
+        .target(name: "IDTokenKitTesting", dependencies: ["LedgerModel", "StoreKitJWS", "COpenSSL"]),
 
         // Executables: argument parsing and wiring only.
         .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer"]),
         .executableTarget(name: "kidledger", dependencies: ["LedgerClient"]),
+        // IDTokenKit's verdicts on a file of tokens, for scripts/jwt-peer.sh.
+        .executableTarget(name: "idtoken-check", dependencies: ["IDTokenKit", "LedgerModel"]),
         // An app-like program written against CLIENT_API.md only (run by LedgerExampleTests).
         .executableTarget(name: "ledger-app-example", dependencies: ["LedgerClient"], path: "Examples/LedgerAppExample"),
         // bench/propagation.sh: a change on one device reaching another's snapshots() stream.
         .executableTarget(name: "ledger-propagation-bench", dependencies: ["LedgerClient"], path: "bench/propagation"),
+        // bench/idtoken.sh: CPU per ID token verification, accepted and refused.
+        .executableTarget(name: "idtoken-bench", dependencies: ["IDTokenKit", "IDTokenKitTesting", "LedgerModel"], path: "bench/idtoken"),
 
         // Tests.
         .testTarget(name: "LedgerModelTests", dependencies: ["LedgerModel"]),
@@ -65,6 +73,7 @@ let package = Package(
                     dependencies: [.target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit"]),
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
+        .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit", "IDTokenKitTesting", "LedgerModel", "StoreKitJWS"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer",
                                                              .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer"]),

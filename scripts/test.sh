@@ -3,8 +3,8 @@
 # server's tests again over PostgreSQL (scripts/test-postgres.sh), the scaled topology's smoke
 # test (deploy/local-topology.sh: PostgreSQL, three servers, nginx), the OpenAPI contract tests
 # (schemathesis) against a freshly built server over SQLite and one over PostgreSQL, the
-# client-generator check (scripts/client-check.sh) and the App Store peer check
-# (scripts/app-store-peer.sh). Installs what is
+# client-generator check (scripts/client-check.sh), the App Store peer check
+# (scripts/app-store-peer.sh) and the ID token peer check (scripts/jwt-peer.sh). Installs what is
 # missing first: Debian's C libraries, curl and jq, python3-venv, and the pinned Python tools
 # into .venv/ (never the machine's Python).
 #
@@ -148,6 +148,10 @@ if [ "$built" -eq 0 ]; then
   # App Store notifications against Apple's own verifier, the entitlement token against PyJWT.
   bash scripts/app-store-peer.sh 2>&1 | tee "$results/app-store.log"
   record_line app-store-peer "$results/app-store.log" "${PIPESTATUS[0]}"
+
+  # ID token verification (IDTokenKit) against PyJWT, forged tokens included.
+  IDTOKEN_CHECK_BIN="$(swift build --show-bin-path)/idtoken-check" bash scripts/jwt-peer.sh 2>&1 | tee "$results/jwt-peer.log"
+  record_line jwt-peer "$results/jwt-peer.log" "${PIPESTATUS[0]}"
 fi
 
 echo
