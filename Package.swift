@@ -45,6 +45,9 @@ let package = Package(
         // Fakes for tests of LedgerClient and of apps: in-memory and fault-injecting
         // transports, a seeded generator. Not part of the library.
         .target(name: "LedgerClientTesting", dependencies: ["LedgerClient", "LedgerModel"]),
+        // The App Store tests' material: a certificate chain generated with OpenSSL in the test
+        // process, and the place of Apple's own files (Tests/Fixtures). Tests only.
+        .target(name: "AppStoreTestSupport", dependencies: ["COpenSSL"], path: "Tests/AppStoreTestSupport"),
 
         // Executables: argument parsing and wiring only.
         .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer"]),
@@ -60,10 +63,11 @@ let package = Package(
         .testTarget(name: "PostgresKitTests",
                     dependencies: [.target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit", "LedgerModel"]),
-        .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
-        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer",
+        .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL", "AppStoreTestSupport"]),
+        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "AppStoreTestSupport",
                                                              .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
-        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer"]),
+        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer",
+                                                             "AppStoreTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
