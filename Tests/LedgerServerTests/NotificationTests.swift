@@ -392,10 +392,11 @@ final class NotificationTests: XCTestCase {
         }
     }
 
-    func testNotConfiguredNotificationsAre503() throws {
+    /// A feature the operator has not configured is not an outage: 404, never 503.
+    func testNotConfiguredNotificationsAre404() throws {
         let s = try TestServer()
         defer { s.stop() }
         let r = s.notify("a.b.c")
-        XCTAssertEqual(r.status, 503); XCTAssertEqual(r.code, "subscriptions_not_configured")
+        XCTAssertEqual(r.status, 404); XCTAssertEqual(r.code, "subscriptions_not_configured")
     }
 }
