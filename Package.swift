@@ -53,6 +53,9 @@ let package = Package(
         .target(name: "LedgerClientTesting", dependencies: ["LedgerClient", "LedgerModel"]),
         // Keys made in process and tokens signed with them, for IDTokenKit's tests and tools.
         .target(name: "IDTokenKitTesting", dependencies: ["LedgerModel", "StoreKitJWS", "COpenSSL"]),
+        // The App Store tests' material: a certificate chain generated with OpenSSL in the test
+        // process, and the place of Apple's own files (Tests/Fixtures). Tests only.
+        .target(name: "AppStoreTestSupport", dependencies: ["COpenSSL"], path: "Tests/AppStoreTestSupport"),
 
         // Executables: argument parsing and wiring only.
         .executableTarget(name: "kidledger-server", dependencies: ["LedgerServer"]),
@@ -72,11 +75,12 @@ let package = Package(
         .testTarget(name: "PostgresKitTests",
                     dependencies: [.target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit"]),
-        .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
+        .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL", "AppStoreTestSupport"]),
         .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit", "IDTokenKitTesting", "LedgerModel", "StoreKitJWS"]),
-        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer",
+        .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "AppStoreTestSupport",
                                                              .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
-        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer"]),
+        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer",
+                                                             "AppStoreTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
