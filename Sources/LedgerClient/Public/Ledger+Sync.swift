@@ -50,14 +50,14 @@ extension Ledger {
                 try engine.sync(wait: wait)
             }
             if counted { syncing -= 1 }
-            try? setMeta(MetaKey.offlineSince, nil)
+            try? setMeta(.offlineSince, nil)
             await afterSync(before: before, report: report, failure: nil)
             return SyncReport(report)
         } catch {
             if counted { syncing -= 1 }
             let failure = LedgerError(error)
-            if failure == .offline, meta(MetaKey.offlineSince) == nil {
-                try? setMeta(MetaKey.offlineSince, String(Date().ms))
+            if failure == .offline, meta(.offlineSince) == nil {
+                try? setMeta(.offlineSince, String(Date().ms))
             }
             await afterSync(before: before, report: nil, failure: failure)
             throw failure

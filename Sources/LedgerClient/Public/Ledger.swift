@@ -153,26 +153,15 @@ public actor Ledger {
     }
 
     func currentDataVersion() throws -> Int64 {
-        try store.db.queryOne("PRAGMA data_version")?.int(0) ?? 0
+        try store.dataVersion()
     }
 
-    /// A meta value this layer keeps next to the engine's (offline-since and such).
-    func meta(_ key: String) -> String? {
-        (try? store.db.queryOne("SELECT value FROM meta WHERE key = ?", [.text(key)]))??.optionalString(0)
+    /// The stored value of `key`; nil when absent or unreadable.
+    func meta(_ key: MetaKey) -> String? {
+        (try? store.string(key)) ?? nil
     }
 
-    func setMeta(_ key: String, _ value: String?) throws {
-        if let value {
-            try store.db.run("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                             [.text(key), .text(value)])
-        } else {
-            try store.db.run("DELETE FROM meta WHERE key = ?", [.text(key)])
-        }
-    }
-
-    enum MetaKey {
-        static let offlineSince = "offline_since"
-        static let displayName = "account_display_name"
-        static let signedInDisplayName = "signed_in_display_name"
+    func setMeta(_ key: MetaKey, _ value: String?) throws {
+        try store.set(key, value)
     }
 }
