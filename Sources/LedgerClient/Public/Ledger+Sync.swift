@@ -81,15 +81,15 @@ extension Ledger {
         await publish()
     }
 
-    /// What the engine reports from a lane: remote changes, refused changes, unreadable records.
+    /// What the engine reported from a lane: remote changes, refused changes, unreadable records.
     func received(_ event: SyncEvent) async {
         switch event {
         case .remoteChanges(let children, let transactions):
-            emit(.remoteChanges(children: children, transactions: transactions))
+            send(.remoteChanges(children: children, transactions: transactions))
         case .rejected(let record):
-            emit(.rejected(RejectedChange(record)))
+            send(.rejected(RejectedChange(record)))
         case .unmerged:
-            emit(.attentionRequired(.unreadableChanges))
+            send(.attentionRequired(.unreadableChanges))
         }
         await publish()
     }
