@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "LedgerClient", targets: ["LedgerClient"]),
         .library(name: "LedgerModel", targets: ["LedgerModel"]),
+        .library(name: "LedgerClientTesting", targets: ["LedgerClientTesting"]),
         .executable(name: "kidledger-server", targets: ["kidledger-server"]),
         .executable(name: "kidledger", targets: ["kidledger"]),
     ],
@@ -48,8 +49,8 @@ let package = Package(
                 dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
                                .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
-        // Fakes for tests of LedgerClient and of apps: in-memory and fault-injecting
-        // transports, a seeded generator. Not part of the library.
+        // Fakes for tests of LedgerClient and of apps (a library of its own, never linked into
+        // an app): in-memory and fault-injecting transports, a seeded generator.
         .target(name: "LedgerClientTesting", dependencies: ["LedgerClient", "LedgerModel"]),
         // Keys made in process and tokens signed with them, for IDTokenKit's tests and tools.
         .target(name: "IDTokenKitTesting", dependencies: ["LedgerModel", "StoreKitJWS", "COpenSSL"]),

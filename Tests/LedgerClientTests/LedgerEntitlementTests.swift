@@ -71,13 +71,13 @@ final class LedgerEntitlementTests: XCTestCase {
         XCTAssertFalse(status.isPro, "past exp the kept token grants nothing")
 
         // A kept token that was tampered with is not believed.
-        let keptToken = await ledger.meta(Ledger.MetaKey.entitlementToken)
+        let keptToken = await ledger.meta(.entitlementToken)
         let kept = try XCTUnwrap(keptToken)
         var parts = kept.split(separator: ".").map(String.init)
         var claims = try JSONValue.parse(XCTUnwrap(EntitlementToken.base64url(parts[1])))
         if case .object(var o) = claims { o["exp"] = .int(expires / 1000 + 365 * 86_400); claims = .object(o) }
         parts[1] = Base64Codec.encode(claims.serialized(), alphabet: .url)
-        try await ledger.setMeta(Ledger.MetaKey.entitlementToken, parts.joined(separator: "."))
+        try await ledger.setMeta(.entitlementToken, parts.joined(separator: "."))
         status = try await ledger.proStatus(now: Date(timeIntervalSince1970: Double(expires / 1000) + 1))
         XCTAssertFalse(status.isPro)
         XCTAssertNil(EntitlementToken.verify(parts.joined(separator: "."), keys: .object(["keys": .array([])]),

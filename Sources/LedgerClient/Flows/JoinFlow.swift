@@ -142,7 +142,7 @@ struct JoinFlow {
         guard try store.phase() == .shared else { throw ClientError.notShared }
         let household = try store.household()
         guard let account = try store.string(.accountId) else { throw ClientError.notSignedIn }
-        if household.role == "owner" || household.ownerAccountId == account {
+        if household.role == .owner || household.ownerAccountId == account {
             // An owner cannot leave a household that still exists; once it is gone, keep the copy.
             if try store.attention() == .householdDeleted { return try detach() }
             throw ClientError.ownerCannotLeave

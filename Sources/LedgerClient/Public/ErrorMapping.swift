@@ -1,5 +1,4 @@
 import Foundation
-import SQLiteKit
 
 extension LedgerError {
     /// The public form of any error the internals throw.
@@ -11,7 +10,6 @@ extension LedgerError {
         case let e as StoreFailure: self = .store(underlying: e.underlying)
         case let e as UploadIncomplete:
             self = .notAllowed(reason: "Sharing is not finished: \(e.pending) \(e.pending == 1 ? "change waits" : "changes wait") to be uploaded. It continues with the next sync.")
-        case is SQLiteError: self = .store(underlying: error)
         case is CancellationError: self = .cancelled
         case let e as CocoaError where e.isFileError: self = .store(underlying: e)
         default: self = .store(underlying: error)

@@ -38,7 +38,7 @@ extension Ledger {
         let householdId = try ownedSharedHousehold()
         _ = try await flow { engine in
             try engine.callServer { (api: APIClient) throws(APIError) in
-                try api.setPermission(householdId: householdId, accountId: accountId.lowercased(), permission: permission.rawValue)
+                try api.setPermission(householdId: householdId, accountId: accountId.lowercased(), permission: permission)
             }
         }
     }
@@ -117,7 +117,7 @@ extension Ledger {
         try publicErrors {
             guard try store.phase() == .shared else { throw LedgerError.notAllowed(reason: "This ledger is not shared.") }
             let household = try store.household()
-            if household.role != nil && household.role != "owner" {
+            if let role = household.role, role != .owner {
                 throw LedgerError.notAllowed(reason: "Only the household's owner can do that.")
             }
             return household.id
