@@ -43,7 +43,7 @@ enum Wording {
         case .recoveryFailed:
             return "that handle and recovery code do not open an account; check both (each code works once)"
         case .ownerOfSharedHousehold(let ids):
-            return "this account owns \(Output.count(ids.count, "shared household", "shared households")) (\(ids.joined(separator: ", "))); hand it over with `kidledger owner transfer HANDLE`, or pass --delete-shared to delete it for everyone"
+            return "this account owns \(Output.count(ids.count, "shared household", "shared households")) (\(ids.joined(separator: ", "))); hand each over with `kidledger owner transfer HANDLE` on a device that holds it, or pass --delete-shared to delete them for everyone"
         }
     }
 
