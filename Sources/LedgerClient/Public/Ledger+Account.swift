@@ -100,7 +100,7 @@ extension Ledger {
     }
 
     /// Stores a new sign-in. The ledger stays pinned to the first account it was shared under.
-    private func adopt(token: String, tokenId: String, account: Wire.Account) async throws {
+    func adopt(token: String, tokenId: String, account: Wire.Account) async throws {
         let id = account.id.lowercased()
         let (pinned, localOnly, switched) = try publicErrors {
             (try store.string(.accountId), try store.phase() == .localOnly, try store.string(.signedInAccountId) != nil)

@@ -102,18 +102,18 @@ extension Ledger {
     // MARK: Helpers
 
     /// Runs a sharing or joining step on the push lane; it counts as syncing.
-    private func flow<T: Sendable>(_ body: @escaping @Sendable (SyncEngine) throws -> T) async throws -> T {
+    func flow<T: Sendable>(retry: RetryPolicy? = nil, _ body: @escaping @Sendable (SyncEngine) throws -> T) async throws -> T {
         syncing += 1
         defer { syncing -= 1 }
         let before = try? readSyncMarks()
-        let value = try await onServer(body)
+        let value = try await onServer(retry: retry, body)
         if let before, let reason = (try? store.attention()) ?? nil, reason != before.attention {
             emit(.attentionRequired(reason))
         }
         return value
     }
 
-    private func ownedSharedHousehold() throws -> String {
+    func ownedSharedHousehold() throws -> String {
         try publicErrors {
             guard try store.phase() == .shared else { throw LedgerError.notAllowed(reason: "This ledger is not shared.") }
             let household = try store.household()

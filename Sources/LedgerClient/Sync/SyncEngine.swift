@@ -127,6 +127,10 @@ final class SyncEngine {
         }
         let shared = try store.phase() == .shared
         switch (error.status, error.code) {
+        case (401, "invalid_id_token"), (401, "recovery_failed"):
+            // About the identity token or code sent, not this device's sign-in.
+            try store.setLastOutcome(nil)
+            return ClientError.server(error)
         case (401, _):
             try store.setLastOutcome(.unauthenticated)
             return ClientError.signedOut
