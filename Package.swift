@@ -45,7 +45,7 @@ let package = Package(
         // OpenID Connect ID tokens (Sign in with Apple, operators' providers): key sets, verification.
         .target(name: "IDTokenKit", dependencies: ["LedgerModel", "StoreKitJWS", "COpenSSL"]),
         .target(name: "LedgerServer",
-                dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
+                dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL", "IDTokenKit",
                                .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
         // Fakes for tests of LedgerClient and of apps: in-memory and fault-injecting
@@ -75,6 +75,7 @@ let package = Package(
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
         .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit", "IDTokenKitTesting", "LedgerModel", "StoreKitJWS"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer",
+                                                             "IDTokenKit", "IDTokenKitTesting", "StoreKitJWS",
                                                              .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer"]),
     ],
