@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import IDTokenKit
 import LedgerModel
+import Synchronization
 
 /// Sign-in with OpenID Connect identities: the configured providers' verifiers, the nonce
 /// check shared by every process (through storage), and — when the operator configured the
@@ -15,6 +16,15 @@ final class IdentityService: Sendable {
     let apple: AppleRevocation?
     private let storage: any LedgerStorage
     private let logger: Logger
+    /// Set once `start()` loaded the key sets: later refreshes that fail are logged by the
+    /// caches (the first load's failures are logged by provider).
+    private let started = StartFlag()
+
+    final class StartFlag: Sendable {
+        private let value = Mutex(false)
+        var isSet: Bool { value.withLock { $0 } }
+        func set() { value.withLock { $0 = true } }
+    }
 
     /// Apple's token endpoints, the key that seals refresh tokens, and the outbox that
     /// revokes them.
@@ -31,9 +41,10 @@ final class IdentityService: Sendable {
         self.logger = logger
         let providers = try configuration.identityProviders()
         self.providers = Dictionary(uniqueKeysWithValues: providers.map { ($0.name, $0) })
+        let started = started
         verifiers = try IDTokenVerifiers(providers: providers, replayGuard: StoredNonceCheck(storage: storage)) { location in
             KeySetCache(location: location, onRefresh: { result in
-                if case .failure(let error) = result {
+                if case .failure(let error) = result, started.isSet {
                     logger.log(["event": "identity_keys_unavailable", "keySet": .string(location.description),
                                 "error": .string(error.description)])
                 }
@@ -59,6 +70,7 @@ final class IdentityService: Sendable {
         for (name, error) in verifiers.loadKeys().sorted(by: { $0.key < $1.key }) {
             logger.log(["event": "identity_keys_unavailable", "provider": .string(name), "error": .string(error.description)])
         }
+        started.set()
         apple?.outbox.start()
     }
 
