@@ -46,7 +46,7 @@ let package = Package(
         // OpenID Connect ID tokens (Sign in with Apple, operators' providers): key sets, verification.
         .target(name: "IDTokenKit", dependencies: ["LedgerModel", "StoreKitJWS", "COpenSSL"]),
         .target(name: "LedgerServer",
-                dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL",
+                dependencies: ["LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "StoreKitJWS", "COpenSSL", "IDTokenKit",
                                .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
         // Fakes for tests of LedgerClient and of apps (a library of its own, never linked into
@@ -79,6 +79,7 @@ let package = Package(
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL", "AppStoreTestSupport"]),
         .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit", "IDTokenKitTesting", "LedgerModel", "StoreKitJWS"]),
         .testTarget(name: "LedgerServerTests", dependencies: ["LedgerServer", "LedgerModel", "SQLiteKit", "SQLiteServerKit", "HTTPServer", "AppStoreTestSupport",
+                                                             "IDTokenKit", "IDTokenKitTesting", "StoreKitJWS",
                                                              .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer",
                                                              "AppStoreTestSupport"]),

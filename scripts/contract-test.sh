@@ -21,7 +21,8 @@
 # Expected statuses widened where the contract answers a well-formed request by state,
 # not by shape (documented in openapi.yaml): 410 for a generated `since`, 412 for a
 # generated If-Match, 422 for undo-last with nothing left to undo, for inviting oneself, for a
-# generated createdAt more than 24 hours ahead (clock_skew), and for a generated StoreKit JWS; the sync push reports invalid records per record in a 200 answer.
+# generated createdAt more than 24 hours ahead (clock_skew), and for a generated StoreKit JWS; the sync push reports invalid records per record in a 200 answer;
+# 404 unknown_provider for sign-in and linking with identities (no provider is configured).
 #
 # Environment:
 #   KIDLEDGER_SERVER_BIN          server binary (default .build/debug/kidledger-server)
@@ -243,6 +244,13 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 include-operation-id = ["deleteHousehold", "getShare", "deleteShare", "getSubscription", "deleteSubscription", "inviteParticipant",
                         "patchParticipant", "removeParticipant", "acceptInvitation", "declineInvitation"]
 checks.ensure_resource_availability.enabled = false
+
+[[operations]]
+# This server offers no identity provider: every provider is 404 unknown_provider, by
+# configuration rather than by the request's shape (a configured one answers 401 for a
+# generated token, 404 identity_not_linked, 409 or 429 by state).
+include-operation-id = ["signInWithIdentity", "linkIdentity"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "429"]
 
 [[operations]]
 include-operation-id = "pushChanges"

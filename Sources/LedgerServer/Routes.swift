@@ -11,6 +11,8 @@ enum Routes {
         SyncRoutes.register(&r)
         SubscriptionRoutes.register(&r)
         NotificationRoutes.register(&r)
+        AuthRoutes.register(&r)
+        IdentityRoutes.register(&r)
         return r
     }
 }

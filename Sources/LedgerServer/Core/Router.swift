@@ -31,7 +31,8 @@ struct Router: Sendable {
         let inline: Bool
         /// Whether the handler's own work is small and bounded, so it may run on the event
         /// loop: everything but the change feed and batch push, sync status, the readiness
-        /// probe and the subscription and notification routes (which verify or sign a JWS). A write
+        /// probe, the subscription and notification routes (which verify or sign a JWS) and
+        /// the routes that verify ID tokens. A write
         /// handler only validates its body there and hands the work to the writer thread.
         /// Decided once, when the route is added.
         let lightweight: Bool
@@ -74,7 +75,9 @@ struct Router: Sendable {
         static func isLightweight(_ template: String, inline: Bool) -> Bool {
             inline || !(template.hasSuffix("/changes") || template.hasSuffix("/sync-status") || template == "/readyz"
                         || template.hasSuffix("/subscription") || template.hasSuffix("/entitlement")
-                        || template.hasSuffix("/entitlement/token") || template.hasSuffix("/notifications"))
+                        || template.hasSuffix("/entitlement/token") || template.hasSuffix("/notifications")
+                        // ID tokens: a verification may fetch the provider's key set.
+                        || template.hasPrefix("/v1/auth/") || template == "/v1/me/identities")
         }
 
         /// Whether every literal segment equals the path's (parameters must be non-empty).

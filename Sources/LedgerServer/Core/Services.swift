@@ -56,6 +56,8 @@ final class Services: Sendable {
     let registrationLimiter: RegistrationLimiter
     /// Counts invitations to handles that found no account, per inviting account.
     let handleLookupLimiter: HandleLookupLimiter
+    /// Sign-in with OpenID Connect identities; nil only where a server is made without it.
+    let identity: IdentityService?
 
     func connectionCount() -> Int { connections.get(0) }
 
@@ -68,7 +70,7 @@ final class Services: Sendable {
 
     init(configuration: LedgerAppConfiguration, backend: StorageBackend, readCache: ReadCache,
          notifier: ChangeNotifier, metrics: Metrics, logger: Logger, subscriptions: SubscriptionService?,
-         entitlementKeys: EntitlementKeys) {
+         entitlementKeys: EntitlementKeys, identity: IdentityService? = nil) {
         self.configuration = configuration
         self.backend = backend
         self.storage = backend.storage
@@ -84,6 +86,7 @@ final class Services: Sendable {
         self.cursors = Cursor(directory: configuration.dataDirectory)
         self.registrationLimiter = RegistrationLimiter(perHour: configuration.registrationsPerHour)
         self.handleLookupLimiter = HandleLookupLimiter(limit: configuration.failedHandleLookupsPerMinute)
+        self.identity = identity
     }
 
     /// Maps any error to its problem+json answer (storage's refusals as

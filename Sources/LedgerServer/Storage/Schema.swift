@@ -382,6 +382,42 @@ enum Schema {
         CREATE INDEX blocks_list ON blocks(account_id, created_at, blocked_account_id);
         CREATE INDEX tokens_live ON tokens(account_id, created_at, id) WHERE revoked_at IS NULL;
         """),
+        // Identities (`LedgerStorage+Identities.swift`): OpenID Connect identities linked to
+        // accounts, nonces of accepted ID tokens, Apple refresh tokens kept (sealed) for
+        // revocation. Apple tokens name their account without a foreign key: a queued
+        // revocation outlives the account it was queued for.
+        Migration(version: 12, sql: """
+        CREATE TABLE identities (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+            provider TEXT NOT NULL,
+            issuer TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            linked_at INTEGER NOT NULL,
+            UNIQUE (issuer, subject)
+        );
+        CREATE INDEX identities_account ON identities(account_id, linked_at, id);
+        CREATE TABLE identity_nonces (
+            nonce_hash TEXT PRIMARY KEY,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX identity_nonces_expiry ON identity_nonces(expires_at);
+        CREATE TABLE apple_tokens (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL,
+            identity_id TEXT,
+            client_id TEXT NOT NULL,
+            sealed BLOB NOT NULL,
+            key_id TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            revoke_after INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT
+        );
+        CREATE INDEX apple_tokens_account ON apple_tokens(account_id);
+        CREATE INDEX apple_tokens_identity ON apple_tokens(identity_id);
+        CREATE INDEX apple_tokens_due ON apple_tokens(revoke_after) WHERE revoke_after IS NOT NULL;
+        """),
     ]
 }
 
