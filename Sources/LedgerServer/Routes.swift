@@ -11,6 +11,7 @@ enum Routes {
         SyncRoutes.register(&r)
         SubscriptionRoutes.register(&r)
         NotificationRoutes.register(&r)
+        AccountAccessRoutes.register(&r)
         return r
     }
 }

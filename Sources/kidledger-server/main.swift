@@ -20,6 +20,8 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--max-pending-invitations-per-inviter N]
                               [--max-pending-invitations-per-inviter-for-invitee N]
                               [--failed-handle-lookups-per-minute N] [--tokens-per-account N]
+                              [--link-code-failures-per-minute N] [--link-code-failures-per-code N]
+                              [--recovery-failures-per-minute N] [--recovery-failures-per-handle-per-hour N]
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]   (SQLite; for PostgreSQL it prints how to use pg_dump)
        kidledger-server check [--data-dir DIR | --database-url postgres://…]
@@ -43,7 +45,9 @@ KIDLEDGER_LOG_LEVEL, KIDLEDGER_TRUSTED_PROXIES (comma-separated),
 KIDLEDGER_AUTH_FAILURES_PER_MINUTE, KIDLEDGER_REGISTRATIONS_PER_HOUR, KIDLEDGER_MAX_HOUSEHOLDS_PER_ACCOUNT,
 KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE,
 KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER_FOR_INVITEE (default 3),
-KIDLEDGER_FAILED_HANDLE_LOOKUPS_PER_MINUTE (default 10), KIDLEDGER_TOKENS_PER_ACCOUNT (default 100)
+KIDLEDGER_FAILED_HANDLE_LOOKUPS_PER_MINUTE (default 10), KIDLEDGER_TOKENS_PER_ACCOUNT (default 100),
+KIDLEDGER_LINK_CODE_FAILURES_PER_MINUTE (per client address, default 10), KIDLEDGER_LINK_CODE_FAILURES_PER_CODE (default 10),
+KIDLEDGER_RECOVERY_FAILURES_PER_MINUTE (per client address, default 10), KIDLEDGER_RECOVERY_FAILURES_PER_HANDLE_PER_HOUR (default 10)
 (0: no limit). An empty variable counts as unset.
 """
 
@@ -187,6 +191,10 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let n = o.int("max-pending-invitations-per-inviter-for-invitee") { c.maxPendingInvitationsPerInviterForInvitee = n }
     if let n = o.int("failed-handle-lookups-per-minute") { c.failedHandleLookupsPerMinute = n }
     if let n = o.int("tokens-per-account") { c.maxTokensPerAccount = n }
+    if let n = o.int("link-code-failures-per-minute") { c.accountAccess.linkCodeFailuresPerMinute = n }
+    if let n = o.int("link-code-failures-per-code") { c.accountAccess.linkCodeFailuresPerCode = n }
+    if let n = o.int("recovery-failures-per-minute") { c.accountAccess.recoveryFailuresPerMinute = n }
+    if let n = o.int("recovery-failures-per-handle-per-hour") { c.accountAccess.recoveryFailuresPerHandlePerHour = n }
     return c
 }
 
@@ -210,7 +218,8 @@ let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "da
                                  "registrations-per-hour", "max-households-per-account", "max-children-per-household",
                                  "max-pending-invitations-per-invitee", "max-pending-invitations-per-inviter",
                                  "max-pending-invitations-per-inviter-for-invitee", "failed-handle-lookups-per-minute",
-                                 "tokens-per-account"]
+                                 "tokens-per-account", "link-code-failures-per-minute", "link-code-failures-per-code",
+                                 "recovery-failures-per-minute", "recovery-failures-per-handle-per-hour"]
 let args = CommandLine.arguments.dropFirst()
 guard let command = args.first else { print(usage); exit(2) }
 

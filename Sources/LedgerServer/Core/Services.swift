@@ -56,6 +56,8 @@ final class Services: Sendable {
     let registrationLimiter: RegistrationLimiter
     /// Counts invitations to handles that found no account, per inviting account.
     let handleLookupLimiter: HandleLookupLimiter
+    /// The link-code and recovery limits this process has seen refuse (`AttemptGate`).
+    let accountAccessGate = AttemptGate()
 
     func connectionCount() -> Int { connections.get(0) }
 
@@ -91,6 +93,7 @@ final class Services: Sendable {
     static func problem(for error: Error, logger: Logger) -> HTTPResponse {
         if let e = error as? APIError { return e.response }
         if let e = error as? LedgerStorageError { return e.apiError.response }
+        if let e = error as? AccountAccessError { return e.apiError.response }
         logger.log(["event": .string("error"), "error": .string(String(describing: error))])
         return APIError.internal().response
     }

@@ -188,6 +188,43 @@ enum PostgresSchema {
         CREATE INDEX blocks_list ON blocks(account_id, created_at, blocked_account_id);
         CREATE INDEX tokens_live ON tokens(account_id, created_at, id) WHERE revoked_at IS NULL;
         """),
+        // Link codes, recovery codes, attempt counters, deleted accounts and retired
+        // handles (SQLite's version 12). Rows every process shares: a code issued by one
+        // process redeems at another, and a limit counts every process's attempts.
+        (5, """
+        ALTER TABLE accounts ADD COLUMN deleted_at timestamptz;
+        CREATE TABLE link_codes (
+            hash bytea PRIMARY KEY,
+            bucket text NOT NULL,
+            account_id uuid NOT NULL REFERENCES accounts(id),
+            created_at timestamptz NOT NULL,
+            expires_at timestamptz NOT NULL,
+            failures integer NOT NULL DEFAULT 0
+        );
+        CREATE INDEX link_codes_bucket ON link_codes(bucket);
+        CREATE INDEX link_codes_account ON link_codes(account_id, created_at);
+        CREATE INDEX link_codes_expiry ON link_codes(expires_at);
+        CREATE TABLE recovery_codes (
+            account_id uuid NOT NULL REFERENCES accounts(id),
+            hash bytea NOT NULL,
+            created_at timestamptz NOT NULL,
+            used_at timestamptz,
+            PRIMARY KEY (account_id, hash)
+        );
+        CREATE TABLE attempt_counters (
+            scope text NOT NULL,
+            subject text NOT NULL,
+            window_start timestamptz NOT NULL,
+            attempts bigint NOT NULL,
+            PRIMARY KEY (scope, subject)
+        );
+        CREATE INDEX attempt_counters_window ON attempt_counters(scope, window_start);
+        CREATE TABLE retired_handles (
+            handle text PRIMARY KEY,
+            account_id uuid NOT NULL,
+            reserved_until timestamptz NOT NULL
+        );
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.
