@@ -23,6 +23,9 @@ final class AuthorizationTests: XCTestCase {
     override func setUpWithError() throws {
         s = try TestServer {
             $0.authFailuresPerMinute = 1_000_000
+            // Every caller redeems and recovers from one address (the limits have their own tests).
+            $0.accountAccess.linkCodeFailuresPerMinute = 0
+            $0.accountAccess.recoveryFailuresPerMinute = 0
             $0.bundleId = "com.example.kidledger"
             $0.productIds = ["com.example.kidledger.pro"]
             $0.appAppleId = 1_234_567_890
@@ -108,6 +111,7 @@ final class AuthorizationTests: XCTestCase {
         switch v {
         case .string("$unique"): return .string(unique("new"))
         case .string("$strangerHandle"): return .string(w.strangerHandle)
+        case .string("$readWriteId"): return .string(w.readWriteId)
         case .object(let o):
             var out = JSONObject()
             for (k, x) in o.pairs { out[k] = substitute(x, w) }
