@@ -142,7 +142,7 @@ final class AccountDeletionTests: XCTestCase {
         XCTAssertEqual(Double(until - Timestamp.nowMs()), Double(AccountRecord.retiredHandleMs), accuracy: 60_000)
         // Thirty days later (the reservation moved into the past).
         try s.execute("UPDATE retired_handles SET reserved_until = ? WHERE handle = ?", [.integer(Timestamp.nowMs() - 1), .text(handle)],
-                      postgres: "UPDATE retired_handles SET reserved_until = now() - interval '1 second' WHERE handle = $1")
+                      postgres: "UPDATE retired_handles SET reserved_until = to_timestamp($1 / 1000.0) WHERE handle = $2")
         let later = s.call("POST", "/v1/accounts", json: .obj(["handle": .string(handle), "displayName": "New"]))
         XCTAssertEqual(later.status, 201)
         XCTAssertNotEqual(later.json["account"]?["id"]?.stringValue, id)

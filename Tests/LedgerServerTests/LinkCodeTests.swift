@@ -80,6 +80,20 @@ final class LinkCodeTests: XCTestCase {
         XCTAssertEqual(again.code, "link_code_invalid")
     }
 
+    /// Many devices redeeming one code at once (on PostgreSQL on several connections): one wins.
+    func testOneCodeRedeemsOnceUnderConcurrentRedemptions() throws {
+        _ = try server()
+        let (_, token) = s.signup(TestServer.handle("a"))
+        let code = HumanCode(reading: issue(token).code, length: LinkCodeRecord.length)!
+        let limits = AccountAccessConfiguration().linkCodeLimits
+        let now = Timestamp.nowMs()
+        let outcomes = s.concurrentWrites(50) { i, w in
+            try w.redeemLinkCode(code, address: "v4:10.3.0.\(i)", deviceName: "x", limits: limits, now: now)
+        }
+        let redeemed = try outcomes.filter { if case .redeemed = try $0.get() { return true } else { return false } }
+        XCTAssertEqual(redeemed.count, 1)
+    }
+
     func testCodesAreReadCaseInsensitivelyWithoutHyphensOrSpaces() throws {
         _ = try server()
         let (_, token) = s.signup(TestServer.handle("a"))
