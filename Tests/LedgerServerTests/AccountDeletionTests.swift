@@ -170,7 +170,7 @@ final class AccountDeletionTests: XCTestCase {
         XCTAssertEqual(try s.int("SELECT COUNT(*) FROM recovery_codes WHERE account_id = ?", [.text(id)]), 0)
         XCTAssertEqual(try s.int("SELECT COUNT(*) FROM link_codes WHERE account_id = ?", [.text(id)]), 0)
         XCTAssertEqual(try s.int("SELECT COUNT(*) FROM blocks WHERE account_id = ? OR blocked_account_id = ?", [.text(id), .text(id)]), 0)
-        XCTAssertEqual(try s.int("SELECT COUNT(*) FROM accounts WHERE id = ? AND display_name = 'Deleted account' AND deleted_at IS NOT NULL",
-                                 [.text(id)]), 1)
+        XCTAssertEqual(try s.int("SELECT COUNT(*) FROM accounts a JOIN deleted_accounts d ON d.account_id = a.id "
+                                 + "WHERE a.id = ? AND a.display_name = 'Deleted account'", [.text(id)]), 1)
     }
 }

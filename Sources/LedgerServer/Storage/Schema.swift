@@ -386,10 +386,14 @@ enum Schema {
         // recovery codes are kept as SHA-256 only; a link code's bucket (its first two
         // characters) counts the failed redemptions that may void it. Attempt counters
         // hold the failures a limit counts, per scope and key (a client address, a handle),
-        // in fixed windows. A deleted account's row stays (what it wrote keeps its id),
-        // marked `deleted_at`; its handle is retired for 30 days.
+        // in fixed windows. A deleted account's row stays (what it wrote keeps its id), with
+        // a placeholder handle, and is listed in `deleted_accounts`; its handle is retired
+        // for 30 days.
         Migration(version: 12, sql: """
-        ALTER TABLE accounts ADD COLUMN deleted_at INTEGER;
+        CREATE TABLE deleted_accounts (
+            account_id TEXT PRIMARY KEY REFERENCES accounts(id),
+            deleted_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
         CREATE TABLE link_codes (
             hash BLOB PRIMARY KEY,
             bucket TEXT NOT NULL,

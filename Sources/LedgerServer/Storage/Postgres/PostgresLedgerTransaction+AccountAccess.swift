@@ -21,7 +21,7 @@ extension PostgresLedgerTransaction {
         guard let r = try db.queryOne("""
             SELECT a.id, r.hash, r.used_at IS NOT NULL FROM accounts a
             LEFT JOIN recovery_codes r ON r.account_id = a.id AND r.hash = $2
-            WHERE a.handle = $1 AND a.deleted_at IS NULL
+            WHERE a.handle = $1
             """, [.text(handle), .bytes(hash)]) else { return RecoveryCandidate(accountId: nil, storedHash: nil, used: false) }
         return RecoveryCandidate(accountId: r.uuid(0), storedHash: r.isNull(1) ? nil : r.bytea(1), used: r.optionalBool(2) ?? false)
     }
@@ -140,9 +140,9 @@ extension PostgresLedgerTransaction {
     }
 
     func markAccountDeleted(id: String, at: Int64) throws {
-        try db.query("UPDATE accounts SET handle = $2, display_name = $3, deleted_at = $4 WHERE id = $1",
-                     [.uuid(id), .text(AccountRecord.deletedHandle(id: id)), .text(AccountRecord.deletedDisplayName),
-                      .timestamp(ms: at)])
+        try db.query("UPDATE accounts SET handle = $2, display_name = $3 WHERE id = $1",
+                     [.uuid(id), .text(AccountRecord.deletedHandle(id: id)), .text(AccountRecord.deletedDisplayName)])
+        try db.query("INSERT INTO deleted_accounts (account_id, deleted_at) VALUES ($1, $2)", [.uuid(id), .timestamp(ms: at)])
     }
 
     func retireHandle(_ handle: String, account: String, until: Int64) throws {

@@ -192,7 +192,10 @@ enum PostgresSchema {
         // handles (SQLite's version 12). Rows every process shares: a code issued by one
         // process redeems at another, and a limit counts every process's attempts.
         (5, """
-        ALTER TABLE accounts ADD COLUMN deleted_at timestamptz;
+        CREATE TABLE deleted_accounts (
+            account_id uuid PRIMARY KEY REFERENCES accounts(id),
+            deleted_at timestamptz NOT NULL
+        );
         CREATE TABLE link_codes (
             hash bytea PRIMARY KEY,
             bucket text NOT NULL,

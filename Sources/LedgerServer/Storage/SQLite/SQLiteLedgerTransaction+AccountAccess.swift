@@ -17,7 +17,7 @@ extension SQLiteLedgerTransaction {
         guard let r = try db.queryOne("""
             SELECT a.id, r.hash, r.used_at IS NOT NULL FROM accounts a
             LEFT JOIN recovery_codes r ON r.account_id = a.id AND r.hash = ?2
-            WHERE a.handle = ?1 AND a.deleted_at IS NULL
+            WHERE a.handle = ?1
             """, [.text(handle), .blob(hash)]) else { return RecoveryCandidate(accountId: nil, storedHash: nil, used: false) }
         return RecoveryCandidate(accountId: r.string(0), storedHash: r.isNull(1) ? nil : r.blob(1), used: !r.isNull(1) && r.bool(2))
     }
@@ -131,8 +131,10 @@ extension SQLiteLedgerTransaction {
     }
 
     func markAccountDeleted(id: String, at: Int64) throws {
-        try db.run("UPDATE accounts SET handle = ?, display_name = ?, deleted_at = ? WHERE id = ?",
-                   [.text(AccountRecord.deletedHandle(id: id)), .text(AccountRecord.deletedDisplayName), .integer(at), .text(id)])
+        let db = try self.db
+        try db.run("UPDATE accounts SET handle = ?, display_name = ? WHERE id = ?",
+                   [.text(AccountRecord.deletedHandle(id: id)), .text(AccountRecord.deletedDisplayName), .text(id)])
+        try db.run("INSERT INTO deleted_accounts (account_id, deleted_at) VALUES (?, ?)", [.text(id), .integer(at)])
     }
 
     func retireHandle(_ handle: String, account: String, until: Int64) throws {

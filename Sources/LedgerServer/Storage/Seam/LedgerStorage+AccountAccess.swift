@@ -60,8 +60,8 @@ protocol AccountAccessWriting: AccountAccessReading {
     func deleteParticipant(household: String, account: String) throws
     /// Forgets the blocks `account` made and those made of it.
     func deleteBlocks(involving account: String) throws
-    /// Marks the account deleted: its handle becomes `AccountRecord.deletedHandle(id:)`,
-    /// its display name `AccountRecord.deletedDisplayName`.
+    /// Marks the account deleted at `at` (`deleted_accounts`): its handle becomes
+    /// `AccountRecord.deletedHandle(id:)`, its display name `AccountRecord.deletedDisplayName`.
     func markAccountDeleted(id: String, at: Int64) throws
     /// Refuses `handle` to new accounts until `until`.
     func retireHandle(_ handle: String, account: String, until: Int64) throws
