@@ -102,7 +102,7 @@ extension PostgresLedgerTransaction {
             ON CONFLICT (scope, subject) DO UPDATE SET attempts = attempt_counters.attempts + 1
             RETURNING window_start, attempts
             """, [.text(limit.scope), .text(key), .timestamp(ms: now)]) else { return nil }
-        return SQLiteLedgerTransaction.retryAfter(limit, windowStart: r.timestampMs(0), count: r.int(1), now: now)
+        return limit.retryAfter(windowStart: r.timestampMs(0), count: r.int(1), now: now)
     }
 
     func returnAttempt(scope: String, key: String) throws {

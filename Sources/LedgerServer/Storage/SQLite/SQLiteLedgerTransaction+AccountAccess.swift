@@ -100,12 +100,7 @@ extension SQLiteLedgerTransaction {
             ON CONFLICT (scope, subject) DO UPDATE SET attempts = attempt_counters.attempts + 1
             RETURNING window_start, attempts
             """, [.text(limit.scope), .text(key), .integer(now)]) else { return nil }
-        return Self.retryAfter(limit, windowStart: r.int(0), count: r.int(1), now: now)
-    }
-
-    /// nil while `count` is within the limit, else the milliseconds left of the window (at least 1).
-    static func retryAfter(_ limit: AttemptLimit, windowStart: Int64, count: Int64, now: Int64) -> Int64? {
-        count <= Int64(limit.limit) ? nil : max(1, windowStart + limit.windowMs - now)
+        return limit.retryAfter(windowStart: r.int(0), count: r.int(1), now: now)
     }
 
     func returnAttempt(scope: String, key: String) throws {

@@ -68,6 +68,12 @@ struct AttemptLimit: Sendable, Equatable {
 
     /// Whether it limits anything (a limit of 0 is none).
     var isOn: Bool { limit > 0 }
+
+    /// For a window that began at `windowStart` and has counted `count` attempts: nil while
+    /// that is within the limit, else the milliseconds left of the window (at least 1).
+    func retryAfter(windowStart: Int64, count: Int64, now: Int64) -> Int64? {
+        count <= Int64(limit) ? nil : max(1, windowStart + windowMs - now)
+    }
 }
 
 /// The limits a redemption or a recovery is held to.
