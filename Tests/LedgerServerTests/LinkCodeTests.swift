@@ -155,6 +155,27 @@ final class LinkCodeTests: XCTestCase {
         XCTAssertEqual(s.call("POST", "/v1/link-codes/redeem", rawBody: Data("{".utf8), headers: ["Content-Type": "application/json"]).status, 400)
     }
 
+    /// A body over 4 KiB is refused from its Content-Length, unread.
+    func testLargeBodiesAre413() throws {
+        _ = try server()
+        let r = s.call("POST", "/v1/link-codes/redeem", json: .obj(["code": .string(String(repeating: "A", count: 5000))]))
+        XCTAssertEqual(r.status, 413)
+        XCTAssertEqual(r.code, "payload_too_large")
+    }
+
+    /// An account at its token cap gets 409 `too_many_tokens`, and the code stays usable.
+    func testTheTokenCapHoldsAndKeepsTheCode() throws {
+        _ = try server { $0.maxTokensPerAccount = 2 }
+        let (_, token) = s.signup(TestServer.handle("a"))
+        let spare = s.call("POST", "/v1/tokens", token: token, json: .obj(["deviceName": "Spare"])).json["id"]!.stringValue!
+        let code = issue(token).code
+        let full = redeem(code)
+        XCTAssertEqual(full.status, 409)
+        XCTAssertEqual(full.code, "too_many_tokens")
+        XCTAssertEqual(s.call("DELETE", "/v1/tokens/\(spare)", token: token).status, 204)
+        XCTAssertEqual(redeem(code, from: "10.0.4.1").status, 201)
+    }
+
     /// An account keeps at most five live codes: a sixth replaces the oldest.
     func testAnAccountHoldsFiveLiveCodes() throws {
         _ = try server()

@@ -131,6 +131,22 @@ final class RecoveryCodeTests: XCTestCase {
         XCTAssertEqual(s.call("GET", "/v1/me/recovery-codes", token: token).json["remaining"], .int(9), "no failure used a code")
     }
 
+    /// An account at its token cap gets 409 `too_many_tokens` and keeps its code, unless it
+    /// revokes its other tokens; a body over 4 KiB is 413.
+    func testTheTokenCapAndTheBodyLimit() throws {
+        try server { $0.maxTokensPerAccount = 1 }
+        let handle = TestServer.handle("r")
+        let (_, token) = s.signup(handle)
+        let codes = issue(token)
+        let full = recover(handle, codes[0])
+        XCTAssertEqual(full.status, 409)
+        XCTAssertEqual(full.code, "too_many_tokens")
+        XCTAssertEqual(s.call("GET", "/v1/me/recovery-codes", token: token).json["remaining"], .int(10))
+        XCTAssertEqual(recover(handle, codes[0], revokeOthers: true, from: "10.0.0.2").status, 201)
+        let big = s.call("POST", "/v1/accounts/recover", json: .obj(["handle": "abc", "code": .string(String(repeating: "A", count: 5000))]))
+        XCTAssertEqual(big.status, 413)
+    }
+
     func testMalformedBodiesAre422() throws {
         try server()
         for body: JSONValue in [.obj(["handle": "abc"]), .obj(["code": "x"]), .obj(["handle": 1, "code": "x"]),
