@@ -86,6 +86,8 @@ public struct LedgerAppConfiguration: Sendable {
     /// Live (not revoked) device tokens one account may hold; then 409 `too_many_tokens`.
     /// 0: no limit. Default 100.
     public var maxTokensPerAccount: Int = 100
+    /// Limits on link-code redemptions and recoveries.
+    public var accountAccess = AccountAccessConfiguration()
     /// Whether to print JSON log lines at all (`--quiet` turns them off). Default true.
     public var logging: Bool = true
     /// `debug`, `info` (one access line per request), `warning`, `error`. Default `info`.

@@ -13,6 +13,7 @@ enum Routes {
         NotificationRoutes.register(&r)
         AuthRoutes.register(&r)
         IdentityRoutes.register(&r)
+        AccountAccessRoutes.register(&r)
         return r
     }
 }

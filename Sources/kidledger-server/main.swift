@@ -23,6 +23,8 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--apple-client-id ID]... [--apple-jwks URL|FILE]
                               [--oidc-provider name=N,issuer=URL,audience=A[;A...],jwks=URL|FILE]...
                               [--apple-team-id ID --apple-key-id ID --apple-private-key FILE.p8] [--apple-auth-url URL]
+                              [--link-code-failures-per-minute N] [--link-code-failures-per-code N]
+                              [--recovery-failures-per-minute N] [--recovery-failures-per-handle-per-hour N]
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]   (SQLite; for PostgreSQL it prints how to use pg_dump)
        kidledger-server check [--data-dir DIR | --database-url postgres://…]
@@ -50,8 +52,10 @@ KIDLEDGER_FAILED_HANDLE_LOOKUPS_PER_MINUTE (default 10), KIDLEDGER_TOKENS_PER_AC
 (0: no limit), KIDLEDGER_APPLE_CLIENT_IDS (comma-separated; Sign in with Apple is offered when set),
 KIDLEDGER_APPLE_JWKS (default Apple's published key set), KIDLEDGER_OIDC_PROVIDERS (one spec per line, or specs
 separated by |), KIDLEDGER_APPLE_TEAM_ID, KIDLEDGER_APPLE_KEY_ID, KIDLEDGER_APPLE_PRIVATE_KEY (all three: Apple
-tokens are revoked when an account is deleted), KIDLEDGER_APPLE_AUTH_URL (default https://appleid.apple.com).
-An empty variable counts as unset.
+tokens are revoked when an account is deleted), KIDLEDGER_APPLE_AUTH_URL (default https://appleid.apple.com),
+KIDLEDGER_LINK_CODE_FAILURES_PER_MINUTE (per client address, default 10), KIDLEDGER_LINK_CODE_FAILURES_PER_CODE (default 10),
+KIDLEDGER_RECOVERY_FAILURES_PER_MINUTE (per client address, default 10), KIDLEDGER_RECOVERY_FAILURES_PER_HANDLE_PER_HOUR (default 10)
+(0: no limit). An empty variable counts as unset.
 """
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
@@ -213,6 +217,10 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     c.applePrivateKeyPath = o.value("apple-private-key")
     if let url = o.value("apple-auth-url") { c.appleAuthURL = url }
     if let problem = c.identityProblem { fail(problem) }
+    if let n = o.int("link-code-failures-per-minute") { c.accountAccess.linkCodeFailuresPerMinute = n }
+    if let n = o.int("link-code-failures-per-code") { c.accountAccess.linkCodeFailuresPerCode = n }
+    if let n = o.int("recovery-failures-per-minute") { c.accountAccess.recoveryFailuresPerMinute = n }
+    if let n = o.int("recovery-failures-per-handle-per-hour") { c.accountAccess.recoveryFailuresPerHandlePerHour = n }
     return c
 }
 
@@ -237,7 +245,9 @@ let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "da
                                  "max-pending-invitations-per-invitee", "max-pending-invitations-per-inviter",
                                  "max-pending-invitations-per-inviter-for-invitee", "failed-handle-lookups-per-minute",
                                  "tokens-per-account", "apple-client-id", "apple-jwks", "oidc-provider", "apple-team-id",
-                                 "apple-key-id", "apple-private-key", "apple-auth-url"]
+                                 "apple-key-id", "apple-private-key", "apple-auth-url",
+                                 "link-code-failures-per-minute", "link-code-failures-per-code",
+                                 "recovery-failures-per-minute", "recovery-failures-per-handle-per-hour"]
 let args = CommandLine.arguments.dropFirst()
 guard let command = args.first else { print(usage); exit(2) }
 

@@ -26,6 +26,9 @@ final class AuthorizationTests: XCTestCase {
         s = try TestServer { [jwks] in
             $0.oidcProviders = [IdentityFixture.spec(jwks)]
             $0.authFailuresPerMinute = 1_000_000
+            // Every caller redeems and recovers from one address (the limits have their own tests).
+            $0.accountAccess.linkCodeFailuresPerMinute = 0
+            $0.accountAccess.recoveryFailuresPerMinute = 0
             $0.bundleId = "com.example.kidledger"
             $0.productIds = ["com.example.kidledger.pro"]
             $0.appAppleId = 1_234_567_890
@@ -122,6 +125,7 @@ final class AuthorizationTests: XCTestCase {
         case .string("$strangerHandle"): return .string(w.strangerHandle)
         case .string("$idToken"): return .string(IdentityFixture.token(IdentityFixture.subject()))
         case .string("$ownerIdToken"): return .string(IdentityFixture.token(w.ownerSubject))
+        case .string("$readWriteId"): return .string(w.readWriteId)
         case .object(let o):
             var out = JSONObject()
             for (k, x) in o.pairs { out[k] = substitute(x, w) }

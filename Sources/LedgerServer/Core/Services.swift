@@ -58,6 +58,8 @@ final class Services: Sendable {
     let handleLookupLimiter: HandleLookupLimiter
     /// Sign-in with OpenID Connect identities; nil only where a server is made without it.
     let identity: IdentityService?
+    /// The link-code and recovery limits this process has seen refuse (`AttemptGate`).
+    let accountAccessGate = AttemptGate()
 
     func connectionCount() -> Int { connections.get(0) }
 
@@ -94,6 +96,7 @@ final class Services: Sendable {
     static func problem(for error: Error, logger: Logger) -> HTTPResponse {
         if let e = error as? APIError { return e.response }
         if let e = error as? LedgerStorageError { return e.apiError.response }
+        if let e = error as? AccountAccessError { return e.apiError.response }
         logger.log(["event": .string("error"), "error": .string(String(describing: error))])
         return APIError.internal().response
     }

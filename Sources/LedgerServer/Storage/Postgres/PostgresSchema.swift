@@ -223,6 +223,46 @@ enum PostgresSchema {
         CREATE INDEX apple_tokens_identity ON apple_tokens(identity_id);
         CREATE INDEX apple_tokens_due ON apple_tokens(revoke_after) WHERE revoke_after IS NOT NULL;
         """),
+        // Link codes, recovery codes, attempt counters, deleted accounts and retired
+        // handles (SQLite's version 13). Rows every process shares: a code issued by one
+        // process redeems at another, and a limit counts every process's attempts.
+        (6, """
+        CREATE TABLE deleted_accounts (
+            account_id uuid PRIMARY KEY REFERENCES accounts(id),
+            deleted_at timestamptz NOT NULL
+        );
+        CREATE TABLE link_codes (
+            hash bytea PRIMARY KEY,
+            bucket text NOT NULL,
+            account_id uuid NOT NULL REFERENCES accounts(id),
+            created_at timestamptz NOT NULL,
+            expires_at timestamptz NOT NULL,
+            failures integer NOT NULL DEFAULT 0
+        );
+        CREATE INDEX link_codes_bucket ON link_codes(bucket);
+        CREATE INDEX link_codes_account ON link_codes(account_id, created_at);
+        CREATE INDEX link_codes_expiry ON link_codes(expires_at);
+        CREATE TABLE recovery_codes (
+            account_id uuid NOT NULL REFERENCES accounts(id),
+            hash bytea NOT NULL,
+            created_at timestamptz NOT NULL,
+            used_at timestamptz,
+            PRIMARY KEY (account_id, hash)
+        );
+        CREATE TABLE attempt_counters (
+            scope text NOT NULL,
+            subject text NOT NULL,
+            window_start timestamptz NOT NULL,
+            attempts bigint NOT NULL,
+            PRIMARY KEY (scope, subject)
+        );
+        CREATE INDEX attempt_counters_window ON attempt_counters(scope, window_start);
+        CREATE TABLE retired_handles (
+            handle text PRIMARY KEY,
+            account_id uuid NOT NULL,
+            reserved_until timestamptz NOT NULL
+        );
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

@@ -81,7 +81,7 @@ extension LedgerStorage {
 }
 
 /// What a body may read, all inside one snapshot (or one write transaction).
-protocol LedgerReading {
+protocol LedgerReading: AccountAccessReading {
     // MARK: accounts and tokens
     /// The caller a token hash stands for, when the token exists and is not revoked.
     func caller(tokenHash: [UInt8]) throws -> Caller?
@@ -206,7 +206,7 @@ extension LedgerWriting {
 /// What a write body may do, on top of reading. Callers go through the rules in
 /// `LedgerWriting+Rules.swift`; these primitives do no checking of their own beyond the
 /// database's constraints.
-protocol LedgerWriting: LedgerReading {
+protocol LedgerWriting: LedgerReading, AccountAccessWriting {
     // MARK: accounts and tokens
     /// Throws `handleTaken` when the handle exists.
     func insertAccount(_ account: AccountRecord) throws
