@@ -156,6 +156,24 @@ final class AppleRevocationTests: XCTestCase {
         try eventually("revoked") { try tokenRows() == 0 }
     }
 
+    /// `DELETE /v1/me` itself: the account's identities are unlinked (signing in with one
+    /// again finds no account) and its Apple token is revoked once the deletion is durable.
+    func testDeletingTheAccountUnlinksItsIdentitiesAndRevokesItsAppleToken() throws {
+        let subject = IdentityFixture.subject()
+        let r = s.auth("apple", ["idToken": .string(IdentityFixture.appleToken(subject)),
+                                 "authorizationCode": .string("code-appledelete"), "handle": "appledelete"])
+        XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+        let token = try XCTUnwrap(r.json["token"]?["secret"]?.stringValue)
+        try eventually("the code is exchanged and the refresh token kept") { try tokenRows() == 1 }
+        XCTAssertEqual(s.call("DELETE", "/v1/me", token: token, json: .obj(["confirmHandle": "appledelete"])).status, 204)
+        try eventually("the revocation is sent and the row forgotten") { try tokenRows() == 0 }
+        XCTAssertEqual(apple.requests("/auth/revoke").first?.form["token"], Self.refreshToken)
+        let again = s.auth("apple", ["idToken": .string(IdentityFixture.appleToken(subject))])
+        XCTAssertEqual(again.status, 404)
+        XCTAssertEqual(again.code, "identity_not_linked")
+        XCTAssertEqual(s.call("GET", "/v1/me", token: token).status, 401)
+    }
+
     func testAFailedExchangeLeavesTheSignInAsItIs() throws {
         apple.answer("/auth/token", status: 400, json: #"{"error":"invalid_grant"}"#)
         let r = s.auth("apple", ["idToken": .string(IdentityFixture.appleToken(IdentityFixture.subject())),
