@@ -14,14 +14,13 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
     -I "$repo/Sources/COpenSSL" \
     -lcrypto \
     "$repo"/Sources/StoreKitJWS/*.swift "$repo"/fuzz/JWS/*.swift \
+    "$repo"/Tests/AppStoreTestSupport/TestCertificateChain.swift \
     -o "$out/fuzz-jws"
 
-# The test root and G3 from <repo>/../shared/vectors/app-store, unless given.
-vectors="$repo/../shared/vectors/app-store"
-export JWS_FUZZ_ROOTS="${JWS_FUZZ_ROOTS:-$vectors/test-chain/testCA.pem:$vectors/AppleRootCA-G3.der}"
-if [ -f "$vectors/mock-signed/transactionInfo" ]; then
-    cp "$vectors/mock-signed/transactionInfo" "$out/corpus/apple-mock-transactionInfo"
-fi
+# Trust: $JWS_FUZZ_ROOTS if given, else Apple's test root and G3 from Tests/Fixtures/app-store
+# and a chain the target generates at start (see FuzzJWS.swift). Apple's mock signed
+# transaction joins the working corpus.
+cp "$repo/Tests/Fixtures/app-store/mock-signed/transactionInfo" "$out/corpus/apple-mock-transactionInfo"
 
 exec "$out/fuzz-jws" "$out/corpus" "$repo/fuzz/JWS/seeds" \
     -max_total_time="$seconds" -max_len=32768 -timeout=10 -rss_limit_mb=2048 \

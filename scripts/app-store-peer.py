@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Peer check of the App Store endpoints against independent implementations.
 
-Starts kidledger-server (loopback, temporary data folder) trusting Apple's test root, then:
-1. signs App Store Server Notifications V2 here (Python `cryptography`, Apple's test leaf
-   key) — every notification type, forgeries of every kind, a replay — posts each to
+Generates a test certificate chain shaped like the App Store's (Python `cryptography`: a
+root, an intermediate and a leaf with Apple's marker OIDs, and the forged variants), starts
+kidledger-server (loopback, temporary data folder) trusting that root, then:
+1. signs App Store Server Notifications V2 here with the chain's leaf key — every
+   notification type, forgeries of every kind, a replay — posts each to
    POST /v1/app-store/notifications and asks Apple's own `SignedDataVerifier`
    (app-store-server-library) for its verdict on the same bytes. The two must agree: both
    accept, or both refuse for the same reason (app identifier, environment, or the
@@ -12,10 +14,11 @@ Starts kidledger-server (loopback, temporary data folder) trusting Apple's test 
    Apple's verifier.
 2. gets an entitlement token and verifies it with PyJWT against GET /v1/entitlement-keys.
 
-Usage: app-store-peer.py SERVER_BINARY VECTORS_DIR. Prints one line per check and ends
+Usage: app-store-peer.py SERVER_BINARY. Prints one line per check and ends
 with `N passed, N failed`; exits 1 on any failure.
 """
 import base64
+import datetime
 import json
 import os
 import subprocess
@@ -31,6 +34,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.x509.oid import NameOID
 from appstoreserverlibrary.models.Environment import Environment
 from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, VerificationException
 
@@ -44,22 +48,58 @@ def b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+# Apple's marker extensions (intermediate, App Store signing leaf) and the wrong ones of the forgeries.
+INTERMEDIATE_OID, LEAF_OID = "1.2.840.113635.100.6.2.1", "1.2.840.113635.100.6.11.1"
+INVALID_INTERMEDIATE_OID, INVALID_LEAF_OID = "1.2.840.113635.100.6.2.2", "1.2.840.113635.100.6.11.2"
+NOT_BEFORE = datetime.datetime(2023, 1, 1, tzinfo=datetime.timezone.utc)
+NOT_AFTER = datetime.datetime(2049, 12, 31, 23, 59, 59, tzinfo=datetime.timezone.utc)
+
+
 class Chain:
-    def __init__(self, vectors: str):
-        d = os.path.join(vectors, "test-chain")
-        with open(os.path.join(d, "testLeaf.key"), "rb") as f:
-            self.key = serialization.load_pem_private_key(f.read(), password=None)
-        self.foreign = ec.generate_private_key(ec.SECP256R1())
+    """A root → intermediate → leaf chain generated here, valid 2023-01-01 … 2049-12-31."""
 
-        def der(name):
-            with open(os.path.join(d, name), "rb") as f:
-                return x509.load_pem_x509_certificate(f.read()).public_bytes(serialization.Encoding.DER)
+    def __init__(self):
+        new_key = lambda: ec.generate_private_key(ec.SECP256R1())
+        root_key, intermediate_key, other_intermediate_key = new_key(), new_key(), new_key()
+        self.key = new_key()
+        self.foreign = new_key()
 
-        self.root_der = der("testCA.pem")
-        b = lambda name: base64.b64encode(der(name)).decode()
-        self.x5c = [b("testLeaf.pem"), b("testIntermediate.pem"), b("testCA.pem")]
-        self.invalid_oid_leaf = [b("testInvalidOIDLeaf.pem"), self.x5c[1], self.x5c[2]]
-        self.invalid_oid_intermediate = [b("testInvalidIntermediateLeaf.pem"), b("testInvalidOIDIntermediate.pem"), self.x5c[2]]
+        def certificate(serial, name, key, issuer, issuer_key, ca, oid=None):
+            subject = x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "kidledger tests"),
+                                 x509.NameAttribute(NameOID.COMMON_NAME, name)])
+            builder = (x509.CertificateBuilder().subject_name(subject)
+                       .issuer_name(subject if issuer is None else issuer.subject)
+                       .public_key(key.public_key()).serial_number(serial)
+                       .not_valid_before(NOT_BEFORE).not_valid_after(NOT_AFTER)
+                       .add_extension(x509.BasicConstraints(ca=ca, path_length=0 if ca and issuer else None), critical=True)
+                       .add_extension(x509.KeyUsage(digital_signature=not ca, content_commitment=False, key_encipherment=False,
+                                                    data_encipherment=False, key_agreement=False, key_cert_sign=ca,
+                                                    crl_sign=ca, encipher_only=False, decipher_only=False), critical=True)
+                       .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False))
+            if issuer is not None:
+                builder = builder.add_extension(
+                    x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()), critical=False)
+            if oid:
+                # The marker's value is an ASN.1 NULL, as in Apple's certificates.
+                builder = builder.add_extension(x509.UnrecognizedExtension(x509.ObjectIdentifier(oid), b"\x05\x00"), critical=False)
+            return builder.sign(issuer_key or key, hashes.SHA256())
+
+        root = certificate(1, "kidledger test root", root_key, None, None, True)
+        intermediate = certificate(2, "kidledger test intermediate", intermediate_key, root, root_key, True, INTERMEDIATE_OID)
+        leaf = certificate(4, "kidledger test App Store signing", self.key, intermediate, intermediate_key, False, LEAF_OID)
+        invalid_leaf = certificate(5, "kidledger test leaf, wrong OID", self.key, intermediate, intermediate_key, False,
+                                   INVALID_LEAF_OID)
+        invalid_intermediate = certificate(3, "kidledger test intermediate, wrong OID", other_intermediate_key, root, root_key,
+                                           True, INVALID_INTERMEDIATE_OID)
+        leaf_of_invalid = certificate(6, "kidledger test leaf of the wrong-OID intermediate", self.key, invalid_intermediate,
+                                      other_intermediate_key, False, LEAF_OID)
+
+        self.root_der = root.public_bytes(serialization.Encoding.DER)
+        self.root_pem = root.public_bytes(serialization.Encoding.PEM)
+        b = lambda c: base64.b64encode(c.public_bytes(serialization.Encoding.DER)).decode()
+        self.x5c = [b(leaf), b(intermediate), b(root)]
+        self.invalid_oid_leaf = [b(invalid_leaf), self.x5c[1], self.x5c[2]]
+        self.invalid_oid_intermediate = [b(leaf_of_invalid), b(invalid_intermediate), self.x5c[2]]
 
     def sign(self, payload: dict, key=None, x5c=None, alg="ES256") -> str:
         header = {"alg": alg, "typ": "JWT", "x5c": self.x5c if x5c is None else x5c}
@@ -100,11 +140,14 @@ def notification(kind, signed, tx, rn, subtype=None, status=1, **data_changes):
 
 
 class Server:
-    def __init__(self, binary: str, vectors: str):
+    def __init__(self, binary: str, chain: Chain):
         self.dir = tempfile.mkdtemp(prefix="kidledger-peer-")
-        args = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", self.dir,
+        root = os.path.join(self.dir, "test-root.pem")
+        with open(root, "wb") as f:
+            f.write(chain.root_pem)
+        args = [binary, "serve", "--host", "127.0.0.1", "--port", "0", "--data-dir", os.path.join(self.dir, "data"),
                 "--bundle-id", BUNDLE, "--product-id", PRODUCT, "--environment", "Production",
-                "--app-apple-id", str(APP_APPLE_ID), "--trusted-root", os.path.join(vectors, "test-chain", "testCA.pem"),
+                "--app-apple-id", str(APP_APPLE_ID), "--trusted-root", root,
                 "--notifications-per-minute", "100000", "--log-level", "warning"]
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.port = None
@@ -156,13 +199,10 @@ APPLE_REASON = {"INVALID_APP_IDENTIFIER": "app", "INVALID_ENVIRONMENT": "environ
 
 
 def main():
-    binary, vectors = sys.argv[1], sys.argv[2]
-    chain = Chain(vectors)
+    binary = sys.argv[1]
+    chain = Chain()
     verifier = SignedDataVerifier([chain.root_der], False, Environment.PRODUCTION, BUNDLE, APP_APPLE_ID)
-    # As in Apple's own tests: the test certificates carry no Authority Key Identifier,
-    # which OpenSSL's strict mode requires.
-    verifier._chain_verifier.enable_strict_checks = False
-    server = Server(binary, vectors)
+    server = Server(binary, chain)
     passed = failed = 0
 
     def check(name, ok, detail=""):
@@ -212,7 +252,7 @@ def main():
             ("nested transaction, leaf with an invalid OID", with_data(signedTransactionInfo=chain.sign(tx, x5c=chain.invalid_oid_leaf)), None),
             ("two-certificate x5c", chain.sign(base, x5c=chain.x5c[:2]), None),
             ("four-certificate x5c", chain.sign(base, x5c=chain.x5c + [chain.x5c[2]]), None),
-            ("signed after the chain expired", chain.sign(dict(base, signedDate=2_240_000_000_000)), None),
+            ("signed after the chain expired", chain.sign(dict(base, signedDate=2_600_000_000_000)), None),
             ("alg none", b64url(json.dumps({"alg": "none", "x5c": chain.x5c}).encode()) + "." + body + ".", None),
             ("alg HS256", chain.sign(base, alg="HS256"), None),
             ("wrong bundle", with_data(bundleId="com.other"), None),
@@ -224,7 +264,9 @@ def main():
             ("no appAppleId", with_data(appAppleId=None), None),
             ("renewal info of another purchase", with_data(signedRenewalInfo=chain.sign(dict(rn, originalTransactionId="1"))),
              "renewal_mismatch"),
-            ("not a Pro product", with_data(signedTransactionInfo=chain.sign(dict(tx, productId="coins.100"))), "wrong_product"),
+            # Another product of the same purchase (a crossgrade) is a verified event like any
+            # other: stored, and it would end Pro; nothing was registered here, so unmatched.
+            ("another product", with_data(signedTransactionInfo=chain.sign(dict(tx, productId="coins.100"))), None),
             ("genuine", genuine, None),
             ("replay of the genuine one", genuine, None),
         ]

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Checks that the device SDK can build beyond Linux: every module in LedgerClient's dependency
-# closure imports platform modules (Glibc, Darwin, FoundationNetworking, Security, …) only
-# inside an `#if canImport(…)` block, and none of them depends on a server-only target.
-# Exits 1 and names each offending file and line.
+# Checks that the device SDK can build beyond Linux: every module in the dependency closure of
+# LedgerClient and of LedgerClientTesting (which apps link into their tests) imports platform
+# modules (Glibc, Darwin, FoundationNetworking, Security, …) only inside an `#if canImport(…)`
+# block, and none of them depends on a server-only target. Exits 1 and names each offending
+# file and line. Usage: scripts/check-portability.sh [TARGET] (default: both of those).
 set -euo pipefail
+if [ $# -eq 0 ]; then
+  self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+  status=0
+  for target in LedgerClient LedgerClientTesting; do bash "$self" "$target" || status=1; done
+  exit "$status"
+fi
 cd "$(dirname "$0")/.."
 
-client="${1:-LedgerClient}"
+client="$1"
 server_only=(SQLiteServerKit HTTPServer StoreKitJWS LedgerServer LedgerCore LedgerStorageSQLite LedgerStoragePostgres COpenSSL)
 platform='Glibc|Darwin|Musl|Bionic|Android|WASILibc|WinSDK|ucrt|CRT|FoundationNetworking|FoundationXML|Security|UIKit|AppKit|Network|SystemConfiguration'
 

@@ -21,7 +21,9 @@
 # Expected statuses widened where the contract answers a well-formed request by state,
 # not by shape (documented in openapi.yaml): 410 for a generated `since`, 412 for a
 # generated If-Match, 422 for undo-last with nothing left to undo, for inviting oneself, for a
-# generated createdAt more than 24 hours ahead (clock_skew), and for a generated StoreKit JWS; the sync push reports invalid records per record in a 200 answer.
+# generated createdAt more than 24 hours ahead (clock_skew), and for a generated StoreKit JWS; the sync push reports invalid records per record in a 200 answer;
+# 404 unknown_provider for sign-in and linking with identities (no provider is configured).
+# a generated link code, recovery, account deletion or owner transfer is refused by state (404, 401, 422).
 #
 # Environment:
 #   KIDLEDGER_SERVER_BIN          server binary (default .build/debug/kidledger-server)
@@ -94,7 +96,8 @@ else
         KIDLEDGER_MAX_HOUSEHOLDS_PER_ACCOUNT=0 KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD=0 \
         KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE=0 KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER=0 \
         KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER_FOR_INVITEE=0 KIDLEDGER_FAILED_HANDLE_LOOKUPS_PER_MINUTE=0 \
-        KIDLEDGER_TOKENS_PER_ACCOUNT=0 && exec "$BIN" serve --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" \
+        KIDLEDGER_TOKENS_PER_ACCOUNT=0 KIDLEDGER_LINK_CODE_FAILURES_PER_MINUTE=0 KIDLEDGER_RECOVERY_FAILURES_PER_MINUTE=0 \
+        KIDLEDGER_RECOVERY_FAILURES_PER_HANDLE_PER_HOUR=0 && exec "$BIN" serve --host 127.0.0.1 --port "$PORT" --data-dir "$WORK/data" \
         --registration open --bundle-id com.example.kidledger --product-id com.example.kidledger.pro --app-apple-id 1234567890 \
         --openapi "$SPEC" --public-dir "$REPO/Public") >"$WORK/server.log" 2>&1 &
     SERVER_PID=$!
@@ -243,6 +246,22 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 include-operation-id = ["deleteHousehold", "getShare", "deleteShare", "getSubscription", "deleteSubscription", "inviteParticipant",
                         "patchParticipant", "removeParticipant", "acceptInvitation", "declineInvitation"]
 checks.ensure_resource_availability.enabled = false
+
+[[operations]]
+# This server offers no identity provider: every provider is 404 unknown_provider, by
+# configuration rather than by the request's shape (a configured one answers 401 for a
+# generated token, 404 identity_not_linked, 409 or 429 by state).
+include-operation-id = ["signInWithIdentity", "linkIdentity"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "429"]
+
+[[operations]]
+# Answered by state, not by shape: a generated link code is unknown (404 link_code_invalid), a
+# generated handle and recovery code fail (401 recovery_failed), a generated confirmHandle is
+# not the account's (422 confirmation_mismatch; so DELETE /v1/me never deletes A), and the
+# account a generated transfer names is not an accepted read-write participant (422
+# not_a_participant; B was invited read-only and never accepted).
+include-operation-id = ["redeemLinkCode", "recoverAccount", "deleteMe", "transferOwnership"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
 [[operations]]
 include-operation-id = "pushChanges"

@@ -85,7 +85,7 @@ extension EventLoop {
                 refuseBody(c, method: current?.method ?? "-", target: current?.target ?? "-",
                            ProblemResponse.make(status: 503, code: "service_unavailable",
                                                 detail: "The server holds too many request bodies; retry shortly.",
-                                                headers: Self.retryShortly))
+                                                typePrefix: problemTypePrefix, headers: Self.retryShortly))
                 current = nil
                 offset = bytes.count
                 break parsing
@@ -116,7 +116,7 @@ extension EventLoop {
                 dispatch(c, head, body)
             case .error(let error):
                 current = nil
-                enqueueError(c, ProblemResponse.make(for: error))
+                enqueueError(c, ProblemResponse.make(for: error, typePrefix: problemTypePrefix))
                 offset = bytes.count
                 break parsing
             }
@@ -130,6 +130,9 @@ extension EventLoop {
             c.inbound = Array(UnsafeBufferPointer(rebasing: bytes[offset...]))
         }
     }
+
+    /// The start of the `type` of the server's own problems (`HTTPServerConfiguration.problemTypePrefix`).
+    var problemTypePrefix: String { core.configuration.problemTypePrefix }
 
     static let continueLine: [UInt8] = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
     static let retryShortly: HTTPHeaders = {
@@ -148,12 +151,14 @@ extension EventLoop {
         case .read(let limit):
             c.bodyLimit = min(limit ?? serverLimit, serverLimit)
         }
-        if case .length(let n) = head.framing, n > c.bodyLimit { return ProblemResponse.make(for: .bodyTooLarge) }
+        if case .length(let n) = head.framing, n > c.bodyLimit {
+            return ProblemResponse.make(for: .bodyTooLarge, typePrefix: problemTypePrefix)
+        }
         if c.bodyLimit < serverLimit { c.parser.limitBody(to: c.bodyLimit) }
         if core.bufferedBodyBytes.load(ordering: .relaxed) >= core.configuration.maxBufferedBodyBytes {
             return ProblemResponse.make(status: 503, code: "service_unavailable",
                                         detail: "The server holds too many request bodies; retry shortly.",
-                                        headers: Self.retryShortly)
+                                        typePrefix: problemTypePrefix, headers: Self.retryShortly)
         }
         return nil
     }
@@ -211,16 +216,18 @@ extension EventLoop {
                     body = try Gzip.decompress(rawBody, limit: c.bodyLimit > 0 ? c.bodyLimit : core.configuration.maxBodyBytes)
                     headers.remove("Content-Encoding")
                 } catch GzipError.tooLarge {
-                    slot.response = ProblemResponse.make(for: .bodyTooLarge)
+                    slot.response = ProblemResponse.make(for: .bodyTooLarge, typePrefix: problemTypePrefix)
                     slot.forceClose = true
                 } catch {
-                    slot.response = ProblemResponse.make(status: 400, code: "bad_request", detail: "The gzip request body is corrupt.")
+                    slot.response = ProblemResponse.make(status: 400, code: "bad_request", detail: "The gzip request body is corrupt.",
+                                                         typePrefix: problemTypePrefix)
                     slot.forceClose = true
                 }
             } else if lower != "identity" {
                 // RFC 9110 §15.5.16: 415, with Accept-Encoding naming the codings accepted.
                 var refusal = ProblemResponse.make(status: 415, code: "unsupported_media_type",
-                                                   detail: "Content-Encoding \(coding) is not supported; send gzip or identity.")
+                                                   detail: "Content-Encoding \(coding) is not supported; send gzip or identity.",
+                                                   typePrefix: problemTypePrefix)
                 refusal.headers.set("Accept-Encoding", "gzip")
                 slot.response = refusal
             }
@@ -246,7 +253,8 @@ extension EventLoop {
                                   remoteAddress: c.remoteAddress)
         guard request.hasDecodableQuery else {
             c.slots[c.slots.count - 1].response = ProblemResponse.make(
-                status: 400, code: "bad_request", detail: "The query string does not percent-decode to UTF-8.")
+                status: 400, code: "bad_request", detail: "The query string does not percent-decode to UTF-8.",
+                typePrefix: problemTypePrefix)
             return
         }
         core.handler.handle(consume request, responder: ConnectionResponder(loop: self, handle: c.handle, sequence: seq))

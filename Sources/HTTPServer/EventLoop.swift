@@ -25,7 +25,7 @@ final class EventLoop: @unchecked Sendable {
     /// Tasks from other threads (answers from request threads, many on PostgreSQL), guarded
     /// by `inboxLock`: a plain pthread mutex, not `Mutex`, which on Linux spins and then
     /// hands itself to the next waiter in the kernel (with more request threads than cores,
-    /// the others queue behind a waiter not yet running; see `Locked` in LedgerModel).
+    /// the others queue behind a waiter not yet running).
     private let inboxLock: UnsafeMutablePointer<pthread_mutex_t> = {
         let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         pthread_mutex_init(m, nil)
@@ -215,7 +215,7 @@ final class EventLoop: @unchecked Sendable {
     private func busyResponse() -> [UInt8] {
         if busy.date != date.bytes {
             var out: [UInt8] = []
-            var refusal = ProblemResponse.serviceUnavailable()
+            var refusal = ProblemResponse.serviceUnavailable(typePrefix: problemTypePrefix)
             refusal.headers.set("Retry-After", "1")
             _ = ResponseEncoder.encode(refusal,
                                        options: .init(isHead: false, close: true, announceKeepAlive: false,
@@ -490,7 +490,7 @@ final class EventLoop: @unchecked Sendable {
                 c.inbound = []
                 c.headDeadline = nil
                 c.bodyDeadline = nil
-                enqueueError(c, ProblemResponse.requestTimeout())
+                enqueueError(c, ProblemResponse.requestTimeout(typePrefix: problemTypePrefix))
                 pump(c)
             }
         }

@@ -1,5 +1,5 @@
+import ByteWriting
 import Glibc
-import LedgerModel
 
 /// The IMF-fixdate for the `Date` header, formatted at most once per second, and the
 /// `Date` and `Server` lines every response carries, prebuilt with it.

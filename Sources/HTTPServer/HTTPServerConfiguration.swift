@@ -38,8 +38,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var compressionThreshold: Int = 1024
     /// Graceful shutdown waits at most this long for in-flight requests. Default 10.
     public var shutdownDeadline: Double = 10
-    /// Value of the `Server` header. Default `kidledger`.
-    public var serverName: String = "kidledger"
+    /// Value of the `Server` header; an application names itself. Default `HTTPServer`.
+    public var serverName: String = "HTTPServer"
+    /// The start of the `type` of the problems (RFC 9457) the server answers by itself (400,
+    /// 408, 413, 415, 431, 503): `type` is this prefix followed by the problem's `code`, as in
+    /// `urn:problem:request_timeout`. An application sets its own, so that these problems
+    /// have the same types as those its handlers answer. Default `urn:problem:`.
+    public var problemTypePrefix: String = "urn:problem:"
     /// Called after each response is written (from an event-loop thread).
     public var accessLog: (@Sendable (AccessLogEntry) -> Void)?
     /// Called with the connections refused since the last call: at once for the first

@@ -1,6 +1,8 @@
 /// Reason phrases and pre-encoded status lines.
-enum HTTPStatus {
-    static func reason(_ status: Int) -> String {
+public enum HTTPStatus {
+    /// The reason phrase of `status` (RFC 9110), as the status line and a problem's `title`
+    /// spell it; `Status <n>` for a status without one here.
+    public static func reason(_ status: Int) -> String {
         switch status {
         case 100: return "Continue"
         case 101: return "Switching Protocols"

@@ -1,5 +1,5 @@
+import ByteWriting
 import GzipKit
-import LedgerModel
 
 /// Serialises a response (status line, fields, server-added fields, body) into one buffer.
 enum ResponseEncoder {

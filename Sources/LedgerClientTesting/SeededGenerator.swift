@@ -1,10 +1,13 @@
-/// A small, fast, reproducible random generator (SplitMix64).
-package struct SeededGenerator: RandomNumberGenerator, Sendable {
+/// A small, fast, reproducible random generator (SplitMix64): the same seed gives the same
+/// numbers on every platform, for randomized tests that can be replayed.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    package init(seed: UInt64) { state = seed }
+    /// The generator whose sequence `seed` names.
+    public init(seed: UInt64) { state = seed }
 
-    package mutating func next() -> UInt64 {
+    /// The next number of the sequence.
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

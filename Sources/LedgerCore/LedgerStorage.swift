@@ -43,6 +43,11 @@ package protocol LedgerStorage: Sendable {
     func write<T: Sendable>(household: String?, answeringOn executor: (any WriteCompletionExecutor)?,
                             _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+    /// A write whose caller waits for it on its own thread (a worker that verified a token,
+    /// the revocation outbox). Over SQLite it is a job of the writer's group commit, like
+    /// any write (the default); over PostgreSQL it runs right there, since a worker waiting
+    /// for a write queued to the workers could wait for itself.
+    func writeHere<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T
 }
 
 /// A thread with a queue of its own that takes a write's outcome (a connection's event
@@ -53,6 +58,10 @@ package protocol WriteCompletionExecutor: Sendable {
 }
 
 extension LedgerStorage {
+    package func writeHere<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T {
+        try writeAndWait(body)
+    }
+
     /// Ready unless writes fail for lack of space or a read of the database fails.
     package func readiness() -> StorageReadiness {
         if isOutOfSpace { return .outOfSpace }
@@ -83,7 +92,7 @@ extension LedgerStorage {
 }
 
 /// What a body may read, all inside one snapshot (or one write transaction).
-package protocol LedgerReading {
+package protocol LedgerReading: AccountAccessReading {
     // MARK: accounts and tokens
     /// The caller a token hash stands for, when the token exists and is not revoked.
     func caller(tokenHash: [UInt8]) throws -> Caller?
@@ -208,7 +217,7 @@ extension LedgerWriting {
 /// What a write body may do, on top of reading. Callers go through the rules in
 /// `LedgerWriting+Rules.swift`; these primitives do no checking of their own beyond the
 /// database's constraints.
-package protocol LedgerWriting: LedgerReading {
+package protocol LedgerWriting: LedgerReading, AccountAccessWriting {
     // MARK: accounts and tokens
     /// The rules looked the handle up first; a handle taken meanwhile by a concurrent write
     /// fails on the database's unique key (and the write runs again where it may).

@@ -99,7 +99,7 @@ public enum Timestamp {
         return ms <= maxMs ? ms : nil
     }
 
-    private static func daysIn(month: Int64, year: Int64) -> Int64 {
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
         switch month {
         case 2: return (year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)) ? 29 : 28
         case 4, 6, 9, 11: return 30
@@ -107,14 +107,14 @@ public enum Timestamp {
         }
     }
 
-    private static func floorDiv(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
+    static func floorDiv(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
         var q = a / b, r = a % b
         if r < 0 { q -= 1; r += b }
         return (q, r)
     }
 
-    // Howard Hinnant's civil-from-days algorithms.
-    private static func daysFromCivil(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
+    // Howard Hinnant's civil-from-days algorithms (proleptic Gregorian; LocalDate uses them too).
+    static func daysFromCivil(_ y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
         let y = m <= 2 ? y0 - 1 : y0
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -123,7 +123,7 @@ public enum Timestamp {
         return era * 146097 + doe - 719468
     }
 
-    private static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
         let z = z0 + 719468
         let era = (z >= 0 ? z : z - 146096) / 146097
         let doe = z - era * 146097

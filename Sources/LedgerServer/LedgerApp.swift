@@ -31,11 +31,18 @@ public final class LedgerApp: Sendable {
                                                metrics: metrics, logger: logger)
         }
         let subscriptions = try SubscriptionService.make(configuration)
+        let identity: IdentityService
+        do { identity = try IdentityService(configuration: configuration, storage: backend.storage, logger: logger) } catch {
+            backend.stop()
+            throw error
+        }
         let services = Services(configuration: configuration, backend: backend, readCache: readCache,
                                 notifier: notifier, metrics: metrics, logger: logger, subscriptions: subscriptions,
-                                entitlementKeys: try EntitlementKeys(dataDirectory: configuration.dataDirectory))
+                                entitlementKeys: try EntitlementKeys(dataDirectory: configuration.dataDirectory),
+                                identity: identity)
         self.services = services
         var http = configuration.http
+        http.problemTypePrefix = Problem.typePrefix
         let accessLines = logger.accessLines
         http.accessLog = { entry in
             let route = entry.routeLabel ?? "unmatched"
@@ -104,6 +111,7 @@ public final class LedgerApp: Sendable {
     /// Starts listening and logs `{"event":"listening",…}`.
     public func start() throws {
         services.backend.waitUntilReady(5)
+        services.identity?.start()
         try server.start()
         services.logger.log(["event": "listening", "host": .string(configuration.http.host), "port": .int(Int64(server.port)),
                              "maxConnections": .int(Int64(configuration.http.maxConnections)),
@@ -119,6 +127,7 @@ public final class LedgerApp: Sendable {
         // their answers carry `Connection: close`.
         let notifier = services.notifier
         server.shutdown(beforeDraining: { notifier.shutdown() })
+        services.identity?.stop()
         services.backend.stop()
         services.logger.log(["event": "stopped"])
         services.logger.flush()

@@ -81,6 +81,8 @@ public struct LedgerAppConfiguration: Sendable {
     /// Live (not revoked) device tokens one account may hold; then 409 `too_many_tokens`.
     /// 0: no limit. Default 100.
     public var maxTokensPerAccount: Int = 100
+    /// Limits on link-code redemptions and recoveries.
+    public var accountAccess = AccountAccessConfiguration()
     /// Whether to print JSON log lines at all (`--quiet` turns them off). Default true.
     public var logging: Bool = true
     /// `debug`, `info` (one access line per request), `warning`, `error`. Default `info`.
@@ -88,9 +90,33 @@ public struct LedgerAppConfiguration: Sendable {
     /// Peers whose `X-Forwarded-For` is believed: addresses or IPv4 CIDR ranges. Default none.
     public var trustedProxies: [String] = []
 
+    // Identity (`LedgerAppConfiguration+Identity.swift`, docs/identity.md).
+    /// Sign in with Apple's client ids (the app's bundle id, a Services id): `apple` is
+    /// offered when there is one. Default none.
+    public var appleClientIds: [String] = []
+    /// Where Apple's key set is read: an https URL or a file. nil (the default): Apple's
+    /// published set.
+    public var appleJWKS: String?
+    /// Other OpenID Connect providers, each `name=N,issuer=URL,audience=A[;A…],jwks=URL|FILE`.
+    public var oidcProviders: [String] = []
+    /// The app's Sign in with Apple key (team id, key id, `.p8` file): with all three,
+    /// authorization codes are exchanged for refresh tokens that are revoked when the
+    /// account is deleted. Default none.
+    public var appleTeamId: String?
+    public var appleKeyId: String?
+    public var applePrivateKeyPath: String?
+    /// Base URL of Apple's `/auth/token` and `/auth/revoke`. Default `https://appleid.apple.com`.
+    public var appleAuthURL: String = "https://appleid.apple.com"
+    /// Seconds before a failed Apple revocation is tried again (doubling each time, up to
+    /// six hours). Default 60.
+    public var appleRevocationRetrySeconds: Double = 60
+    /// Seconds between two looks for due Apple revocations. Default 60.
+    public var appleRevocationPollSeconds: Double = 60
+
     public init(dataDirectory: String = "./data", host: String = "127.0.0.1", port: Int = 8080) {
         self.dataDirectory = dataDirectory
         var http = HTTPServerConfiguration()
+        http.serverName = "kidledger"
         http.host = host
         http.port = port
         self.http = http

@@ -50,6 +50,19 @@ enum Routes {
         r.add("GET", "/v1/entitlement-keys", runs: .short, authenticated: false, SubscriptionRoutes.keys)
         r.add("POST", "/v1/app-store/notifications", runs: .worker, authenticated: false, bodyLimit: NotificationRoutes.maximumBody,
                NotificationRoutes.post)
+        r.add("POST", "/v1/auth/{provider}", runs: .worker, authenticated: false, bodyLimit: AuthRoutes.bodyLimit, AuthRoutes.signIn)
+        r.add("GET", "/v1/me/identities", runs: .worker, IdentityRoutes.list)
+        r.add("POST", "/v1/me/identities", runs: .worker, bodyLimit: AuthRoutes.bodyLimit, IdentityRoutes.link)
+        r.add("DELETE", "/v1/me/identities/{identityId}", runs: .short, IdentityRoutes.unlink)
+        r.add("POST", "/v1/link-codes", runs: .short, LinkCodeRoutes.issue)
+        r.add("POST", "/v1/link-codes/redeem", runs: .short, authenticated: false, bodyLimit: AccountAccessRoutes.codeBodyLimit,
+               LinkCodeRoutes.redeem)
+        r.add("POST", "/v1/me/recovery-codes", runs: .short, RecoveryCodeRoutes.issue)
+        r.add("GET", "/v1/me/recovery-codes", runs: .short, RecoveryCodeRoutes.summary)
+        r.add("POST", "/v1/accounts/recover", runs: .short, authenticated: false, bodyLimit: AccountAccessRoutes.codeBodyLimit,
+               RecoveryCodeRoutes.recover)
+        r.add("POST", "/v1/households/{id}/owner", runs: .short, OwnerTransferRoutes.transfer)
+        r.add("DELETE", "/v1/me", runs: .short, AccountDeletionRoutes.delete)
         return r
     }
 }

@@ -224,6 +224,10 @@ package final class PostgresLedgerStorage: LedgerStorage {
         gc.retry(again)
     }
 
+    package func writeHere<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T {
+        try writeNow(body)
+    }
+
     /// Runs `body` in a write transaction on the calling thread, again after a lost race.
     package func writeNow<T>(_ body: (any LedgerWriting) throws -> T) throws -> T {
         let (value, commit) = try Self.run(body, in: pool)

@@ -188,6 +188,81 @@ enum PostgresSchema {
         CREATE INDEX blocks_list ON blocks(account_id, created_at, blocked_account_id);
         CREATE INDEX tokens_live ON tokens(account_id, created_at, id) WHERE revoked_at IS NULL;
         """),
+        // Identities (SQLite's version 12): linked OpenID Connect identities, nonces of
+        // accepted ID tokens shared by every process, Apple refresh tokens kept (sealed) for
+        // revocation, outliving their account until Apple has answered.
+        (5, """
+        CREATE TABLE identities (
+            id uuid PRIMARY KEY,
+            account_id uuid NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+            provider text NOT NULL,
+            issuer text NOT NULL,
+            subject text NOT NULL,
+            linked_at timestamptz NOT NULL,
+            UNIQUE (issuer, subject)
+        );
+        CREATE INDEX identities_account ON identities(account_id, linked_at, id);
+        CREATE TABLE identity_nonces (
+            nonce_hash text PRIMARY KEY,
+            expires_at timestamptz NOT NULL
+        );
+        CREATE INDEX identity_nonces_expiry ON identity_nonces(expires_at);
+        CREATE TABLE apple_tokens (
+            id uuid PRIMARY KEY,
+            account_id uuid NOT NULL,
+            identity_id uuid,
+            client_id text NOT NULL,
+            sealed bytea NOT NULL,
+            key_id text NOT NULL,
+            created_at timestamptz NOT NULL,
+            revoke_after timestamptz,
+            attempts integer NOT NULL DEFAULT 0,
+            last_error text
+        );
+        CREATE INDEX apple_tokens_account ON apple_tokens(account_id);
+        CREATE INDEX apple_tokens_identity ON apple_tokens(identity_id);
+        CREATE INDEX apple_tokens_due ON apple_tokens(revoke_after) WHERE revoke_after IS NOT NULL;
+        """),
+        // Link codes, recovery codes, attempt counters, deleted accounts and retired
+        // handles (SQLite's version 13). Rows every process shares: a code issued by one
+        // process redeems at another, and a limit counts every process's attempts.
+        (6, """
+        CREATE TABLE deleted_accounts (
+            account_id uuid PRIMARY KEY REFERENCES accounts(id),
+            deleted_at timestamptz NOT NULL
+        );
+        CREATE TABLE link_codes (
+            hash bytea PRIMARY KEY,
+            bucket text NOT NULL,
+            account_id uuid NOT NULL REFERENCES accounts(id),
+            created_at timestamptz NOT NULL,
+            expires_at timestamptz NOT NULL,
+            failures integer NOT NULL DEFAULT 0
+        );
+        CREATE INDEX link_codes_bucket ON link_codes(bucket);
+        CREATE INDEX link_codes_account ON link_codes(account_id, created_at);
+        CREATE INDEX link_codes_expiry ON link_codes(expires_at);
+        CREATE TABLE recovery_codes (
+            account_id uuid NOT NULL REFERENCES accounts(id),
+            hash bytea NOT NULL,
+            created_at timestamptz NOT NULL,
+            used_at timestamptz,
+            PRIMARY KEY (account_id, hash)
+        );
+        CREATE TABLE attempt_counters (
+            scope text NOT NULL,
+            subject text NOT NULL,
+            window_start timestamptz NOT NULL,
+            attempts bigint NOT NULL,
+            PRIMARY KEY (scope, subject)
+        );
+        CREATE INDEX attempt_counters_window ON attempt_counters(scope, window_start);
+        CREATE TABLE retired_handles (
+            handle text PRIMARY KEY,
+            account_id uuid NOT NULL,
+            reserved_until timestamptz NOT NULL
+        );
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

@@ -383,6 +383,86 @@ enum Schema {
         CREATE INDEX blocks_list ON blocks(account_id, created_at, blocked_account_id);
         CREATE INDEX tokens_live ON tokens(account_id, created_at, id) WHERE revoked_at IS NULL;
         """),
+        // Identities (`LedgerStorage+Identities.swift`): OpenID Connect identities linked to
+        // accounts, nonces of accepted ID tokens, Apple refresh tokens kept (sealed) for
+        // revocation. Apple tokens name their account without a foreign key: a queued
+        // revocation outlives the account it was queued for.
+        Migration(version: 12, sql: """
+        CREATE TABLE identities (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+            provider TEXT NOT NULL,
+            issuer TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            linked_at INTEGER NOT NULL,
+            UNIQUE (issuer, subject)
+        );
+        CREATE INDEX identities_account ON identities(account_id, linked_at, id);
+        CREATE TABLE identity_nonces (
+            nonce_hash TEXT PRIMARY KEY,
+            expires_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX identity_nonces_expiry ON identity_nonces(expires_at);
+        CREATE TABLE apple_tokens (
+            id TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL,
+            identity_id TEXT,
+            client_id TEXT NOT NULL,
+            sealed BLOB NOT NULL,
+            key_id TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            revoke_after INTEGER,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT
+        );
+        CREATE INDEX apple_tokens_account ON apple_tokens(account_id);
+        CREATE INDEX apple_tokens_identity ON apple_tokens(identity_id);
+        CREATE INDEX apple_tokens_due ON apple_tokens(revoke_after) WHERE revoke_after IS NOT NULL;
+        """),
+        // How an account is reached besides its tokens, and how it ends. Link codes and
+        // recovery codes are kept as SHA-256 only; a link code's bucket (its first two
+        // characters) counts the failed redemptions that may void it. Attempt counters
+        // hold the failures a limit counts, per scope and key (a client address, a handle),
+        // in fixed windows. A deleted account's row stays (what it wrote keeps its id), with
+        // a placeholder handle, and is listed in `deleted_accounts`; its handle is retired
+        // for 30 days.
+        Migration(version: 13, sql: """
+        CREATE TABLE deleted_accounts (
+            account_id TEXT PRIMARY KEY REFERENCES accounts(id),
+            deleted_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE link_codes (
+            hash BLOB PRIMARY KEY,
+            bucket TEXT NOT NULL,
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            created_at INTEGER NOT NULL,
+            expires_at INTEGER NOT NULL,
+            failures INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        CREATE INDEX link_codes_bucket ON link_codes(bucket);
+        CREATE INDEX link_codes_account ON link_codes(account_id, created_at);
+        CREATE INDEX link_codes_expiry ON link_codes(expires_at);
+        CREATE TABLE recovery_codes (
+            account_id TEXT NOT NULL REFERENCES accounts(id),
+            hash BLOB NOT NULL,
+            created_at INTEGER NOT NULL,
+            used_at INTEGER,
+            PRIMARY KEY (account_id, hash)
+        ) WITHOUT ROWID;
+        CREATE TABLE attempt_counters (
+            scope TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            window_start INTEGER NOT NULL,
+            attempts INTEGER NOT NULL,
+            PRIMARY KEY (scope, subject)
+        ) WITHOUT ROWID;
+        CREATE INDEX attempt_counters_window ON attempt_counters(scope, window_start);
+        CREATE TABLE retired_handles (
+            handle TEXT PRIMARY KEY,
+            account_id TEXT NOT NULL,
+            reserved_until INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """),
     ]
 }
 

@@ -21,6 +21,11 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--max-pending-invitations-per-inviter N]
                               [--max-pending-invitations-per-inviter-for-invitee N]
                               [--failed-handle-lookups-per-minute N] [--tokens-per-account N]
+                              [--apple-client-id ID]... [--apple-jwks URL|FILE]
+                              [--oidc-provider name=N,issuer=URL,audience=A[;A...],jwks=URL|FILE]...
+                              [--apple-team-id ID --apple-key-id ID --apple-private-key FILE.p8] [--apple-auth-url URL]
+                              [--link-code-failures-per-minute N] [--link-code-failures-per-code N]
+                              [--recovery-failures-per-minute N] [--recovery-failures-per-handle-per-hour N]
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]   (SQLite; for PostgreSQL it prints how to use pg_dump)
        kidledger-server check [--data-dir DIR | --database-url postgres://…]
@@ -45,6 +50,12 @@ KIDLEDGER_AUTH_FAILURES_PER_MINUTE, KIDLEDGER_REGISTRATIONS_PER_HOUR, KIDLEDGER_
 KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE,
 KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER_FOR_INVITEE (default 3),
 KIDLEDGER_FAILED_HANDLE_LOOKUPS_PER_MINUTE (default 10), KIDLEDGER_TOKENS_PER_ACCOUNT (default 100)
+(0: no limit), KIDLEDGER_APPLE_CLIENT_IDS (comma-separated; Sign in with Apple is offered when set),
+KIDLEDGER_APPLE_JWKS (default Apple's published key set), KIDLEDGER_OIDC_PROVIDERS (one spec per line, or specs
+separated by |), KIDLEDGER_APPLE_TEAM_ID, KIDLEDGER_APPLE_KEY_ID, KIDLEDGER_APPLE_PRIVATE_KEY (all three: Apple
+tokens are revoked when an account is deleted), KIDLEDGER_APPLE_AUTH_URL (default https://appleid.apple.com),
+KIDLEDGER_LINK_CODE_FAILURES_PER_MINUTE (per client address, default 10), KIDLEDGER_LINK_CODE_FAILURES_PER_CODE (default 10),
+KIDLEDGER_RECOVERY_FAILURES_PER_MINUTE (per client address, default 10), KIDLEDGER_RECOVERY_FAILURES_PER_HANDLE_PER_HOUR (default 10)
 (0: no limit). An empty variable counts as unset.
 """
 
@@ -58,7 +69,8 @@ struct Options {
     var multi: [String: [String]] = [:]
     var flags: Set<String> = []
 
-    static let multiNames: Set<String> = ["product-id", "environment", "trusted-root", "trusted-proxies"]
+    static let multiNames: Set<String> = ["product-id", "environment", "trusted-root", "trusted-proxies", "apple-client-id",
+                                          "oidc-provider"]
     static let flagNames: Set<String> = ["quiet", "help"]
 
     init(_ args: ArraySlice<String>, allowed: Set<String>) {
@@ -90,6 +102,15 @@ struct Options {
         if let v = multi[name] { return v.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }.filter { !$0.isEmpty } }
         let env = ProcessInfo.processInfo.environment["KIDLEDGER_" + name.uppercased().replacingOccurrences(of: "-", with: "_")]
         return env.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } } ?? []
+    }
+
+    /// A repeatable flag's values as given (an `--oidc-provider` spec holds commas), else the
+    /// environment variable `variable` split at newlines and `|` (neither appears in a spec).
+    func specs(_ name: String, variable: String) -> [String] {
+        if let v = multi[name] { return v }
+        let env = ProcessInfo.processInfo.environment[variable] ?? ""
+        return env.split(whereSeparator: { $0 == "\n" || $0 == "|" || $0 == "\r\n" })
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     func int(_ name: String) -> Int? {
@@ -188,6 +209,19 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let n = o.int("max-pending-invitations-per-inviter-for-invitee") { c.maxPendingInvitationsPerInviterForInvitee = n }
     if let n = o.int("failed-handle-lookups-per-minute") { c.failedHandleLookupsPerMinute = n }
     if let n = o.int("tokens-per-account") { c.maxTokensPerAccount = n }
+    // The environment variable of --apple-client-id is plural, like the list it holds.
+    c.appleClientIds = o.multi["apple-client-id"] != nil ? o.values("apple-client-id") : o.values("apple-client-ids")
+    c.appleJWKS = o.value("apple-jwks")
+    c.oidcProviders = o.specs("oidc-provider", variable: "KIDLEDGER_OIDC_PROVIDERS")
+    c.appleTeamId = o.value("apple-team-id")
+    c.appleKeyId = o.value("apple-key-id")
+    c.applePrivateKeyPath = o.value("apple-private-key")
+    if let url = o.value("apple-auth-url") { c.appleAuthURL = url }
+    if let problem = c.identityProblem { fail(problem) }
+    if let n = o.int("link-code-failures-per-minute") { c.accountAccess.linkCodeFailuresPerMinute = n }
+    if let n = o.int("link-code-failures-per-code") { c.accountAccess.linkCodeFailuresPerCode = n }
+    if let n = o.int("recovery-failures-per-minute") { c.accountAccess.recoveryFailuresPerMinute = n }
+    if let n = o.int("recovery-failures-per-handle-per-hour") { c.accountAccess.recoveryFailuresPerHandlePerHour = n }
     return c
 }
 
@@ -211,7 +245,10 @@ let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "da
                                  "registrations-per-hour", "max-households-per-account", "max-children-per-household",
                                  "max-pending-invitations-per-invitee", "max-pending-invitations-per-inviter",
                                  "max-pending-invitations-per-inviter-for-invitee", "failed-handle-lookups-per-minute",
-                                 "tokens-per-account"]
+                                 "tokens-per-account", "apple-client-id", "apple-jwks", "oidc-provider", "apple-team-id",
+                                 "apple-key-id", "apple-private-key", "apple-auth-url",
+                                 "link-code-failures-per-minute", "link-code-failures-per-code",
+                                 "recovery-failures-per-minute", "recovery-failures-per-handle-per-hour"]
 let args = CommandLine.arguments.dropFirst()
 guard let command = args.first else { print(usage); exit(2) }
 

@@ -1,9 +1,10 @@
 /// Command-line words split into positionals, valued options and flags.
 struct Arguments {
     static let valued: Set<String> = ["--store", "--server", "--note", "--source", "--name", "--handle",
-                                      "--device-name", "--token", "--out"]
+                                      "--device-name", "--token", "--out", "--provider", "--id-token", "--nonce",
+                                      "--code", "--confirm"]
     static let flags: Set<String> = ["--json", "--yes", "--watch", "--read-only", "--replace-local", "--no-sync",
-                                     "--help", "--pinned"]
+                                     "--help", "--pinned", "--revoke-others", "--delete-shared"]
 
     var positionals: [String] = []
     var options: [String: String] = [:]

@@ -33,6 +33,7 @@ extension CLI {
         let ledger = try await ledgerWithServer()
         try await ledger.signIn(token: token)
         await reportSignIn(ledger)
+        if !json, await ledger.ledgerAccountWhileSwitched == nil, let hint = await householdHint(ledger) { print(hint) }
     }
 
     private func reportSignIn(_ ledger: Ledger) async {
@@ -81,7 +82,9 @@ extension CLI {
         try args.expectPositionals(1)
         let ledger = try await ledgerWithServer()
         if await ledger.status() == .localOnly, await ledger.account != nil {
-            if json { printReport(SyncReport(), .localOnly) } else {
+            if json { printReport(SyncReport(), .localOnly) } else if let hint = await householdHint(ledger) {
+                print("this ledger is local only: nothing to sync; \(hint)")
+            } else {
                 print("this ledger is local only: nothing to sync (run `kidledger share enable` to share it)")
             }
             return

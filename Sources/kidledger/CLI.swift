@@ -76,6 +76,15 @@ final class CLI {
         case "leave": try await leave(rest)
         case "export": try await export(rest)
         case "import": try await importFile(rest)
+        case "households": try await households(rest)
+        case "use": try await use(rest)
+        case "signin-oidc": try await signInOIDC()
+        case "link": try await link(rest)
+        case "redeem": try await redeem(rest)
+        case "recovery-codes": try await recoveryCodes(rest)
+        case "recover": try await recover(rest)
+        case "owner": try await owner(rest)
+        case "account": try await account(rest)
         default: throw Arguments.UsageError(description: "unknown command '\(command)' (try `kidledger help`)")
         }
     }
@@ -89,6 +98,10 @@ final class CLI {
           share enable [--yes] [--name N]   share invite HANDLE [--read-only]   share participants
           share revoke HANDLE   share stop   invitations   join ID [--replace-local]   leave
           export [--out FILE]   import FILE
+          households   use ID [--replace-local]
+          signin-oidc --provider P --id-token T [--nonce N] [--handle H --name N]
+          link   redeem CODE   recovery-codes   recover --handle H --code C [--revoke-others]
+          owner transfer HANDLE   account delete --confirm HANDLE [--delete-shared] [--out FILE]
         environment: KIDLEDGER_STORE, KIDLEDGER_SERVER
         """
 }

@@ -59,6 +59,12 @@ enum Output {
                         "shared": .bool(h.shared)])
     }
 
+    static func householdSummary(_ h: HouseholdSummary, onThisDevice: Bool) -> JSONValue {
+        .object(["id": .string(h.id), "name": .string(h.name), "currency": .string(h.currency),
+                 "role": .string(h.role.rawValue), "permission": .string(h.permission.rawValue),
+                 "shared": .bool(h.shared), "onThisDevice": .bool(onThisDevice)])
+    }
+
     /// The status in words, with when it was last known.
     static func describe(_ s: SyncStatus) -> String {
         switch s {

@@ -13,7 +13,7 @@ enum Wording {
         case .offline:
             return "offline: the server cannot be reached; changes are kept on this device and uploaded by `kidledger sync`"
         case .unauthenticated:
-            return "not signed in, or the server no longer accepts this device's token; run `kidledger signup` or `kidledger login --token T`"
+            return "not signed in, or the server no longer accepts this device's token; run `kidledger signup`, `kidledger login --token T`, `kidledger redeem CODE` or `kidledger recover`"
         case .attentionRequired(let reason):
             return "shared editing is frozen: \(lowered(reason.explanation)); \(remedy(reason))"
         case .notFound:
@@ -34,6 +34,16 @@ enum Wording {
             return "server refused (\(status) \(code))" + (detail.isEmpty ? "" : ": \(detail)")
         case .cancelled:
             return "cancelled"
+        case .identityNotLinked:
+            return "this sign-in is linked to no account; pass --handle H --name N to create one, or sign in another way and link it"
+        case .invalidIdentityToken(let reason):
+            return "the identity token was refused (\(reason.isEmpty ? "invalid" : reason)); get a new one from the provider and sign in again"
+        case .linkCodeInvalid:
+            return "that link code is not valid (mistyped, used or expired); make a new one with `kidledger link` on a signed-in device"
+        case .recoveryFailed:
+            return "that handle and recovery code do not open an account; check both (each code works once)"
+        case .ownerOfSharedHousehold(let ids):
+            return "this account owns \(Output.count(ids.count, "shared household", "shared households")) (\(ids.joined(separator: ", "))); hand each over with `kidledger owner transfer HANDLE` on a device that holds it, or pass --delete-shared to delete them for everyone"
         }
     }
 

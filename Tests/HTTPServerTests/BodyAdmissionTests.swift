@@ -16,7 +16,7 @@ final class BodyAdmissionTests: XCTestCase {
         func screen(_ head: HTTPRequestHead, remoteAddress: String) -> BodyAdmission {
             screened.add()
             if head.target.hasPrefix("/refuse") {
-                return .refuse(ProblemResponse.make(status: 404, code: "not_found", detail: "No."))
+                return .refuse(ProblemResponse.make(status: 404, code: "not_found", detail: "No.", typePrefix: "urn:test:"))
             }
             return .read(limit: head.target.hasPrefix("/small") ? 10 : head.target.hasPrefix("/medium") ? 100 : nil)
         }

@@ -44,7 +44,7 @@ final class HTTPServerTests: XCTestCase {
             XCTAssertEqual(r.text, "/k\(i):")
             XCTAssertNil(r.header("Connection"))
             XCTAssertNotNil(r.header("Date"))
-            XCTAssertEqual(r.header("Server"), "kidledger")
+            XCTAssertEqual(r.header("Server"), "HTTPServer")
         }
         XCTAssertEqual(server.openConnections, 1)
     }
@@ -149,12 +149,12 @@ final class HTTPServerTests: XCTestCase {
     }
 
     func testBadRequestIsProblemJSONAndCloses() throws {
-        let server = try start()
+        let server = try start { $0.problemTypePrefix = "urn:example:" }
         let client = try RawClient(port: server.port)
         client.send("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n")
         let r = try XCTUnwrap(client.readResponse())
         XCTAssertEqual(r.status, 400)
-        XCTAssertTrue(r.text.hasPrefix("{\"type\":\"urn:kidledger:bad_request\",\"title\":\"Bad Request\",\"status\":400,"))
+        XCTAssertTrue(r.text.hasPrefix("{\"type\":\"urn:example:bad_request\",\"title\":\"Bad Request\",\"status\":400,"))
         XCTAssertEqual(r.header("Connection"), "close")
         XCTAssertTrue(client.isClosedByPeer())
     }

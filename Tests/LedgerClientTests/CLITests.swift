@@ -1,4 +1,5 @@
 import Foundation
+import LedgerClient
 import LedgerModel
 import LedgerServer
 import XCTest
@@ -209,5 +210,193 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(run.status, 0)
         XCTAssertTrue(run.out.contains("usage: kidledger"))
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory + "/never.store"))
+    }
+
+    // MARK: The account's households, identity and the account's end
+
+    /// This device's token, as the CLI keeps it next to the store.
+    private func token(_ phone: String) throws -> String {
+        try String(contentsOfFile: directory + "/\(phone).store.token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A request straight to the server, as (status, JSON body).
+    private func http(_ method: String, _ path: String, token: String? = nil, body: String? = nil) throws -> (Int, JSONValue) {
+        var headers = ["Accept": "application/json"]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        if body != nil { headers["Content-Type"] = "application/json" }
+        let response = try URLSessionTransport(baseURL: URL(string: "http://127.0.0.1:\(app.port)")!)
+            .send(TransportRequest(method: method, path: path, headers: headers, body: Array((body ?? "").utf8)))
+        return (response.status, (try? JSONValue.parse(response.body)) ?? .null)
+    }
+
+    /// Another device token of `phone`'s account (`POST /v1/tokens`), for `login --token`.
+    private func secondToken(_ phone: String, device: String) throws -> String {
+        let (status, made) = try http("POST", "/v1/tokens", token: try token(phone), body: #"{"deviceName":"\#(device)"}"#)
+        XCTAssertEqual(status, 201)
+        return try XCTUnwrap(made["secret"]?.stringValue)
+    }
+
+    /// Skips the test while the server has no route for `method path` (it answers 404 "No
+    /// resource at …", or 405 for a path that exists with other methods): the identity
+    /// endpoints of API.md v1.2 are being added to the server, and these tests run by
+    /// themselves once they are there.
+    private func skipUnlessServed(_ method: String, _ path: String, token: String? = nil, body: String = "{}") throws {
+        let (status, problem) = try http(method, path, token: token, body: body)
+        let missing = (status == 404 && (problem["detail"]?.stringValue ?? "").hasPrefix("No resource at"))
+            || (status == 405 && problem["code"]?.stringValue == "method_not_allowed")
+        if missing { throw XCTSkip("the server does not serve \(method) \(path) yet (\(status)); this test runs once it does") }
+    }
+
+    /// Mum signed up with Ann (5.00) shared as "Family".
+    private func mumsFamily() throws {
+        XCTAssertEqual(try kl("mum", "signup", "--handle", "mum", "--name", "Mum").status, 0)
+        XCTAssertEqual(try kl("mum", "child", "add", "Ann").status, 0)
+        XCTAssertEqual(try kl("mum", "add", "Ann", "5").status, 0)
+        XCTAssertEqual(try kl("mum", "share", "enable", "--yes", "--name", "Family").status, 0)
+    }
+
+    func testASecondDeviceListsAndUsesTheAccountsHousehold() throws {
+        try mumsFamily()
+        XCTAssertEqual(try kl("ipad", "child", "add", "Zed", server: false).status, 0)
+        let login = try kl("ipad", "login", "--token", try secondToken("mum", device: "iPad"))
+        XCTAssertEqual(login.status, 0, login.err)
+        XCTAssertTrue(login.out.contains("signed in as @mum"), login.out)
+        let listed = try json(try kl("ipad", "--json", "households"))
+        let family = try XCTUnwrap(listed.arrayValue?.first)
+        let id = try XCTUnwrap(family["id"]?.stringValue)
+        XCTAssertEqual(listed.arrayValue?.count, 1)
+        XCTAssertEqual(Set(family.objectValue?.keys ?? []), ["id", "name", "currency", "role", "permission", "shared", "onThisDevice"])
+        XCTAssertEqual(family["name"], .string("Family"))
+        XCTAssertEqual(family["role"], .string("owner"))
+        XCTAssertEqual(family["onThisDevice"], .bool(false))
+        XCTAssertTrue(login.out.contains("kidledger use \(id)"), "login says how to open it: \(login.out)")
+        let sync = try kl("ipad", "sync")
+        XCTAssertTrue(sync.out.contains("local only") && sync.out.contains("kidledger use \(id)"), sync.out)
+
+        // Zed's ledger is kept unless replaced, and then exported first.
+        assertOneLineError(try kl("ipad", "use", id), contains: "--replace-local")
+        assertOneLineError(try kl("ipad", "use", "nowhere"), contains: "no household 'nowhere'")
+        let used = try kl("ipad", "use", id, "--replace-local")
+        XCTAssertEqual(used.status, 0, used.err)
+        XCTAssertTrue(used.out.contains("opened 'Family' (1 child, 1 transaction)"), used.out)
+        let exportLine = try XCTUnwrap(used.out.split(separator: "\n").first { $0.contains("exported to") })
+        XCTAssertTrue(FileManager.default.fileExists(atPath: String(exportLine.split(separator: " ").last!)))
+        XCTAssertEqual(try json(try kl("ipad", "--json", "households")).arrayValue?.first?["onThisDevice"], .bool(true))
+        let plain = try kl("ipad", "households")
+        XCTAssertTrue(plain.out.contains("\(id)\tFamily\towner\treadWrite\t(on this device)"), plain.out)
+
+        // Both devices of the account now edit the one household.
+        XCTAssertEqual(try kl("ipad", "add", "Ann", "2").status, 0)
+        XCTAssertEqual(try kl("mum", "sync").status, 0)
+        XCTAssertEqual(try json(try kl("mum", "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 700)
+        XCTAssertEqual(try kl("mum", "take", "Ann", "1").status, 0)
+        XCTAssertEqual(try kl("ipad", "sync").status, 0)
+        XCTAssertEqual(try json(try kl("ipad", "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 600)
+        XCTAssertEqual(try json(try kl("ipad", "--json", "status"))["state"], .string("synced"))
+
+        // A third device picks it by name.
+        XCTAssertEqual(try kl("tablet", "login", "--token", try secondToken("mum", device: "tablet")).status, 0)
+        let byName = try kl("tablet", "use", "family")
+        XCTAssertEqual(byName.status, 0, byName.err)
+        XCTAssertEqual(try json(try kl("tablet", "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 600)
+    }
+
+    func testAJoinedHouseholdIsListedOnTheParticipantsOtherDevice() throws {
+        try mumsFamily()
+        XCTAssertEqual(try kl("dad", "signup", "--handle", "dad", "--name", "Dad").status, 0)
+        XCTAssertEqual(try kl("mum", "share", "invite", "dad").status, 0)
+        let invitation = try XCTUnwrap(try json(try kl("dad", "--json", "invitations")).arrayValue?.first?["id"]?.stringValue)
+        XCTAssertEqual(try kl("dad", "join", invitation).status, 0)
+        XCTAssertEqual(try kl("laptop", "login", "--token", try secondToken("dad", device: "laptop")).status, 0)
+        let listed = try json(try kl("laptop", "--json", "households")).arrayValue ?? []
+        XCTAssertEqual(listed.map { $0["role"] }, [.string("participant")])
+        XCTAssertEqual(try kl("laptop", "use", "Family").status, 0)
+        XCTAssertEqual(try kl("laptop", "add", "Ann", "1").status, 0)
+        XCTAssertEqual(try kl("mum", "sync").status, 0)
+        XCTAssertEqual(try json(try kl("mum", "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 600)
+    }
+
+    func testSignInWithAnIdentityProvider() throws {
+        let usage = try kl("phone", "signin-oidc", "--provider", "apple")
+        XCTAssertEqual(usage.status, 2, usage.err)
+        let half = try kl("phone", "signin-oidc", "--provider", "apple", "--id-token", "t", "--handle", "gran")
+        XCTAssertEqual(half.status, 2, half.err)
+        XCTAssertTrue(half.err.contains("--handle and --name go together"), half.err)
+        try skipUnlessServed("POST", "/v1/auth/nosuch", body: #"{"idToken":"x"}"#)
+        // The test server offers no provider: an unknown one is refused by name.
+        assertOneLineError(try kl("phone", "signin-oidc", "--provider", "nosuch", "--id-token", "x"), contains: "unknown_provider")
+        XCTAssertEqual(try kl("phone", "--json", "status").status, 0)
+    }
+
+    func testALinkCodeSignsInANewDeviceWhichOpensTheHousehold() throws {
+        try mumsFamily()
+        try skipUnlessServed("POST", "/v1/link-codes", token: try token("mum"))
+        let code = try XCTUnwrap(try json(try kl("mum", "--json", "link"))["code"]?.stringValue)
+        let redeemed = try kl("ipad", "redeem", code.lowercased(), "--device-name", "iPad")
+        XCTAssertEqual(redeemed.status, 0, redeemed.err)
+        XCTAssertTrue(redeemed.out.contains("signed in as @mum"), redeemed.out)
+        XCTAssertTrue(redeemed.out.contains("opened 'Family'"), redeemed.out)
+        XCTAssertEqual(try json(try kl("ipad", "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 500)
+        assertOneLineError(try kl("other", "redeem", code), contains: "not valid")
+        let text = try kl("mum", "link")
+        XCTAssertTrue(text.out.contains("kidledger redeem "), text.out)
+    }
+
+    func testRecoveryCodesRecoverTheAccountAndCanSignOutOtherDevices() throws {
+        try mumsFamily()
+        try skipUnlessServed("POST", "/v1/me/recovery-codes", token: try token("mum"))
+        let codes = try json(try kl("mum", "--json", "recovery-codes"))["codes"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        XCTAssertEqual(codes.count, 10)
+        let recovered = try kl("phone", "recover", "--handle", "mum", "--code", codes[0], "--revoke-others")
+        XCTAssertEqual(recovered.status, 0, recovered.err)
+        XCTAssertTrue(recovered.out.contains("opened 'Family'"), recovered.out)
+        XCTAssertEqual(try json(try kl("phone", "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 500)
+        assertOneLineError(try kl("mum", "sync"), contains: "not signed in")
+        assertOneLineError(try kl("again", "recover", "--handle", "mum", "--code", codes[0]), contains: "do not open an account")
+    }
+
+    func testOwnershipIsHandedToAParticipant() throws {
+        try mumsFamily()
+        XCTAssertEqual(try kl("dad", "signup", "--handle", "dad", "--name", "Dad").status, 0)
+        assertOneLineError(try kl("mum", "owner", "transfer", "dad"), contains: "is not a participant")
+        XCTAssertEqual(try kl("mum", "share", "invite", "dad").status, 0)
+        assertOneLineError(try kl("mum", "owner", "transfer", "dad"), contains: "must have joined with read-write access")
+        let invitation = try XCTUnwrap(try json(try kl("dad", "--json", "invitations")).arrayValue?.first?["id"]?.stringValue)
+        XCTAssertEqual(try kl("dad", "join", invitation).status, 0)
+        let household = try XCTUnwrap(try json(try kl("mum", "--json", "households")).arrayValue?.first?["id"]?.stringValue)
+        try skipUnlessServed("POST", "/v1/households/\(household)/owner", token: try token("dad"), body: #"{"accountId":"00000000-0000-4000-8000-000000000000"}"#)
+        let handed = try kl("mum", "owner", "transfer", "@dad")
+        XCTAssertEqual(handed.status, 0, handed.err)
+        XCTAssertTrue(handed.out.contains("@dad now owns 'Family'"), handed.out)
+        XCTAssertEqual(try json(try kl("mum", "--json", "households")).arrayValue?.first?["role"], .string("participant"))
+        XCTAssertEqual(try json(try kl("dad", "--json", "households")).arrayValue?.first?["role"], .string("owner"))
+        XCTAssertEqual(try kl("mum", "add", "Ann", "1").status, 0, "the former owner still writes")
+    }
+
+    func testDeletingTheAccountExportsFirstAndKeepsALocalLedger() throws {
+        try mumsFamily()
+        assertOneLineError(try kl("mum", "account", "delete", "--confirm", "dad"), contains: "must be the signed-in account's handle (@mum)")
+        XCTAssertEqual(try kl("mum", "account", "delete").status, 2)
+        try skipUnlessServed("DELETE", "/v1/me", token: try token("mum"), body: #"{"confirmHandle":"nobody"}"#)
+        // With another parent in it, the household is not deleted unless asked.
+        XCTAssertEqual(try kl("dad", "signup", "--handle", "dad", "--name", "Dad").status, 0)
+        XCTAssertEqual(try kl("mum", "share", "invite", "dad").status, 0)
+        let invitation = try XCTUnwrap(try json(try kl("dad", "--json", "invitations")).arrayValue?.first?["id"]?.stringValue)
+        XCTAssertEqual(try kl("dad", "join", invitation).status, 0)
+        assertOneLineError(try kl("mum", "account", "delete", "--confirm", "mum"), contains: "--delete-shared")
+        let mumsToken = try token("mum")
+        let out = directory + "/mum-before-deletion.json.gz"
+        let deleted = try kl("mum", "account", "delete", "--confirm", "mum", "--delete-shared", "--out", out)
+        XCTAssertEqual(deleted.status, 0, deleted.err)
+        let lines = deleted.out.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "exported this ledger to \(out) first")
+        XCTAssertTrue(deleted.out.contains("local-only ledger"), deleted.out)
+        XCTAssertTrue(deleted.out.contains("App Store"), deleted.out)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: out))
+        XCTAssertEqual(try json(try kl("mum", "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 500)
+        XCTAssertEqual(try kl("mum", "add", "Ann", "1").status, 0, "a local-only ledger works on")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory + "/mum.store.token"), "signed out")
+        let (status, _) = try http("GET", "/v1/me", token: mumsToken)
+        XCTAssertEqual(status, 401)
     }
 }

@@ -4,11 +4,19 @@ import LedgerModel
 import XCTest
 
 /// Device-side figures for bench/client.sh, run only when asked: `snapshot()` and a durable
-/// local mutation on a replica of 100,000 transactions. KIDLEDGER_BENCH_STORE names a replica
-/// (bench/client.sh passes the one `kidledger join` just wrote; it is copied, not changed);
-/// KIDLEDGER_BENCH=N builds one of N transactions instead.
+/// local mutation on a replica of 100,000 transactions, and the decoding of a feed page.
+/// KIDLEDGER_BENCH_STORE names a replica (bench/client.sh passes the one `kidledger join` just
+/// wrote; it is copied, not changed); KIDLEDGER_BENCH=N builds one of N transactions instead.
 final class ClientBenchmarks: XCTestCase {
+    private func skipUnlessAsked() throws {
+        let env = ProcessInfo.processInfo.environment
+        guard env["KIDLEDGER_BENCH_STORE"] != nil || env["KIDLEDGER_BENCH"] != nil else {
+            throw XCTSkip("benchmark: set KIDLEDGER_BENCH_STORE or KIDLEDGER_BENCH (bench/client.sh)")
+        }
+    }
+
     private func replica() throws -> String {
+        try skipUnlessAsked()
         let env = ProcessInfo.processInfo.environment
         let path = NSTemporaryDirectory() + "kl-bench-\(UUID().uuidString).store"
         addTeardownBlock { for s in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + s) } }
@@ -16,9 +24,7 @@ final class ClientBenchmarks: XCTestCase {
             try LedgerStore(path: source).db.backup(to: path)
             return path
         }
-        guard let n = env["KIDLEDGER_BENCH"].flatMap(Int.init) else {
-            throw XCTSkip("benchmark: set KIDLEDGER_BENCH_STORE or KIDLEDGER_BENCH (bench/client.sh)")
-        }
+        guard let n = env["KIDLEDGER_BENCH"].flatMap(Int.init) else { throw XCTSkip("KIDLEDGER_BENCH is not a number") }
         let store = try LedgerStore(path: path)
         let service = LedgerService(store: store)
         let kids = try (0..<4).map { try service.addChild(name: "Kid \($0)") }
@@ -72,5 +78,28 @@ final class ClientBenchmarks: XCTestCase {
             try file.synchronize()
         })
         try file.close()
+    }
+
+    /// A join reads its feed pages with `FeedPageDecoder`, in one pass over the bytes; the
+    /// same page through `JSONDecoder` for comparison.
+    func testFeedPageDecoding() async throws {
+        try skipUnlessAsked()
+        let child = UUID().lowercased, author = UUID().lowercased
+        let transactions = (0..<1_000).map { (i: Int) -> Wire.Transaction in
+            let at = Int64(1_700_000_000_000 + i)
+            let note = i % 3 == 0 ? "allowance" : ""
+            return Wire.Transaction(id: UUID().lowercased, householdId: nil, childId: child, amountCents: Int64(100 + i),
+                                    note: note, source: "manual", createdAt: Timestamp.format(ms: at),
+                                    recordedAt: Timestamp.format(ms: at + 500), authorAccountId: author,
+                                    reversesId: nil, reversedById: nil)
+        }
+        let page = Wire.ChangesPage(children: [], transactions: transactions, nextToken: "tok", moreComing: true)
+        let bytes = Array(try JSONEncoder().encode(page))
+        XCTAssertEqual(try FeedPageDecoder.decode(bytes).transactions, transactions)
+        _ = try await time(20) { _ = try FeedPageDecoder.decode(bytes) }
+        report("feed page of 1,000 transactions (\(bytes.count / 1024) KiB) decoded by FeedPageDecoder",
+               try await time(200) { _ = try FeedPageDecoder.decode(bytes) })
+        let data = Data(bytes)
+        report("the same page decoded by JSONDecoder", try await time(200) { _ = try JSONDecoder().decode(Wire.ChangesPage.self, from: data) })
     }
 }

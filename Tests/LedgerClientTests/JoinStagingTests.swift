@@ -124,7 +124,7 @@ final class JoinStagingTests: XCTestCase {
         let before = try dad.store.household().name
         _ = try JoinFlow(engine: engine).join(invitationId: invitation, replaceLocal: false)
         XCTAssertEqual(try dad.store.household().name, before)
-        XCTAssertEqual(try dad.store.household().permission, "readWrite")
-        XCTAssertEqual(try dad.store.household().role, "participant")
+        XCTAssertEqual(try dad.store.household().permission, .readWrite)
+        XCTAssertEqual(try dad.store.household().role, .participant)
     }
 }

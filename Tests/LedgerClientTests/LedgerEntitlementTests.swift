@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 @testable import LedgerClient
 import LedgerModel
@@ -8,14 +9,8 @@ import XCTest
 /// `Ledger.proStatus()`: the server's signed entitlement, verified on the device and
 /// answered from the kept token while offline, until it expires.
 final class LedgerEntitlementTests: XCTestCase {
-    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors/app-store")
-
     func testProStatusIsVerifiedKeptAndExpiresOffline() async throws {
-        let chain = Self.vectors.appendingPathComponent("test-chain")
-        guard FileManager.default.fileExists(atPath: chain.appendingPathComponent("testCA.pem").path) else {
-            throw XCTSkip("no shared vectors")
-        }
+        let chain = try AppStoreTestMaterial.chainFiles()
         let directory = try LoopbackServer.makeDirectory("kidledger-entitlement")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var c = LedgerAppConfiguration(dataDirectory: directory + "/server", host: "127.0.0.1", port: 0)
@@ -24,7 +19,7 @@ final class LedgerEntitlementTests: XCTestCase {
         c.bundleId = "com.example.kidledger"
         c.productIds = ["pro.yearly"]
         c.appAppleId = 1_234_567_890
-        c.trustedRootPaths = [chain.appendingPathComponent("testCA.pem").path]
+        c.trustedRootPaths = [chain.root]
         let app = try LedgerApp(configuration: c)
         try app.start()
         var running = true
@@ -50,16 +45,13 @@ final class LedgerEntitlementTests: XCTestCase {
         // The owner registers a purchase that ends in a few seconds.
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let expires = now + 4_000
-        let x5c = try ["testLeaf.pem", "testIntermediate.pem", "testCA.pem"].map { name in
-            Base64Codec.encode(try CertificateDecoding.derCertificates(pem: Array(try Data(contentsOf: chain.appendingPathComponent(name))))[0],
-                               alphabet: .standard)
-        }
+        let x5c = try AppStoreTestMaterial.chain().x5c
         let transaction: JSONValue = .object([
             "transactionId": "1", "originalTransactionId": "1", "bundleId": "com.example.kidledger", "productId": "pro.yearly",
             "expiresDate": .int(expires), "signedDate": .int(now - 60_000), "environment": "Production",
             "appAccountToken": .string(accountId), "type": "Auto-Renewable Subscription",
         ])
-        let jws = try ES256Signer(privateKeyPath: chain.appendingPathComponent("testLeaf.key").path)
+        let jws = try ES256Signer(privateKeyPath: chain.leafKey)
             .sign(payloadJSON: transaction.serialized(), x5c: x5c)
         let api = APIClient(transport: URLSessionTransport(baseURL: base), token: try await credentials.token())
         _ = try api.call("PUT", "/v1/households/\(household)/subscription",
@@ -79,13 +71,13 @@ final class LedgerEntitlementTests: XCTestCase {
         XCTAssertFalse(status.isPro, "past exp the kept token grants nothing")
 
         // A kept token that was tampered with is not believed.
-        let keptToken = await ledger.meta(Ledger.MetaKey.entitlementToken)
+        let keptToken = await ledger.meta(.entitlementToken)
         let kept = try XCTUnwrap(keptToken)
         var parts = kept.split(separator: ".").map(String.init)
         var claims = try JSONValue.parse(XCTUnwrap(EntitlementToken.base64url(parts[1])))
         if case .object(var o) = claims { o["exp"] = .int(expires / 1000 + 365 * 86_400); claims = .object(o) }
         parts[1] = Base64Codec.encode(claims.serialized(), alphabet: .url)
-        try await ledger.setMeta(Ledger.MetaKey.entitlementToken, parts.joined(separator: "."))
+        try await ledger.setMeta(.entitlementToken, parts.joined(separator: "."))
         status = try await ledger.proStatus(now: Date(timeIntervalSince1970: Double(expires / 1000) + 1))
         XCTAssertFalse(status.isPro)
         XCTAssertNil(EntitlementToken.verify(parts.joined(separator: "."), keys: .object(["keys": .array([])]),

@@ -127,7 +127,7 @@ final class SyncEngineTests: XCTestCase {
 
     func testDeferredTransactionWaitsForItsChild() throws {
         let store = try LedgerStore(path: ":memory:")
-        let engine = SyncEngine(store: store, transport: InMemoryTransport { _ in throw TransportError.timedOut })
+        let engine = SyncEngine(store: store, transport: InMemoryTransport({ _ in throw TransportError.timedOut }))
         let hh = try store.household().id
         let childId = UUID().lowercased
         let tx = Wire.Transaction(id: UUID().lowercased, childId: childId, amountCents: 42, createdAt: Timestamp.format(ms: 1))

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import LedgerModel
 @testable import LedgerCore
@@ -6,39 +7,39 @@ import LedgerModel
 import StoreKitJWS
 import XCTest
 
-/// Signs App Store transactions, renewal info and Server Notifications V2 with Apple's test
-/// chain (`shared/vectors/app-store/test-chain`), and forges them in the ways an attacker would.
+/// Signs App Store transactions, renewal info and Server Notifications V2 with the test chain
+/// this process generates (``AppStoreTestMaterial/chainFiles()``: a root, an intermediate and
+/// a leaf with Apple's marker OIDs), and forges them in the ways an attacker would.
 struct AppStoreFixture {
-    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors/app-store")
     static let bundleId = "com.example.kidledger"
     static let appAppleId: Int64 = 1_234_567_890
     static let products = ["pro.yearly", "pro.monthly"]
 
-    static func path(_ p: String) -> String { vectors.appendingPathComponent(p).path }
-    static var available: Bool { FileManager.default.fileExists(atPath: path("test-chain/testCA.pem")) }
+    /// The generated chain's files (its root is what test servers trust).
+    static func files() throws -> TestCertificateChainFiles { try AppStoreTestMaterial.chainFiles() }
 
-    static func x5c(_ pem: String) throws -> String {
-        let text = try String(contentsOfFile: path(pem), encoding: .utf8)
-        return text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+    /// `x5c` entry of a one-certificate PEM file.
+    static func x5c(_ pemPath: String) throws -> String {
+        TestCertificateChain.x5c(try String(contentsOfFile: pemPath, encoding: .utf8))
     }
 
     let signer: ES256Signer
     let chain: [String]
 
     init() throws {
-        signer = try ES256Signer(privateKeyPath: Self.path("test-chain/testLeaf.key"))
-        chain = [try Self.x5c("test-chain/testLeaf.pem"), try Self.x5c("test-chain/testIntermediate.pem"),
-                 try Self.x5c("test-chain/testCA.pem")]
+        let files = try Self.files()
+        signer = try ES256Signer(privateKeyPath: files.leafKey)
+        chain = [try Self.x5c(files.leaf), try Self.x5c(files.intermediate), try Self.x5c(files.root)]
     }
 
     /// A server configured for the test chain, Production only.
     static func server(_ more: (inout LedgerAppConfiguration) -> Void = { _ in }) throws -> TestServer {
-        try TestServer { c in
+        let root = try files().root
+        return try TestServer { c in
             c.bundleId = bundleId
             c.productIds = products
             c.appAppleId = appAppleId
-            c.trustedRootPaths = [path("test-chain/testCA.pem")]
+            c.trustedRootPaths = [root]
             more(&c)
         }
     }

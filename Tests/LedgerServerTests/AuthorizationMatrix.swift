@@ -41,7 +41,7 @@ enum AuthorizationMatrix {
     }
 
     /// One endpoint: its expectations per caller, and a request body. Strings in the body
-    /// may be `$unique` (a fresh handle) or `$strangerHandle`.
+    /// may be `$unique` (a fresh handle), `$strangerHandle` or `$readWriteId`.
     struct Row {
         var method: String
         var path: String
@@ -86,10 +86,27 @@ enum AuthorizationMatrix {
         row("POST", "/v1/accounts", open("201"), body: .obj(["handle": "$unique", "displayName": "New parent"]), mutates: false,
             note: "Registration is open; no token is read."),
         row("GET", "/v1/me", anyToken("200")),
+        row("DELETE", "/v1/me", anyToken("422:confirmation_mismatch"), body: .obj(["confirmHandle": "not-the-callers-handle"]),
+            mutates: false, note: "Authorization only: the body names no caller's handle (deletions: `AccountDeletionTests`)."),
+        row("POST", "/v1/me/recovery-codes", anyToken("201"), mutates: false, note: "Each caller's own codes."),
+        row("GET", "/v1/me/recovery-codes", anyToken("200")),
+        row("POST", "/v1/accounts/recover", open("401:recovery_failed"), body: .obj(["handle": "$unique", "code": "0000-0000-0000-0000"]),
+            mutates: false, note: "No token is read; a handle no account has gets the one failure answer."),
+        row("POST", "/v1/link-codes", anyToken("201"), mutates: false, note: "A code of the caller's own account."),
+        row("POST", "/v1/link-codes/redeem", open("404:link_code_invalid"), body: .obj(["code": "0000-0000-0000"]), mutates: false,
+            note: "No token is read; an unknown code."),
         row("POST", "/v1/tokens", anyToken("201"), body: .obj(["deviceName": "Phone"]), mutates: false),
         row("GET", "/v1/tokens", anyToken("200")),
         row("DELETE", "/v1/tokens/{tokenId}", "\(unauth) 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 204",
             note: "`tokenId` is one of the owner's tokens: other accounts cannot see it."),
+        row("POST", "/v1/auth/{provider}", open("200"), body: .obj(["idToken": "$ownerIdToken"]), mutates: false,
+            note: "No token is read: the ID token authenticates. `provider` is configured; the token is the owner's linked identity's."),
+        row("GET", "/v1/me/identities", anyToken("200"), note: "Each caller sees only their own identities."),
+        row("POST", "/v1/me/identities", anyToken("201"), body: .obj(["provider": "test", "idToken": "$idToken"]), mutates: false,
+            note: "A fresh identity each call; one linked to another account is 409 `identity_in_use`."),
+        row("DELETE", "/v1/me/identities/{identityId}",
+            "\(unauth) 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 204",
+            note: "`identityId` is the owner's: other accounts cannot see it."),
         row("POST", "/v1/households", anyToken("201"), body: .obj(["name": "Another home"]), mutates: false),
         row("GET", "/v1/households", anyToken("200"), note: "Only owned and accepted households are listed."),
         row("PUT", hh, "\(unauth) 409:id_conflict 409:id_conflict 409:id_conflict 409:id_conflict 409:id_conflict 409:id_conflict 409:id_conflict 200",
@@ -116,6 +133,8 @@ enum AuthorizationMatrix {
         row("DELETE", hh + "/share/participants/{accountId}",
             "\(unauth) \(outsiders) 403:owner_only 204 \(gone) 204",
             note: "`accountId` is the read-write participant: the owner revokes, the participant leaves."),
+        row("POST", hh + "/owner", ownerOnly("200"), body: .obj(["accountId": "$readWriteId"]),
+            note: "`accountId` is the read-write participant."),
         row("GET", "/v1/invitations", anyToken("200"), note: "Each caller sees only their own pending invitations."),
         row("POST", "/v1/invitations/{invitationId}/accept",
             "\(unauth) 404:not_found 200 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found 404:not_found",

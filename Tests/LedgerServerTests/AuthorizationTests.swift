@@ -15,22 +15,31 @@ final class AuthorizationTests: XCTestCase {
     /// A household with one caller of every kind.
     struct World {
         var household = "", child = "", transaction = "", invitation = "", ownerTokenId = "", ownerId = ""
-        var readWriteId = "", strangerHandle = ""
+        var readWriteId = "", strangerHandle = "", identityId = "", ownerSubject = ""
         var tokens: [Caller: String] = [:]
     }
 
     var s: TestServer!
     var counter = 0
+    var jwks = ""
 
     override func setUpWithError() throws {
-        s = try TestServer {
+        jwks = try IdentityFixture.keySetFile()
+        s = try TestServer { [jwks] in
+            $0.oidcProviders = [IdentityFixture.spec(jwks)]
             $0.authFailuresPerMinute = 1_000_000
+            // Every caller redeems and recovers from one address (the limits have their own tests).
+            $0.accountAccess.linkCodeFailuresPerMinute = 0
+            $0.accountAccess.recoveryFailuresPerMinute = 0
             $0.bundleId = "com.example.kidledger"
             $0.productIds = ["com.example.kidledger.pro"]
             $0.appAppleId = 1_234_567_890
         }
     }
-    override func tearDown() { s.stop() }
+    override func tearDown() {
+        s.stop()
+        try? FileManager.default.removeItem(atPath: jwks)
+    }
 
     func unique(_ prefix: String) -> String {
         counter += 1
@@ -58,6 +67,10 @@ final class AuthorizationTests: XCTestCase {
                                         json: .obj(["amountCents": 500])), 201, "transaction").json["transaction"]!["id"]!.stringValue!
         w.ownerTokenId = try must(s.call("POST", "/v1/tokens", token: owner, json: .obj(["deviceName": "Spare"])), 201, "token").json["id"]!.stringValue!
         _ = try must(s.call("POST", "/v1/households/\(w.household)/share", token: owner), 201, "share")
+        w.ownerSubject = IdentityFixture.subject()
+        w.identityId = try must(s.call("POST", "/v1/me/identities", token: owner,
+                                       json: .obj(["provider": "test", "idToken": .string(IdentityFixture.token(w.ownerSubject))])),
+                                201, "link an identity").json["id"]!.stringValue!
 
         func invite(_ caller: Caller, permission: String) throws -> (id: String, token: String, invitation: String) {
             let handle = unique(caller.rawValue.lowercased())
@@ -104,12 +117,17 @@ final class AuthorizationTests: XCTestCase {
             .replacingOccurrences(of: "{accountId}", with: account)
             .replacingOccurrences(of: "{invitationId}", with: w.invitation)
             .replacingOccurrences(of: "{tokenId}", with: w.ownerTokenId)
+            .replacingOccurrences(of: "{identityId}", with: w.identityId)
+            .replacingOccurrences(of: "{provider}", with: "test")
     }
 
     func substitute(_ v: JSONValue, _ w: World) -> JSONValue {
         switch v {
         case .string("$unique"): return .string(unique("new"))
         case .string("$strangerHandle"): return .string(w.strangerHandle)
+        case .string("$idToken"): return .string(IdentityFixture.token(IdentityFixture.subject()))
+        case .string("$ownerIdToken"): return .string(IdentityFixture.token(w.ownerSubject))
+        case .string("$readWriteId"): return .string(w.readWriteId)
         case .object(let o):
             var out = JSONObject()
             for (k, x) in o.pairs { out[k] = substitute(x, w) }
@@ -162,7 +180,8 @@ final class AuthorizationTests: XCTestCase {
                 XCTFail("the router does not serve \(row.method) \(row.path)")
                 continue
             }
-            for param in ["{id}", "{childId}", "{txId}", "{accountId}", "{invitationId}", "{tokenId}"] where row.path.contains(param) {
+            for param in ["{id}", "{childId}", "{txId}", "{accountId}", "{invitationId}", "{tokenId}", "{identityId}"]
+            where row.path.contains(param) {
                 let path = concrete(row.path.replacingOccurrences(of: param, with: "x%27%20OR%201%3D1"), w)
                 let caller: Caller = param == "{invitationId}" ? .invitee : .owner
                 let r = s.call(row.method, path, token: w.tokens[caller], json: row.body.map { substitute($0, w) })

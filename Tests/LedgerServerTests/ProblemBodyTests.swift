@@ -17,7 +17,8 @@ final class ProblemBodyTests: XCTestCase {
                       507: "Insufficient Storage"]
         for (status, title) in titles {
             let app = APIError(status, "some_code", "A \"quoted\"\tdetail.").response
-            let http = ProblemResponse.make(status: status, code: "some_code", detail: "A \"quoted\"\tdetail.")
+            let http = ProblemResponse.make(status: status, code: "some_code", detail: "A \"quoted\"\tdetail.",
+                                            typePrefix: Problem.typePrefix)
             XCTAssertEqual(app.body, http.body, "\(status)")
             XCTAssertEqual(app.headers["Content-Type"], "application/problem+json")
             let json = try JSONValue.parse(app.body)
@@ -34,5 +35,17 @@ final class ProblemBodyTests: XCTestCase {
         let r = e.response
         XCTAssertEqual(r.headers["Retry-After"], "3")
         XCTAssertEqual(String(decoding: r.body, as: UTF8.self), #"{"type":"urn:kidledger:validation_failed","title":"Unprocessable Content","status":422,"detail":"The request has invalid fields: a, b.","code":"validation_failed","fields":{"a":"is worse","b":"is bad"},"retryAfter":3}"#)
+    }
+
+    /// The server built by `LedgerApp` types the HTTP layer's own refusals as the API's
+    /// problems, and names itself.
+    func testHTTPLayerProblemsHaveTheAPIsTypes() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let r = server.call("POST", "/v1/accounts", rawBody: Data("{}".utf8),
+                            headers: ["Content-Type": "application/json", "Content-Encoding": "br"])
+        XCTAssertEqual(r.status, 415)
+        XCTAssertEqual(r.header("Server"), "kidledger")
+        XCTAssertEqual(String(decoding: r.body, as: UTF8.self), #"{"type":"urn:kidledger:unsupported_media_type","title":"Unsupported Media Type","status":415,"detail":"Content-Encoding br is not supported; send gzip or identity.","code":"unsupported_media_type"}"#)
     }
 }

@@ -1,5 +1,7 @@
 import XCTest
+@testable import LedgerCore
 @testable import LedgerServer
+@testable import LedgerStorageSQLite
 
 /// Each route declares the thread it runs on where it is registered (`Router.Execution`).
 final class RouterExecutionTests: XCTestCase {
@@ -8,7 +10,8 @@ final class RouterExecutionTests: XCTestCase {
         for route in Routes.make().routes { declared[route.method + " " + route.template] = route.execution }
         XCTAssertEqual(declared["GET /healthz"], .inline)
         // Long or blocking work: the feed and batch push, sync status, readiness, App Store
-        // verification and entitlement signing.
+        // verification and entitlement signing, ID tokens (a verification may fetch the
+        // provider's key set).
         let workers = Set(declared.filter { $0.value == .worker }.keys)
         XCTAssertEqual(workers, [
             "GET /readyz", "GET /v1/households/{id}/changes", "POST /v1/households/{id}/changes",
@@ -16,6 +19,7 @@ final class RouterExecutionTests: XCTestCase {
             "GET /v1/households/{id}/subscription", "DELETE /v1/households/{id}/subscription",
             "GET /v1/households/{id}/entitlement", "GET /v1/households/{id}/entitlement/token",
             "POST /v1/app-store/notifications",
+            "POST /v1/auth/{provider}", "GET /v1/me/identities", "POST /v1/me/identities",
         ])
         let queued = Set(declared.filter { $0.value == .queuedWrite }.keys)
         XCTAssertEqual(queued, [

@@ -1,3 +1,4 @@
+import AppStoreTestSupport
 import Foundation
 import LedgerModel
 @testable import LedgerCore
@@ -6,18 +7,8 @@ import LedgerModel
 import StoreKitJWS
 import XCTest
 
-/// The subscription endpoints with JWS signed here by Apple's test leaf key.
+/// The subscription endpoints with JWS signed here by the generated test chain's leaf key.
 final class SubscriptionTests: XCTestCase {
-    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors/app-store")
-
-    func path(_ p: String) -> String { Self.vectors.appendingPathComponent(p).path }
-
-    func x5c(_ pem: String) throws -> String {
-        let text = try String(contentsOfFile: path(pem), encoding: .utf8)
-        return text.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
-    }
-
     func sign(owner: String, product: String = "pro.yearly", bundle: String = "com.example.kidledger",
               environment: String = "Production", expires: Int64 = 1_900_000_000_000, revoked: Bool = false,
               signedDate: Int64 = 1_764_000_000_000) throws -> String {
@@ -30,17 +21,16 @@ final class SubscriptionTests: XCTestCase {
             "appAccountToken": .string(owner), "quantity": 1,
         ]
         if revoked { payload["revocationDate"] = .int(1_764_000_000_000); payload["revocationReason"] = 0 }
-        let signer = try ES256Signer(privateKeyPath: path("test-chain/testLeaf.key"))
-        return try signer.sign(payloadJSON: JSONValue.object(payload).serialized(),
-                               x5c: [x5c("test-chain/testLeaf.pem"), x5c("test-chain/testIntermediate.pem"), x5c("test-chain/testCA.pem")])
+        let f = try AppStoreFixture()
+        return try f.signer.sign(payloadJSON: JSONValue.object(payload).serialized(), x5c: f.chain)
     }
 
     func testOwnerStoresAndMembersReadEntitlement() throws {
-        guard FileManager.default.fileExists(atPath: path("test-chain/testCA.pem")) else { throw XCTSkip("no shared vectors") }
+        let root = try AppStoreFixture.files().root
         let s = try TestServer { c in
             c.bundleId = "com.example.kidledger"
             c.productIds = ["pro.yearly"]
-            c.trustedRootPaths = [self.path("test-chain/testCA.pem")]
+            c.trustedRootPaths = [root]
             c.appAppleId = 1_234_567_890
         }
         defer { s.stop() }
@@ -114,7 +104,7 @@ final class SubscriptionTests: XCTestCase {
     }
 
     func testAppleMockTransactionIsRefusedAgainstTheDefaultRoot() throws {
-        guard let jws = try? String(contentsOfFile: path("mock-signed/transactionInfo"), encoding: .utf8) else { throw XCTSkip("no shared vectors") }
+        let jws = try String(contentsOfFile: AppStoreTestMaterial.fixture("mock-signed/transactionInfo"), encoding: .utf8)
         let s = try TestServer { $0.bundleId = "com.example"; $0.productIds = ["x"]; $0.environments = ["Sandbox"] }
         defer { s.stop() }
         let (_, t) = s.signup("mum")

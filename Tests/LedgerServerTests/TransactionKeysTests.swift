@@ -147,7 +147,9 @@ final class TransactionKeysTests: XCTestCase {
             _ = try Migrator.migrate(db, Schema.migrations.filter { $0.version <= 7 })
             let store = SQLiteLedgerTransaction(db)
             let now = self.now
-            let (owner, _) = try store.createAccount(handle: "ann", displayName: "Ann", deviceName: "a", now: now)
+            // The account as version 7 stored it (`createAccount` also asks tables of later versions).
+            let owner = AccountRecord(id: UUID().lowercased, handle: "ann", displayName: "Ann", createdAt: now)
+            try store.insertAccount(owner)
             let h = UUID().lowercased, c = UUID().lowercased
             _ = try store.createHousehold(id: h, name: "Home", currency: "EUR", owner: owner.id, ifAbsentOnly: true, now: now)
             _ = try store.createChild(household: h, account: owner.id, id: c, name: "Kid", sortOrder: nil, now: now)

@@ -1,59 +1,55 @@
+import AppStoreTestSupport
 import Foundation
 import StoreKitJWS
 import XCTest
 
-/// Locates and loads the shared App Store test material, `<repo>/../shared/vectors/app-store`.
+/// The App Store test material: Apple's own files from `Tests/Fixtures/app-store` (the real
+/// chain, Apple Root CA - G3, Apple's mock signed transaction and the test root that signed
+/// it) and this process's generated test chain (``AppStoreTestMaterial/chain()``), which
+/// signs everything the tests sign.
 enum AppStoreVectors {
-    /// The repository root, derived from this file's location.
-    static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()   // Tests/StoreKitJWSTests
-        .deletingLastPathComponent()   // Tests
-        .deletingLastPathComponent()   // <repo>
+    /// The repository root.
+    static let repositoryRoot = AppStoreTestMaterial.repositoryRoot
 
-    /// `<repo>/../shared/vectors/app-store`.
-    static let directory: URL = repositoryRoot
-        .deletingLastPathComponent()
-        .appendingPathComponent("shared/vectors/app-store", isDirectory: true)
-
-    static func path(_ relative: String) -> String {
-        directory.appendingPathComponent(relative).path
-    }
-
-    static func bytes(_ relative: String) throws -> [UInt8] {
-        Array(try Data(contentsOf: URL(fileURLWithPath: path(relative))))
-    }
+    /// Apple's files, by path under `Tests/Fixtures/app-store`.
+    static func bytes(_ relative: String) throws -> [UInt8] { try AppStoreTestMaterial.fixtureBytes(relative) }
 
     static func text(_ relative: String) throws -> String {
         String(decoding: try bytes(relative), as: UTF8.self)
     }
 
-    /// DER of a one-certificate PEM vector.
-    static func der(pem relative: String) throws -> [UInt8] {
-        let list = try CertificateDecoding.derCertificates(pem: bytes(relative))
+    static func chain() throws -> TestCertificateChain { try AppStoreTestMaterial.chain() }
+
+    /// DER of a one-certificate PEM.
+    static func der(_ pem: String) throws -> [UInt8] {
+        let list = try CertificateDecoding.derCertificates(pem: Array(pem.utf8))
         XCTAssertEqual(list.count, 1)
         return list[0]
     }
 
-    /// Standard-base64 DER of a one-certificate PEM vector, for `x5c`.
-    static func x5c(pem relative: String) throws -> String {
-        Base64Codec.encode(try der(pem: relative), alphabet: .standard)
+    /// Standard-base64 DER of a one-certificate PEM, for `x5c`.
+    static func x5c(_ pem: String) throws -> String {
+        Base64Codec.encode(try der(pem), alphabet: .standard)
     }
 
-    static func testRoot() throws -> TrustedRoot { try TrustedRoot.load(path: path("test-chain/testCA.pem")) }
-    static func appleRoot() throws -> TrustedRoot { try TrustedRoot.load(path: path("AppleRootCA-G3.der")) }
+    /// The generated chain's root.
+    static func testRoot() throws -> TrustedRoot { try TrustedRoot(der: der(chain().rootPEM)) }
+    /// Apple Root CA - G3.
+    static func appleRoot() throws -> TrustedRoot { try TrustedRoot.load(path: AppStoreTestMaterial.fixture("AppleRootCA-G3.der")) }
+    /// Apple's test root, which signed Apple's mock signed data.
+    static func appleTestRoot() throws -> TrustedRoot { try TrustedRoot.load(path: AppStoreTestMaterial.fixture("mock-signed/testCA.pem")) }
 
-    /// The good test chain `[testLeaf, testIntermediate, testCA]`.
+    /// The good test chain `[leaf, intermediate, root]`.
     static func testChain() throws -> [String] {
-        [try x5c(pem: "test-chain/testLeaf.pem"),
-         try x5c(pem: "test-chain/testIntermediate.pem"),
-         try x5c(pem: "test-chain/testCA.pem")]
+        let c = try chain()
+        return [try x5c(c.leafPEM), try x5c(c.intermediatePEM), try x5c(c.rootPEM)]
     }
 
     static func signer() throws -> ES256Signer {
-        try ES256Signer(privateKeyPath: path("test-chain/testLeaf.key"))
+        try ES256Signer(privateKeyPEM: chain().leafKeyPEM)
     }
 
-    /// A date inside the test chain's validity (2023-01-06 … 2032-12-31).
+    /// A date inside the test chain's validity (2023-01-01 … 2049-12-31).
     static let testDate = Date(timeIntervalSince1970: 1_700_000_000)   // 2023-11-14
 
     static let ownerAccountId = "5f0c6b9e-3a4d-4c8e-9a1b-2d3e4f5a6b7c"

@@ -31,7 +31,7 @@ final class JWSSignatureTests: XCTestCase {
 
     func testChainIsValidatedAtSignedDate() throws {
         var payload = AppStoreVectors.goodPayload()
-        payload.signedDate = ISO8601DateFormatter().date(from: "2040-01-01T00:00:00Z")
+        payload.signedDate = ISO8601DateFormatter().date(from: "2050-01-01T00:00:00Z")   // the chain ends 2049
         XCTAssertEqual(code(try signer.sign(payload: payload, x5c: chain)), "invalid_chain")
         payload.signedDate = nil
         XCTAssertEqual(code(try signer.sign(payload: payload, x5c: chain)), "malformed")
@@ -53,11 +53,12 @@ final class JWSSignatureTests: XCTestCase {
     }
 
     func testInvalidOIDChainsAreRefusedInJWS() throws {
-        // testInvalidOIDLeaf shares testLeaf.key, so the signature itself would verify.
-        let badLeaf = [try AppStoreVectors.x5c(pem: "test-chain/testInvalidOIDLeaf.pem"), chain[1], chain[2]]
+        // The invalid-OID leaves share the good leaf's key, so the signature itself would verify.
+        let generated = try AppStoreVectors.chain()
+        let badLeaf = [try AppStoreVectors.x5c(generated.invalidOIDLeafPEM), chain[1], chain[2]]
         XCTAssertEqual(code(try signer.sign(payload: AppStoreVectors.goodPayload(), x5c: badLeaf)), "invalid_chain")
-        let badIntermediate = [try AppStoreVectors.x5c(pem: "test-chain/testInvalidIntermediateLeaf.pem"),
-                               try AppStoreVectors.x5c(pem: "test-chain/testInvalidOIDIntermediate.pem"), chain[2]]
+        let badIntermediate = [try AppStoreVectors.x5c(generated.invalidIntermediateLeafPEM),
+                               try AppStoreVectors.x5c(generated.invalidOIDIntermediatePEM), chain[2]]
         XCTAssertEqual(code(try signer.sign(payload: AppStoreVectors.goodPayload(), x5c: badIntermediate)), "invalid_chain")
         let swapped = [chain[1], chain[0], chain[2]]
         XCTAssertEqual(code(try signer.sign(payload: AppStoreVectors.goodPayload(), x5c: swapped)), "invalid_chain")

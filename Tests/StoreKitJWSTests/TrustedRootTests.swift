@@ -23,7 +23,9 @@ final class TrustedRootTests: XCTestCase {
     }
 
     func testLoadsPEMAndDetectsFormat() throws {
-        let pem = try TrustedRoot.load(path: AppStoreVectors.path("test-chain/testCA.pem"))
+        let pemFile = scratch.appendingPathComponent("ca.pem")
+        try Data(AppStoreVectors.chain().rootPEM.utf8).write(to: pemFile)
+        let pem = try TrustedRoot.load(path: pemFile.path)
         let derFile = scratch.appendingPathComponent("ca.der")
         try Data(pem.der).write(to: derFile)
         XCTAssertEqual(try TrustedRoot.load(path: derFile.path), pem)
@@ -31,7 +33,7 @@ final class TrustedRootTests: XCTestCase {
     }
 
     func testPEMBundles() throws {
-        let bundle = try AppStoreVectors.text("test-chain/testCA.pem") + "\n" + AppStoreVectors.text("test-chain/testIntermediate.pem")
+        let bundle = try AppStoreVectors.chain().rootPEM + "\n" + AppStoreVectors.chain().intermediatePEM
         let file = scratch.appendingPathComponent("bundle.pem")
         try bundle.write(to: file, atomically: true, encoding: .utf8)
         XCTAssertEqual(try TrustedRoot.loadAll(path: file.path).count, 2)

@@ -1,19 +1,29 @@
 // libFuzzer entry point over StoreKitJWS: compact parsing, header/x5c decoding, chain
 // verification, ES256 verification, policy evaluation, renewal info, and App Store Server
 // Notifications V2 with their nested transaction and renewal JWS. Built by fuzz/run-jws.sh, which
-// compiles this file together with Sources/StoreKitJWS into one module.
+// compiles this file together with Sources/StoreKitJWS and the test chain generator
+// (Tests/AppStoreTestSupport/TestCertificateChain.swift) into one module.
 import Foundation
 
+/// A test chain generated at start: the mutator signs with its leaf key, and its root is trusted.
+private let fuzzChain: TestCertificateChain? = try? TestCertificateChain.generate()
+
 /// Trust anchors: `$JWS_FUZZ_ROOTS` (colon-separated DER/PEM paths), else Apple's test root
-/// and G3 from `<repo>/../shared/vectors/app-store`.
+/// (which the seeds' chain ends in) and G3 from `Tests/Fixtures/app-store`, and the generated
+/// chain's root.
 private let fuzzRoots: [TrustedRoot] = {
-    let environment = ProcessInfo.processInfo.environment["JWS_FUZZ_ROOTS"]
-    let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("shared/vectors/app-store").path
-    let paths = environment.map { $0.split(separator: ":").map(String.init) }
-        ?? [vectors + "/test-chain/testCA.pem", vectors + "/AppleRootCA-G3.der"]
-    return paths.compactMap { try? TrustedRoot.load(path: $0) }
+    if let environment = ProcessInfo.processInfo.environment["JWS_FUZZ_ROOTS"] {
+        return environment.split(separator: ":").compactMap { try? TrustedRoot.load(path: String($0)) }
+    }
+    let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()   // fuzz/JWS
+        .deletingLastPathComponent().deletingLastPathComponent()                   // the repository
+        .appendingPathComponent("Tests/Fixtures/app-store").path
+    let apple = [fixtures + "/mock-signed/testCA.pem", fixtures + "/AppleRootCA-G3.der"].compactMap { try? TrustedRoot.load(path: $0) }
+    let generated = fuzzChain.flatMap { chain in
+        (try? CertificateDecoding.derCertificates(pem: Array(chain.rootPEM.utf8))).flatMap { $0.first }
+            .flatMap { try? TrustedRoot(der: $0) }
+    }
+    return apple + (generated.map { [$0] } ?? [])
 }()
 
 private let fuzzVerifier = JWSVerifier(trustedRoots: fuzzRoots)
@@ -33,6 +43,7 @@ private func require(_ condition: Bool, _ message: String) {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJWSTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     require(fuzzRoots.count >= 1, "no trusted root loaded; set JWS_FUZZ_ROOTS")
+    require(fuzzSigner != nil, "no signing key: the test chain was not generated, or JWS_FUZZ_SIGNING_KEY is unreadable")
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
 
     // Canonical base64: whatever decodes must re-encode to exactly the input.
@@ -143,15 +154,16 @@ private func mutateCertificate(in header: [UInt8], _ generator: inout SplitMix) 
     return (try? JSONSerialization.data(withJSONObject: object)).map(Array.init)
 }
 
-/// Apple's test leaf key (`$JWS_FUZZ_SIGNING_KEY`, else the vectors' `testLeaf.key`): the
-/// mutator re-signs what it changed inside a notification, so the outer signature still
-/// verifies and mutations reach the nested transaction and renewal verification.
-private let fuzzSigner: ES256Signer? = {
-    let path = ProcessInfo.processInfo.environment["JWS_FUZZ_SIGNING_KEY"]
-        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("shared/vectors/app-store/test-chain/testLeaf.key").path
-    return try? ES256Signer(privateKeyPath: path)
+/// The key the mutator re-signs what it changed inside a notification with, so the outer
+/// signature still verifies and mutations reach the nested transaction and renewal
+/// verification: `$JWS_FUZZ_SIGNING_KEY` (a PEM file; the header is kept as it is), else the
+/// generated chain's leaf key (the header's `x5c` becomes that chain).
+private let fuzzSigner: (signer: ES256Signer, x5c: [String]?)? = {
+    if let path = ProcessInfo.processInfo.environment["JWS_FUZZ_SIGNING_KEY"] {
+        return (try? ES256Signer(privateKeyPath: path)).map { ($0, nil) }
+    }
+    guard let chain = fuzzChain, let signer = try? ES256Signer(privateKeyPEM: chain.leafKeyPEM) else { return nil }
+    return (signer, chain.x5c)
 }()
 
 /// Mutates one decoded segment of a notification's nested `signedTransactionInfo` or
@@ -174,12 +186,18 @@ private func mutateNested(in payload: [UInt8], _ generator: inout SplitMix) -> [
     return (try? JSONSerialization.data(withJSONObject: object)).map(Array.init)
 }
 
-/// `header.payload` of `compact` signed again with `signer`.
-private func resign(_ compact: String, _ signer: ES256Signer) -> String? {
+/// `header.payload` of `compact` signed again with `key`, its header's `x5c` replaced by
+/// the key's chain when it has one.
+private func resign(_ compact: String, _ key: (signer: ES256Signer, x5c: [String]?)) -> String? {
     let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count == 3, let header = Base64Codec.decode(Array(parts[0].utf8), alphabet: .url),
+    guard parts.count == 3, var header = Base64Codec.decode(Array(parts[0].utf8), alphabet: .url),
           let payload = Base64Codec.decode(Array(parts[1].utf8), alphabet: .url) else { return nil }
-    return try? signer.sign(headerJSON: header, payloadJSON: payload)
+    if let x5c = key.x5c, var object = (try? JSONSerialization.jsonObject(with: Data(header))) as? [String: Any] {
+        object["x5c"] = x5c
+        guard let data = try? JSONSerialization.data(withJSONObject: object) else { return nil }
+        header = Array(data)
+    }
+    return try? key.signer.sign(headerJSON: header, payloadJSON: payload)
 }
 
 /// A tiny deterministic generator seeded by libFuzzer.

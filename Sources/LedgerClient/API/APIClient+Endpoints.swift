@@ -60,16 +60,16 @@ extension APIClient {
         _ = try call("DELETE", "/v1/households/\(householdId)/share")
     }
 
-    /// `POST /v1/households/{id}/share/participants`; `permission` is `readWrite` or `readOnly`.
-    func invite(householdId: String, handle: String, permission: String) throws(APIError) -> Wire.Participant {
+    /// `POST /v1/households/{id}/share/participants`.
+    func invite(householdId: String, handle: String, permission: Permission) throws(APIError) -> Wire.Participant {
         try json("POST", "/v1/households/\(householdId)/share/participants", Wire.Participant.self,
-                 body: InviteBody(handle: handle, permission: permission)).body
+                 body: InviteBody(handle: handle, permission: permission.rawValue)).body
     }
 
     /// `PATCH /v1/households/{id}/share/participants/{accountId}`: changes a participant's permission.
-    func setPermission(householdId: String, accountId: String, permission: String) throws(APIError) -> Wire.Participant {
+    func setPermission(householdId: String, accountId: String, permission: Permission) throws(APIError) -> Wire.Participant {
         try json("PATCH", "/v1/households/\(householdId)/share/participants/\(accountId)", Wire.Participant.self,
-                 body: PermissionBody(permission: permission)).body
+                 body: PermissionBody(permission: permission.rawValue)).body
     }
 
     /// `DELETE /v1/households/{id}/share/participants/{accountId}`: revoke, or leave when it is the caller.

@@ -48,7 +48,8 @@ struct APIClient: Sendable {
             throw .problem(status: response.status,
                            code: problem?.code ?? APIClient.defaultCode(for: response.status),
                            detail: problem?.detail ?? problem?.title,
-                           retryAfterSeconds: retryAfter)
+                           retryAfterSeconds: retryAfter,
+                           members: ProblemMembers(reason: problem?.reason, households: problem?.households))
         }
         return response
     }

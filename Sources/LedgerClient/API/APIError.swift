@@ -2,8 +2,9 @@
 enum APIError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The request may not have arrived, or its answer was lost.
     case transport(TransportError)
-    /// The server answered with a problem document (`code` is its stable code).
-    case problem(status: Int, code: String, detail: String?, retryAfterSeconds: Double?)
+    /// The server answered with a problem document (`code` is its stable code; `members`, the
+    /// members some codes add).
+    case problem(status: Int, code: String, detail: String?, retryAfterSeconds: Double?, members: ProblemMembers = ProblemMembers())
     /// The server's answer was not the JSON the contract describes.
     case invalidAnswer(String)
 
@@ -11,7 +12,7 @@ enum APIError: Error, Equatable, Sendable, CustomStringConvertible {
     var isTransient: Bool {
         switch self {
         case .transport(let error): return error != .cancelled
-        case .problem(let status, _, _, _): return status >= 500 || status == 429 || status == 408
+        case .problem(let status, _, _, _, _): return status >= 500 || status == 429 || status == 408
         case .invalidAnswer: return false
         }
     }
@@ -27,13 +28,19 @@ enum APIError: Error, Equatable, Sendable, CustomStringConvertible {
 
     /// The problem `code`, when the server sent one.
     var code: String? {
-        if case .problem(_, let code, _, _) = self { return code }
+        if case .problem(_, let code, _, _, _) = self { return code }
         return nil
+    }
+
+    /// The members of the problem beyond its code, when the server answered with one.
+    var members: ProblemMembers {
+        if case .problem(_, _, _, _, let members) = self { return members }
+        return ProblemMembers()
     }
 
     /// The HTTP status, when the server answered.
     var status: Int? {
-        if case .problem(let status, _, _, _) = self { return status }
+        if case .problem(let status, _, _, _, _) = self { return status }
         return nil
     }
 
@@ -46,10 +53,23 @@ enum APIError: Error, Equatable, Sendable, CustomStringConvertible {
             case .invalidResponse(let why): return "unreadable answer from server (\(why))"
             case .cancelled: return "cancelled"
             }
-        case .problem(let status, let code, let detail, _):
+        case .problem(let status, let code, let detail, _, _):
             return "server refused (\(status) \(code))" + (detail.map { ": \($0)" } ?? "")
         case .invalidAnswer(let why):
             return "unexpected answer from server: \(why)"
         }
+    }
+}
+
+/// Members of a problem document that particular codes add (API.md v1.2).
+struct ProblemMembers: Equatable, Sendable {
+    /// `invalid_id_token`: which check failed (`expired`, `nonce`, `signature`, …).
+    var reason: String?
+    /// `owner_of_shared_household`: the shared households the account owns.
+    var households: [String]?
+
+    init(reason: String? = nil, households: [String]? = nil) {
+        self.reason = reason
+        self.households = households
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 import LedgerModel
 
 /// Reads a change-feed page (`GET …/changes`) straight from its bytes: one pass, plain strings
-/// made directly from the buffer, no Foundation objects per record. A page of 1,000
-/// transactions decodes several times faster than with `JSONDecoder`.
+/// made directly from the buffer, no Foundation objects per record, because a join reads a
+/// hundred pages of 1,000 records (figures in docs/performance.md).
 ///
 /// A child or transaction that does not have the contract's shape (a missing field, a wrong
 /// type) does not fail the page: it is returned in `unreadable` with its JSON text, so the rest

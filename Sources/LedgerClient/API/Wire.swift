@@ -36,5 +36,27 @@ enum Wire {
         var status: Int?
         var detail: String?
         var code: String?
+        /// `invalid_id_token`: the check that failed.
+        var reason: String?
+        /// `owner_of_shared_household`: the households concerned.
+        var households: [String]?
+
+        init(type: String? = nil, title: String? = nil, status: Int? = nil, detail: String? = nil, code: String? = nil,
+             reason: String? = nil, households: [String]? = nil) {
+            self.type = type; self.title = title; self.status = status; self.detail = detail; self.code = code
+            self.reason = reason; self.households = households
+        }
+
+        /// Reads each member on its own: one of an unexpected type never hides the `code`.
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            type = try? c.decodeIfPresent(String.self, forKey: .type)
+            title = try? c.decodeIfPresent(String.self, forKey: .title)
+            status = try? c.decodeIfPresent(Int.self, forKey: .status)
+            detail = try? c.decodeIfPresent(String.self, forKey: .detail)
+            code = try? c.decodeIfPresent(String.self, forKey: .code)
+            reason = try? c.decodeIfPresent(String.self, forKey: .reason)
+            households = try? c.decodeIfPresent([String].self, forKey: .households)
+        }
     }
 }

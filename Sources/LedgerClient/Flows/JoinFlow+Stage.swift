@@ -1,6 +1,5 @@
 import Foundation
 import LedgerModel
-import SQLiteKit
 
 /// A join's first fetch goes through staging tables: each page is written with the token it
 /// reached in one local transaction (so memory holds one page, and a kill resumes from the last
@@ -63,22 +62,18 @@ extension JoinFlow {
                 try store.setAside(kind: "child", id: wire.id.lowercased(), reason: "malformed timestamp", json: wire.jsonText(), now: now)
                 continue
             }
-            try store.db.run("INSERT OR REPLACE INTO join_children (\(LedgerStore.childColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                             [.text(c.id), .text(c.name), .integer(c.sortOrder), .bool(c.archived), .integer(c.createdAt),
-                              .integer(c.modifiedAt), .text(c.modifiedBy), .optionalText(c.changeTag)])
+            try store.stageChild(c)
         }
-        let insert = try store.db.prepare(
-            "INSERT INTO join_transactions (\(LedgerStore.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        var transactions: [TransactionRecord] = []
+        transactions.reserveCapacity(page.transactions.count)
         for wire in page.transactions {
             guard let t = wire.record() else {
                 try store.setAside(kind: "transaction", id: wire.id.lowercased(), reason: "malformed timestamp", json: wire.jsonText(), now: now)
                 continue
             }
-            try insert.bind([.text(t.id), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source),
-                             .integer(t.createdAt), .optionalInteger(t.recordedAt), .optionalText(t.authorAccountId),
-                             .optionalText(t.reversesId)])
-            try insert.finish()
+            transactions.append(t)
         }
+        try store.stageTransactions(transactions)
     }
 
     private func stagedHousehold() throws -> Wire.Household? {
@@ -101,20 +96,21 @@ extension JoinFlow {
             let name = wire.map(\.name).flatMap { $0.isEmpty ? nil : $0 } ?? current.name
             try store.saveHousehold(HouseholdRecord(
                 id: householdId, name: name, currency: wire?.currency ?? current.currency,
-                ownerAccountId: wire?.ownerAccountId, changeTag: wire?.changeTag, role: wire?.role ?? "participant",
-                permission: wire?.permission ?? "readWrite", shared: true), now: engine.now())
+                ownerAccountId: wire?.ownerAccountId, changeTag: wire?.changeTag,
+                role: wire?.role.map(Role.init(rawValue:)) ?? .participant,
+                permission: wire?.permission.map(Permission.init(rawValue:)) ?? .readWrite, shared: true), now: engine.now())
             var events: [SyncEvent]
             if keep {
                 events = try mergeStage(householdId: householdId, report: &report)
             } else {
                 events = try copyStage(report: &report)
             }
-            if try store.household().permission == "readOnly" { try store.setAttention(.readOnly) } else { try store.setAttention(nil) }
+            if try store.household().permission == .readOnly { try store.setAttention(.readOnly) } else { try store.setAttention(nil) }
             try store.set(.syncToken, try store.string(.joinStageToken))
             try store.setPhase(.shared)
             try clearJoinMarks()
             try clearStage()
-            try store.set(.lastOutcome, nil)
+            try store.setLastOutcome(nil)
             try store.bumpGeneration()
             if report.pulledChildren + report.pulledTransactions > 0 {
                 events.insert(.remoteChanges(children: report.pulledChildren, transactions: report.pulledTransactions), at: 0)
@@ -127,28 +123,12 @@ extension JoinFlow {
     /// Copies the staged records into an empty replica with a few statements; transactions of
     /// a child the feed did not carry wait in `deferred` as usual.
     private func copyStage(report: inout SyncEngine.Report) throws -> [SyncEvent] {
-        let db = store.db
-        let children = LedgerStore.childColumns, transactions = LedgerStore.transactionColumns
-        try db.execute("INSERT INTO children (\(children)) SELECT \(children) FROM join_children")
-        // Into an empty table; the child index is built once afterwards by sorting instead of
-        // row by row. A transaction named twice by the feed (it never changes) is taken once.
-        try db.execute("""
-            DROP INDEX transactions_child;
-            INSERT OR IGNORE INTO transactions (\(transactions)) SELECT \(transactions) FROM join_transactions
-            WHERE child_id IN (SELECT id FROM children);
-            \(LedgerStore.transactionsChildIndex);
-            """)
-        for row in try db.query("""
-            SELECT \(transactions) FROM join_transactions WHERE child_id NOT IN (SELECT id FROM children)
-            """) {
-            let t = LedgerStore.transaction(from: row)
+        let copy = try store.copyStageIntoEmptyReplica()
+        for t in copy.orphans {
             try store.deferTransaction(id: t.id, childId: t.childId, json: Wire.Transaction(t).jsonText())
         }
-        if let newest = try db.queryOne("SELECT MAX(modified_at) FROM join_children")?.optionalInt(0) {
-            try store.noteSeen(modifiedAt: newest)
-        }
-        report.pulledChildren = Int(try db.queryOne("SELECT COUNT(*) FROM join_children")?.int(0) ?? 0)
-        report.pulledTransactions = Int(try db.queryOne("SELECT COUNT(*) FROM join_transactions")?.int(0) ?? 0)
+        report.pulledChildren = copy.children
+        report.pulledTransactions = copy.transactions
         return []
     }
 
@@ -156,19 +136,15 @@ extension JoinFlow {
     /// what it holds), a thousand at a time, with the usual rules (pending edits, deferred).
     private func mergeStage(householdId: String, report: inout SyncEngine.Report) throws -> [SyncEvent] {
         var events: [SyncEvent] = []
-        let children = try store.db.query("SELECT \(LedgerStore.childColumns) FROM join_children ORDER BY rowid").map {
-            Wire.Child(LedgerStore.child(from: $0))
-        }
+        let children = try store.stagedChildren().map(Wire.Child.init)
         events += try engine.merge(Wire.ChangesPage(children: children, transactions: [], nextToken: nil, moreComing: false),
                                    householdId: householdId, report: &report)
         var after: Int64 = 0
         while true {
-            let rows = try store.db.query("""
-                SELECT \(LedgerStore.transactionColumns), rowid FROM join_transactions WHERE rowid > ? ORDER BY rowid LIMIT 1000
-                """, [.integer(after)])
+            let rows = try store.stagedTransactions(after: after, limit: 1000)
             guard let last = rows.last else { break }
-            after = last.int(9)
-            let page = Wire.ChangesPage(children: [], transactions: rows.map { Wire.Transaction(LedgerStore.transaction(from: $0)) },
+            after = last.position
+            let page = Wire.ChangesPage(children: [], transactions: rows.map { Wire.Transaction($0.transaction) },
                                         nextToken: nil, moreComing: false)
             events += try engine.merge(page, householdId: householdId, report: &report)
         }
@@ -177,7 +153,7 @@ extension JoinFlow {
 
     /// Empties the staging tables and forgets the staged token and household.
     func clearStage() throws {
-        try store.db.execute("DELETE FROM join_children; DELETE FROM join_transactions;")
+        try store.clearStagedRecords()
         try store.set(.joinStageToken, nil)
         try store.set(.joinStageHousehold, nil)
     }

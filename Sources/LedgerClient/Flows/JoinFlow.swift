@@ -41,15 +41,28 @@ struct JoinFlow {
             throw ClientError.invitationNotFound(rawId)
         }
         let householdId = invitation.householdId.lowercased()
+        let written = try exportUnlessSameLedger(householdId: householdId, switched: switched, replaceLocal: replaceLocal,
+                                                 exportPath: exportPath)
+        try begin(.joining(.accepting, invitationId: invitationId, householdId: householdId), switched: switched)
+        try run(phase: .accepting, invitationId: invitationId, householdId: householdId)
+        return Result(household: try store.household(), exportPath: written)
+    }
+
+    /// Refuses to replace a different ledger with any record unless `replaceLocal`, and then
+    /// exports it first (to `exportPath`, or a file next to the store); returns where.
+    func exportUnlessSameLedger(householdId: String, switched: Bool, replaceLocal: Bool, exportPath: String?) throws -> String? {
         let counts = try store.counts()
         let sameLedger = try store.household().id == householdId && !switched
-        var written: String?
-        if !sameLedger && counts.children + counts.transactions > 0 {
-            guard replaceLocal else { throw ClientError.keepLocalLedger(children: counts.children, transactions: counts.transactions) }
-            let path = exportPath ?? LedgerExporter.defaultPath(nextTo: store.path, now: engine.now())
-            try LedgerExporter(store: store).export(to: path, now: engine.now())
-            written = path
-        }
+        guard !sameLedger && counts.children + counts.transactions > 0 else { return nil }
+        guard replaceLocal else { throw ClientError.keepLocalLedger(children: counts.children, transactions: counts.transactions) }
+        let path = exportPath ?? LedgerExporter.defaultPath(nextTo: store.path, now: engine.now())
+        try LedgerExporter(store: store).export(to: path, now: engine.now())
+        return path
+    }
+
+    /// Persists the start of a join in `phase`, remembering what to go back to; after an
+    /// account switch, the user chose to move this device to the signed-in account.
+    func begin(_ phase: LedgerPhase, switched: Bool) throws {
         try store.transaction {
             let previous = try store.phase()
             if case .joining = previous {} else {
@@ -58,18 +71,20 @@ struct JoinFlow {
                 try store.set(.joinPreviousAccountHandle, switched ? try store.string(.accountHandle) : nil)
             }
             if switched {
-                // The user chose to move this device to the signed-in account.
                 try store.set(.accountId, try store.string(.signedInAccountId))
                 try store.set(.accountHandle, try store.string(.signedInAccountHandle))
                 try store.set(.signedInAccountId, nil)
                 try store.set(.signedInAccountHandle, nil)
                 try store.setAttention(nil)
             }
-            try store.setPhase(.joining(.accepting, invitationId: invitationId, householdId: householdId))
+            if case .joining(.fetching, _, _) = phase {
+                // Nothing to accept: what was set aside belongs to the ledger being replaced.
+                try clearStage()
+                try store.clearUnmerged()
+            }
+            try store.setPhase(phase)
             try store.bumpGeneration()
         }
-        try run(phase: .accepting, invitationId: invitationId, householdId: householdId)
-        return Result(household: try store.household(), exportPath: written)
     }
 
     /// Continues an interrupted join (called by `sync`).
@@ -77,9 +92,11 @@ struct JoinFlow {
         try run(phase: phase, invitationId: invitationId, householdId: householdId)
     }
 
-    private func run(phase start: LedgerPhase.JoinPhase, invitationId: String, householdId: String) throws {
+    /// Runs the join from `start`; an empty `invitationId` is a household the account already
+    /// belongs to (`open(householdId:replaceLocal:)`), fetched without accepting anything.
+    func run(phase start: LedgerPhase.JoinPhase, invitationId: String, householdId: String) throws {
         do {
-            if start == .accepting {
+            if start == .accepting, !invitationId.isEmpty {
                 try accept(invitationId: invitationId, householdId: householdId)
                 try store.transaction {
                     // What was set aside belongs to the ledger being replaced; the fetch starts empty.
@@ -96,7 +113,7 @@ struct JoinFlow {
                 // Not a member and no invitation to accept: nothing was imported, so the device
                 // goes back to the ledger (and account) it had.
                 try rollBack()
-                throw ClientError.invitationWithdrawn
+                throw invitationId.isEmpty ? ClientError.householdNotFound(householdId) : ClientError.invitationWithdrawn
             }
             throw try engine.record(error)
         }
@@ -142,7 +159,7 @@ struct JoinFlow {
         guard try store.phase() == .shared else { throw ClientError.notShared }
         let household = try store.household()
         guard let account = try store.string(.accountId) else { throw ClientError.notSignedIn }
-        if household.role == "owner" || household.ownerAccountId == account {
+        if household.role == .owner || household.ownerAccountId == account {
             // An owner cannot leave a household that still exists; once it is gone, keep the copy.
             if try store.attention() == .householdDeleted { return try detach() }
             throw ClientError.ownerCannotLeave

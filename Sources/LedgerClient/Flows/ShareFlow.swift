@@ -36,7 +36,7 @@ struct ShareFlow {
         }
         var report = SyncEngine.Report()
         do { try resume(into: &report) } catch let error as APIError { throw try engine.record(error) }
-        try store.set(.lastOutcome, nil)
+        try store.setLastOutcome(nil)
         _ = try? engine.sync()
     }
 
@@ -51,7 +51,7 @@ struct ShareFlow {
             try store.saveHousehold(household, now: engine.now())
             // The upload creates every child in this account's name (the server takes a
             // child's `modifiedBy` only from its caller), a kept copy of another household too.
-            try store.db.run("UPDATE children SET modified_by = ?", [.text(account)])
+            try store.attributeEveryChild(to: account)
             try store.enqueueEverything()
             try store.set(.syncToken, nil)
             try store.setPhase(.sharing(.staged))
@@ -84,8 +84,8 @@ struct ShareFlow {
                     var h = household
                     h.ownerAccountId = answer.body.ownerAccountId
                     h.changeTag = answer.body.changeTag
-                    h.role = answer.body.role ?? "owner"
-                    h.permission = answer.body.permission ?? "readWrite"
+                    h.role = answer.body.role.map(Role.init(rawValue:)) ?? .owner
+                    h.permission = answer.body.permission.map(Permission.init(rawValue:)) ?? .readWrite
                     try store.saveHousehold(h, now: engine.now())
                     try store.setPhase(.sharing(.householdCreated))
                 }
@@ -129,7 +129,7 @@ struct ShareFlow {
     private func ownedHousehold() throws -> HouseholdRecord {
         guard try store.phase() == .shared else { throw ClientError.notShared }
         let household = try store.household()
-        if household.role != nil && household.role != "owner" { throw ClientError.ownerOnly }
+        if let role = household.role, role != .owner { throw ClientError.ownerOnly }
         return household
     }
 
@@ -141,7 +141,7 @@ struct ShareFlow {
             let api = engine.api
             _ = try engine.retrying { () throws(APIError) in try api.createShare(householdId: household.id) }
             return try engine.retrying { () throws(APIError) in
-                try api.invite(householdId: household.id, handle: handle, permission: readOnly ? "readOnly" : "readWrite")
+                try api.invite(householdId: household.id, handle: handle, permission: readOnly ? .readOnly : .readWrite)
             }
         } catch { throw try engine.record(error) }
     }

@@ -23,6 +23,8 @@ enum ClientError: Error, Equatable, Sendable {
     case invitationNotFound(String)
     /// The invitation was withdrawn or declined while the join ran; the device is as before.
     case invitationWithdrawn
+    /// No household with this id among those the signed-in account owns or has joined.
+    case householdNotFound(String)
     case importNeedsEmptyStore
     case invalidExport(String)
     case offline(String)

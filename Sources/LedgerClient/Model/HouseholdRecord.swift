@@ -1,5 +1,5 @@
 /// The one household this device's ledger belongs to.
-struct HouseholdRecord: Sendable, Equatable, Codable {
+struct HouseholdRecord: Sendable, Equatable {
     /// Chosen by the device when the ledger was created; the server keeps it (PUT with this id).
     var id: String
     var name: String
@@ -7,9 +7,9 @@ struct HouseholdRecord: Sendable, Equatable, Codable {
     var currency: String
     var ownerAccountId: String?
     var changeTag: String?
-    /// `owner` or `participant`, once known from the server.
-    var role: String?
-    /// `readWrite` or `readOnly`, once known from the server.
-    var permission: String?
+    /// The caller's role, once known from the server.
+    var role: Role?
+    /// The caller's permission, once known from the server.
+    var permission: Permission?
     var shared: Bool
 }

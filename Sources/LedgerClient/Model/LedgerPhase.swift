@@ -5,7 +5,9 @@ enum LedgerPhase: Sendable, Equatable {
     case localOnly
     /// `share enable` is under way.
     case sharing(SharePhase)
-    /// `join` is under way for this invitation and household.
+    /// `join` is under way for this invitation and household; an empty `invitationId` is
+    /// the opening of a household the account already belongs to (a new device of the account),
+    /// which has no invitation to accept and starts at `fetching`.
     case joining(JoinPhase, invitationId: String, householdId: String)
     /// The ledger is a replica of a server household; edits are queued and synced.
     case shared

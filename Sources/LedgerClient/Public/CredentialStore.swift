@@ -100,28 +100,46 @@ import Security
 
 /// Keeps the token in the Keychain as a generic password (`service`, `account`), available
 /// after the first unlock so background syncs and extensions can read it.
+///
+/// With `synchronizable: true` the token is kept in iCloud Keychain, so the person's other
+/// devices, and a new iPhone set up from their Apple Account, are signed in too (as CloudKit
+/// apps are): a ledger opened there finds the token, and `households()` or `open(household:)`
+/// learn its account from the server. Those devices then share one device token, so signing out
+/// on one signs them all out. The pinned account's token (see `CredentialStore.pinnedToken()`)
+/// always stays on this device.
 public struct KeychainCredentialStore: CredentialStore {
     public let service: String
     public let account: String
     /// A Keychain access group shared with app extensions, if any.
     public let accessGroup: String?
+    /// True when the token is kept in iCloud Keychain; default false (this device only).
+    public let synchronizable: Bool
 
-    public init(service: String = "kidledger", account: String = "device-token", accessGroup: String? = nil) {
+    public init(service: String = "kidledger", account: String = "device-token", accessGroup: String? = nil,
+                synchronizable: Bool = false) {
         self.service = service
         self.account = account
         self.accessGroup = accessGroup
+        self.synchronizable = synchronizable
     }
 
-    private func query(_ account: String) -> [String: Any] {
+    /// The item's query. `synced`: nil matches both kinds of item (reads and deletes, so a
+    /// token stored before the option changed is still found), true or false one kind.
+    private func query(_ account: String, synced: Bool?) -> [String: Any] {
         var q: [String: Any] = [kSecClass as String: kSecClassGenericPassword,
                                 kSecAttrService as String: service,
                                 kSecAttrAccount as String: account]
         if let accessGroup { q[kSecAttrAccessGroup as String] = accessGroup }
+        switch synced {
+        case nil: q[kSecAttrSynchronizable as String] = kSecAttrSynchronizableAny
+        case true?: q[kSecAttrSynchronizable as String] = true
+        case false?: break
+        }
         return q
     }
 
-    private func read(_ account: String) throws -> String? {
-        var q = query(account)
+    private func read(_ account: String, synced: Bool) throws -> String? {
+        var q = query(account, synced: synced ? nil : false)
         q[kSecReturnData as String] = true
         q[kSecMatchLimit as String] = kSecMatchLimitOne
         var item: CFTypeRef?
@@ -131,23 +149,23 @@ public struct KeychainCredentialStore: CredentialStore {
         return String(data: data, encoding: .utf8)
     }
 
-    private func write(_ token: String?, _ account: String) throws {
-        let q = query(account)
-        let deleted = SecItemDelete(q as CFDictionary)
+    private func write(_ token: String?, _ account: String, synced: Bool) throws {
+        let deleted = SecItemDelete(query(account, synced: synced ? nil : false) as CFDictionary)
         guard deleted == errSecSuccess || deleted == errSecItemNotFound else { throw KeychainFailure(status: deleted) }
         guard let token else { return }
-        var add = q
+        var add = query(account, synced: synced)
         add[kSecValueData as String] = Data(token.utf8)
-        add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+        // An item that syncs cannot be bound to this device.
+        add[kSecAttrAccessible as String] = synced ? kSecAttrAccessibleAfterFirstUnlock : kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
         let status = SecItemAdd(add as CFDictionary, nil)
         guard status == errSecSuccess else { throw KeychainFailure(status: status) }
     }
 
-    public func token() async throws -> String? { try read(account) }
-    public func setToken(_ token: String) async throws { try write(token, account) }
-    public func removeToken() async throws { try write(nil, account) }
-    public func pinnedToken() async throws -> String? { try read(account + ".pinned") }
-    public func setPinnedToken(_ token: String?) async throws { try write(token, account + ".pinned") }
+    public func token() async throws -> String? { try read(account, synced: synchronizable) }
+    public func setToken(_ token: String) async throws { try write(token, account, synced: synchronizable) }
+    public func removeToken() async throws { try write(nil, account, synced: synchronizable) }
+    public func pinnedToken() async throws -> String? { try read(account + ".pinned", synced: false) }
+    public func setPinnedToken(_ token: String?) async throws { try write(token, account + ".pinned", synced: false) }
 }
 
 /// A Keychain call failed with this `OSStatus`.

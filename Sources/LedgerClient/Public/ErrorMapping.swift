@@ -1,5 +1,4 @@
 import Foundation
-import SQLiteKit
 
 extension LedgerError {
     /// The public form of any error the internals throw.
@@ -11,7 +10,6 @@ extension LedgerError {
         case let e as StoreFailure: self = .store(underlying: e.underlying)
         case let e as UploadIncomplete:
             self = .notAllowed(reason: "Sharing is not finished: \(e.pending) \(e.pending == 1 ? "change waits" : "changes wait") to be uploaded. It continues with the next sync.")
-        case is SQLiteError: self = .store(underlying: error)
         case is CancellationError: self = .cancelled
         case let e as CocoaError where e.isFileError: self = .store(underlying: e)
         default: self = .store(underlying: error)
@@ -22,7 +20,19 @@ extension LedgerError {
         switch error {
         case .transport(let t):
             self = t == .cancelled ? .cancelled : .offline
-        case .problem(let status, let code, let detail, _):
+        case .problem(let status, let code, let detail, _, let members):
+            // The identity endpoints' own answers (API.md v1.2), before what their status says in general.
+            switch code {
+            case "identity_not_linked": self = .identityNotLinked; return
+            case "invalid_id_token": self = .invalidIdentityToken(reason: members.reason ?? ""); return
+            case "link_code_invalid": self = .linkCodeInvalid; return
+            case "recovery_failed": self = .recoveryFailed; return
+            case "owner_of_shared_household":
+                self = .ownerOfSharedHousehold((members.households ?? []).map { $0.lowercased() }); return
+            case "confirmation_mismatch":
+                self = .invalidInput(field: "handle", message: "does not match the signed-in account's handle"); return
+            default: break
+            }
             if status == 401 { self = .unauthenticated; return }
             if status >= 500 || status == 429 || status == 408 { self = .offline; return }
             self = .server(code: code, status: status, detail: detail ?? "")
@@ -33,7 +43,7 @@ extension LedgerError {
 
     init(_ error: ClientError) {
         switch error {
-        case .childNotFound, .transactionNotFound, .invitationNotFound, .invitationWithdrawn: self = .notFound
+        case .childNotFound, .transactionNotFound, .invitationNotFound, .invitationWithdrawn, .householdNotFound: self = .notFound
         case .ambiguousChild(let name): self = .invalidInput(field: "child", message: "'\(name)' names more than one child")
         case .invalid(let field, let message):
             self = field == "amount" ? .invalidAmount : .invalidInput(field: field, message: message)

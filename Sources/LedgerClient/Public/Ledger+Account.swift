@@ -7,10 +7,10 @@ extension Ledger {
         get async {
             guard await currentToken() != nil else { return nil }
             if let id = try? store.string(.signedInAccountId) {
-                return Account(id: id, handle: (try? store.string(.signedInAccountHandle)) ?? nil ?? "", displayName: meta(MetaKey.signedInDisplayName) ?? "")
+                return Account(id: id, handle: (try? store.string(.signedInAccountHandle)) ?? nil ?? "", displayName: meta(.signedInAccountDisplayName) ?? "")
             }
             guard let id = try? store.string(.accountId) else { return nil }
-            return Account(id: id, handle: (try? store.string(.accountHandle)) ?? nil ?? "", displayName: meta(MetaKey.displayName) ?? "")
+            return Account(id: id, handle: (try? store.string(.accountHandle)) ?? nil ?? "", displayName: meta(.accountDisplayName) ?? "")
         }
     }
 
@@ -18,7 +18,7 @@ extension Ledger {
     /// then frozen with `.accountChanged`).
     public var ledgerAccountWhileSwitched: Account? {
         guard (try? store.string(.signedInAccountId)) ?? nil != nil, let id = (try? store.string(.accountId)) ?? nil else { return nil }
-        return Account(id: id, handle: (try? store.string(.accountHandle)) ?? nil ?? "", displayName: meta(MetaKey.displayName) ?? "")
+        return Account(id: id, handle: (try? store.string(.accountHandle)) ?? nil ?? "", displayName: meta(.accountDisplayName) ?? "")
     }
 
     /// Creates an account on the server and signs this device in to it.
@@ -52,7 +52,7 @@ extension Ledger {
             try store.transaction {
                 try store.set(.tokenId, try store.string(.pinnedTokenId))
                 try store.set(.pinnedTokenId, nil)
-                try store.set(.lastOutcome, nil)
+                try store.setLastOutcome(nil)
                 try clearSwitch()
             }
         }
@@ -81,7 +81,7 @@ extension Ledger {
         try publicErrors {
             try store.transaction {
                 try store.set(.tokenId, nil)
-                try store.set(.lastOutcome, nil)
+                try store.setLastOutcome(nil)
             }
         }
         signedOut = true
@@ -95,12 +95,12 @@ extension Ledger {
     private func clearSwitch() throws {
         try store.set(.signedInAccountId, nil)
         try store.set(.signedInAccountHandle, nil)
-        try setMeta(MetaKey.signedInDisplayName, nil)
+        try store.set(.signedInAccountDisplayName, nil)
         if try store.attention() == .accountChanged { try store.setAttention(nil) }
     }
 
     /// Stores a new sign-in. The ledger stays pinned to the first account it was shared under.
-    private func adopt(token: String, tokenId: String, account: Wire.Account) async throws {
+    func adopt(token: String, tokenId: String, account: Wire.Account) async throws {
         let id = account.id.lowercased()
         let (pinned, localOnly, switched) = try publicErrors {
             (try store.string(.accountId), try store.phase() == .localOnly, try store.string(.signedInAccountId) != nil)
@@ -122,17 +122,17 @@ extension Ledger {
         try publicErrors {
             try store.transaction {
                 try store.set(.tokenId, tokenId)
-                try store.set(.lastOutcome, nil)
+                try store.setLastOutcome(nil)
                 if keepsLedgerAccount {
                     try store.set(.accountId, id)
                     try store.set(.accountHandle, account.handle)
-                    try setMeta(MetaKey.displayName, account.displayName)
+                    try store.set(.accountDisplayName, account.displayName)
                     try store.set(.pinnedTokenId, nil)
                     try clearSwitch()
                 } else {
                     try store.set(.signedInAccountId, id)
                     try store.set(.signedInAccountHandle, account.handle)
-                    try setMeta(MetaKey.signedInDisplayName, account.displayName)
+                    try store.set(.signedInAccountDisplayName, account.displayName)
                     try store.setAttention(.accountChanged)
                 }
             }

@@ -40,12 +40,12 @@ extension Ledger {
                                          detail: "The server's entitlement token does not verify with its published keys.")
             }
             try publicErrors {
-                try setMeta(MetaKey.entitlementToken, compact)
-                try setMeta(MetaKey.entitlementKeys, String(decoding: keys, as: UTF8.self))
+                try store.set(.entitlementToken, compact)
+                try store.set(.entitlementKeys, String(decoding: keys, as: UTF8.self))
             }
             return status
         } catch LedgerError.offline {
-            guard let compact = meta(MetaKey.entitlementToken), let keys = meta(MetaKey.entitlementKeys),
+            guard let compact = meta(.entitlementToken), let keys = meta(.entitlementKeys),
                   let keySet = try? JSONValue.parse(Array(keys.utf8)),
                   let status = EntitlementToken.verify(compact, keys: keySet, household: id, now: now, fromCache: true) else {
                 return ProStatus(isPro: false, state: nil, productId: nil, validUntil: now, fromCache: true)
@@ -53,11 +53,6 @@ extension Ledger {
             return status
         }
     }
-}
-
-extension Ledger.MetaKey {
-    static let entitlementToken = "entitlement_token"
-    static let entitlementKeys = "entitlement_keys"
 }
 
 /// Checks an entitlement token (compact ES256 JWS) against a JWKS.

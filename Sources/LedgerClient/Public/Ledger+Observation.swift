@@ -11,6 +11,12 @@ struct Observers {
     var isEmpty: Bool { snapshots.isEmpty && statuses.isEmpty && events.isEmpty }
 }
 
+/// An event waiting in `Ledger.eventQueue`: one a sync reported, or one of the ledger's own.
+enum QueuedEvent: Sendable {
+    case sync(SyncEvent)
+    case ledger(LedgerEvent)
+}
+
 extension Ledger {
     /// The current snapshot, then a new one after every change — made here, by a sync, or by
     /// another `Ledger` on the same file (seen within a second). Ends when the iterating task
@@ -24,8 +30,8 @@ extension Ledger {
         stream(buffering: 1) { ledger, id, continuation in await ledger.addStatusObserver(id, continuation) }
     }
 
-    /// What happened from now on: remote changes merged, changes refused, attention needed,
-    /// syncs failed. Ends when the iterating task is cancelled.
+    /// What happened from now on, in the order it happened: remote changes merged, changes
+    /// refused, attention needed, syncs failed. Ends when the iterating task is cancelled.
     public nonisolated func events() -> AsyncStream<LedgerEvent> {
         stream(buffering: 64) { ledger, id, continuation in await ledger.addEventObserver(id, continuation) }
     }
@@ -91,7 +97,22 @@ extension Ledger {
         }
     }
 
+    /// Queues `event` behind every event that happened before it.
     func emit(_ event: LedgerEvent) {
+        eventQueue.yield(.ledger(event))
+    }
+
+    /// Hands one queued event to observers (for a sync's, with a fresh snapshot and status).
+    func deliver(_ event: QueuedEvent) async {
+        switch event {
+        case .ledger(let event):
+            send(event)
+        case .sync(let event):
+            await received(event)
+        }
+    }
+
+    func send(_ event: LedgerEvent) {
         for c in observers.events.values { c.yield(event) }
     }
 

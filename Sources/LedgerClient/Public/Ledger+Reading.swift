@@ -1,6 +1,5 @@
 import Foundation
 import LedgerModel
-import SQLiteKit
 
 extension Ledger {
     /// The household, every child with its balance, and the sync status, read in one go.
@@ -9,36 +8,14 @@ extension Ledger {
     }
 
     func readSnapshot() throws -> LedgerSnapshot {
-        try readConsistently {
-            let pendingByChild = try self.pendingByChild()
-            let children = try service.children().map { c in
+        try store.readConsistently {
+            let children = try store.childSummaries().map { c in
                 ChildSummary(id: c.child.id, name: c.child.name, archived: c.child.archived, sortOrder: c.child.sortOrder,
-                             balanceCents: c.balanceCents, pendingCount: pendingByChild[c.child.id] ?? 0)
+                             balanceCents: c.balanceCents, pendingCount: c.pendingCount)
             }
             return LedgerSnapshot(household: HouseholdInfo(try store.household()), children: children,
                                   status: try readStatus(), rejected: try readRejected())
         }
-    }
-
-    /// Runs `body` inside one read transaction, so what it reads is one consistent state.
-    func readConsistently<T>(_ body: () throws -> T) throws -> T {
-        if store.db.isInTransaction { return try body() }
-        try store.db.execute("BEGIN")
-        defer { try? store.db.execute("COMMIT") }
-        return try body()
-    }
-
-    /// Pending changes per child: its own record and its transactions.
-    private func pendingByChild() throws -> [String: Int] {
-        var out: [String: Int] = [:]
-        for row in try store.db.query("""
-            SELECT COALESCE(t.child_id, p.id), COUNT(*) FROM pending p
-            LEFT JOIN transactions t ON p.kind = 'transaction' AND t.id = p.id
-            GROUP BY 1
-            """) {
-            out[row.string(0)] = Int(row.int(1))
-        }
-        return out
     }
 
     /// A child's transactions, newest first, `limit` at a time; pass the previous page's
@@ -97,7 +74,7 @@ extension Ledger {
         case .accountUnavailable(let pending): return .accountUnavailable(pending: pending)
         case _ where syncing > 0: return .syncing
         case .offline(let pending):
-            let since = meta(MetaKey.offlineSince).flatMap(Int64.init).map(Date.init(ms:)) ?? Date()
+            let since = meta(.offlineSince).flatMap(Int64.init).map(Date.init(ms:)) ?? Date()
             return .offline(pending: pending, since: since)
         case .changesPending(let pending): return .pending(count: pending)
         case .synced, .attentionRequired:
@@ -132,8 +109,7 @@ extension Date {
 
 extension HouseholdInfo {
     init(_ h: HouseholdRecord) {
-        self.init(id: h.id, name: h.name, currency: h.currency, role: h.role.flatMap(Role.init(rawValue:)),
-                  permission: h.permission.flatMap(Permission.init(rawValue:)), shared: h.shared)
+        self.init(id: h.id, name: h.name, currency: h.currency, role: h.role, permission: h.permission, shared: h.shared)
     }
 }
 

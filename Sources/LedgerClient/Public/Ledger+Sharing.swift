@@ -38,7 +38,7 @@ extension Ledger {
         let householdId = try ownedSharedHousehold()
         _ = try await flow { engine in
             try engine.callServer { (api: APIClient) throws(APIError) in
-                try api.setPermission(householdId: householdId, accountId: accountId.lowercased(), permission: permission.rawValue)
+                try api.setPermission(householdId: householdId, accountId: accountId.lowercased(), permission: permission)
             }
         }
     }
@@ -102,22 +102,22 @@ extension Ledger {
     // MARK: Helpers
 
     /// Runs a sharing or joining step on the push lane; it counts as syncing.
-    private func flow<T: Sendable>(_ body: @escaping @Sendable (SyncEngine) throws -> T) async throws -> T {
+    func flow<T: Sendable>(retry: RetryPolicy? = nil, _ body: @escaping @Sendable (SyncEngine) throws -> T) async throws -> T {
         syncing += 1
         defer { syncing -= 1 }
         let before = try? readSyncMarks()
-        let value = try await onServer(body)
+        let value = try await onServer(retry: retry, body)
         if let before, let reason = (try? store.attention()) ?? nil, reason != before.attention {
             emit(.attentionRequired(reason))
         }
         return value
     }
 
-    private func ownedSharedHousehold() throws -> String {
+    func ownedSharedHousehold() throws -> String {
         try publicErrors {
             guard try store.phase() == .shared else { throw LedgerError.notAllowed(reason: "This ledger is not shared.") }
             let household = try store.household()
-            if household.role != nil && household.role != "owner" {
+            if let role = household.role, role != .owner {
                 throw LedgerError.notAllowed(reason: "Only the household's owner can do that.")
             }
             return household.id

@@ -50,14 +50,14 @@ extension Ledger {
                 try engine.sync(wait: wait)
             }
             if counted { syncing -= 1 }
-            try? setMeta(MetaKey.offlineSince, nil)
+            try? setMeta(.offlineSince, nil)
             await afterSync(before: before, report: report, failure: nil)
             return SyncReport(report)
         } catch {
             if counted { syncing -= 1 }
             let failure = LedgerError(error)
-            if failure == .offline, meta(MetaKey.offlineSince) == nil {
-                try? setMeta(MetaKey.offlineSince, String(Date().ms))
+            if failure == .offline, meta(.offlineSince) == nil {
+                try? setMeta(.offlineSince, String(Date().ms))
             }
             await afterSync(before: before, report: nil, failure: failure)
             throw failure
@@ -81,15 +81,15 @@ extension Ledger {
         await publish()
     }
 
-    /// What the engine reports from a lane: remote changes, refused changes, unreadable records.
+    /// What the engine reported from a lane: remote changes, refused changes, unreadable records.
     func received(_ event: SyncEvent) async {
         switch event {
         case .remoteChanges(let children, let transactions):
-            emit(.remoteChanges(children: children, transactions: transactions))
+            send(.remoteChanges(children: children, transactions: transactions))
         case .rejected(let record):
-            emit(.rejected(RejectedChange(record)))
+            send(.rejected(RejectedChange(record)))
         case .unmerged:
-            emit(.attentionRequired(.unreadableChanges))
+            send(.attentionRequired(.unreadableChanges))
         }
         await publish()
     }

@@ -27,6 +27,9 @@ public actor Ledger {
     let transportOverride: (any Transport)?
     var lanes: (live: SyncLane, push: SyncLane)?
     var observers = Observers()
+    /// Every event, in the order it happened: syncs add theirs from their lanes' threads, the
+    /// ledger its own. One task hands them to observers, one at a time.
+    let eventQueue: AsyncStream<QueuedEvent>.Continuation
     var scheduler: SyncScheduler
     var laneTasks: [SyncScheduler.Lane: Task<Void, Never>] = [:]
     var timer: Task<Void, Never>?
@@ -45,6 +48,18 @@ public actor Ledger {
         store = try LedgerStore(path: path)
         service = LedgerService(store: store, now: options.clock)
         scheduler = SyncScheduler(configuration: options.scheduler, random: options.random)
+        let (queued, eventQueue) = AsyncStream.makeStream(of: QueuedEvent.self)
+        self.eventQueue = eventQueue
+        Task { [weak self] in
+            for await event in queued {
+                guard let self else { return }
+                await self.deliver(event)
+            }
+        }
+    }
+
+    deinit {
+        eventQueue.finish()
     }
 
     /// Opens (creating when absent) the ledger stored at `store`.
@@ -136,8 +151,8 @@ public actor Ledger {
             guard let url = server else { throw LedgerError.notAllowed(reason: "This ledger has no server set.") }
             transport = URLSessionTransport(baseURL: url)
         }
-        let events: @Sendable (SyncEvent) -> Void = { [weak self] event in
-            Task { await self?.received(event) }
+        let events: @Sendable (SyncEvent) -> Void = { [eventQueue] event in
+            eventQueue.yield(.sync(event))
         }
         let made = try publicErrors {
             (try SyncLane(path: path, transport: transport, name: "live", events: events),
@@ -153,26 +168,15 @@ public actor Ledger {
     }
 
     func currentDataVersion() throws -> Int64 {
-        try store.db.queryOne("PRAGMA data_version")?.int(0) ?? 0
+        try store.dataVersion()
     }
 
-    /// A meta value this layer keeps next to the engine's (offline-since and such).
-    func meta(_ key: String) -> String? {
-        (try? store.db.queryOne("SELECT value FROM meta WHERE key = ?", [.text(key)]))??.optionalString(0)
+    /// The stored value of `key`; nil when absent or unreadable.
+    func meta(_ key: MetaKey) -> String? {
+        (try? store.string(key)) ?? nil
     }
 
-    func setMeta(_ key: String, _ value: String?) throws {
-        if let value {
-            try store.db.run("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                             [.text(key), .text(value)])
-        } else {
-            try store.db.run("DELETE FROM meta WHERE key = ?", [.text(key)])
-        }
-    }
-
-    enum MetaKey {
-        static let offlineSince = "offline_since"
-        static let displayName = "account_display_name"
-        static let signedInDisplayName = "signed_in_display_name"
+    func setMeta(_ key: MetaKey, _ value: String?) throws {
+        try store.set(key, value)
     }
 }

@@ -28,6 +28,21 @@ public enum LedgerError: Error, LocalizedError, Sendable, Equatable {
     case server(code: String, status: Int, detail: String)
     /// The task was cancelled; the ledger is consistent and nothing local was lost.
     case cancelled
+    /// The identity signed in with is linked to no account; pass a `NewAccount` to make one,
+    /// or sign in another way and link it.
+    case identityNotLinked
+    /// The provider's identity token was refused. `reason` is the server's word for the check
+    /// that failed: `malformed`, `unsupported_algorithm`, `unknown_key`, `signature`, `issuer`,
+    /// `audience`, `expired`, `not_yet_valid` or `nonce`.
+    case invalidIdentityToken(reason: String)
+    /// The link code is unknown, used or expired (the server does not say which).
+    case linkCodeInvalid
+    /// The handle and recovery code do not open an account (unknown handle, wrong or used code
+    /// alike).
+    case recoveryFailed
+    /// The account owns these shared households; transfer them to another parent, or delete
+    /// them with the account.
+    case ownerOfSharedHousehold([HouseholdID])
 
     public var errorDescription: String? {
         switch self {
@@ -45,6 +60,19 @@ public enum LedgerError: Error, LocalizedError, Sendable, Equatable {
         case .server(let code, let status, let detail):
             return detail.isEmpty ? "The server refused the request (\(status) \(code))." : "The server refused the request: \(detail)"
         case .cancelled: return "The operation was cancelled."
+        case .identityNotLinked:
+            return "This sign-in is not linked to an account yet. Create an account with it, or sign in another way and link it."
+        case .invalidIdentityToken(let reason):
+            switch reason {
+            case "expired", "not_yet_valid": return "The sign-in took too long or the device's clock is off. Please sign in again."
+            case "nonce": return "This sign-in was already used or does not belong to this request. Please sign in again."
+            default: return "The sign-in could not be verified. Please sign in again."
+            }
+        case .linkCodeInvalid: return "That code is not valid: it may be mistyped, used already or expired. Make a new one on a signed-in device."
+        case .recoveryFailed: return "That handle and recovery code don't open an account. Check both; each code works only once."
+        case .ownerOfSharedHousehold(let ids):
+            let count = ids.count == 1 ? "a shared household" : "\(ids.count) shared households"
+            return "This account owns \(count). Hand each to another parent first, or delete them with the account."
         }
     }
 
@@ -52,13 +80,16 @@ public enum LedgerError: Error, LocalizedError, Sendable, Equatable {
         switch (a, b) {
         case (.offline, .offline), (.unauthenticated, .unauthenticated), (.notFound, .notFound),
              (.invalidAmount, .invalidAmount), (.nothingToUndo, .nothingToUndo), (.cancelled, .cancelled),
-             (.joinWouldReplaceLocalLedger, .joinWouldReplaceLocalLedger):
+             (.joinWouldReplaceLocalLedger, .joinWouldReplaceLocalLedger), (.identityNotLinked, .identityNotLinked),
+             (.linkCodeInvalid, .linkCodeInvalid), (.recoveryFailed, .recoveryFailed):
             return true
         case let (.attentionRequired(x), .attentionRequired(y)): return x == y
         case let (.invalidInput(f1, m1), .invalidInput(f2, m2)): return f1 == f2 && m1 == m2
         case let (.notAllowed(r1), .notAllowed(r2)): return r1 == r2
         case let (.store(e1), .store(e2)): return String(describing: e1) == String(describing: e2)
         case let (.server(c1, s1, d1), .server(c2, s2, d2)): return c1 == c2 && s1 == s2 && d1 == d2
+        case let (.invalidIdentityToken(r1), .invalidIdentityToken(r2)): return r1 == r2
+        case let (.ownerOfSharedHousehold(h1), .ownerOfSharedHousehold(h2)): return h1 == h2
         default: return false
         }
     }

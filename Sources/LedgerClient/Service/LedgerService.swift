@@ -28,14 +28,14 @@ final class LedgerService {
     func status(signedIn: Bool? = nil) throws -> SyncState {
         let pending = try store.pendingCount()
         if let reason = try store.attention() { return .attentionRequired(reason, pending: pending) }
-        if try !(signedIn ?? (store.string(.token) != nil)) || (try store.string(.lastOutcome)) == "unauthenticated" {
+        if try !(signedIn ?? (store.string(.token) != nil)) || (try store.lastOutcome()) == .unauthenticated {
             return .accountUnavailable(pending: pending)
         }
         switch try store.phase() {
         case .localOnly:
             return pending > 0 ? .changesPending(pending) : .synced
         case .sharing, .joining, .shared:
-            if try store.string(.lastOutcome) == "offline" { return .offline(pending: pending) }
+            if try store.lastOutcome() == .offline { return .offline(pending: pending) }
             if case .joining = try store.phase() { return .changesPending(pending) }
             return pending > 0 ? .changesPending(pending) : .synced
         }
@@ -50,7 +50,7 @@ final class LedgerService {
         return try store.transaction {
             try checkWritable()
             let t = now()
-            let order = (try store.db.queryOne("SELECT MAX(sort_order) FROM children")?.optionalInt(0)).map { $0 + 1 } ?? 0
+            let order = try store.nextSortOrder()
             let child = ChildRecord(id: id, name: clean, sortOrder: order, archived: false, createdAt: t,
                                     modifiedAt: try stamp(), modifiedBy: try author())
             try store.upsert(child)
@@ -115,12 +115,7 @@ final class LedgerService {
     @discardableResult
     func undoLast(childId: String) throws -> TransactionRecord {
         guard let child = try store.child(id: childId) else { throw ClientError.childNotFound(childId) }
-        let target = try store.db.queryOne("""
-            SELECT id FROM transactions t WHERE child_id = ? AND reverses_id IS NULL
-              AND NOT EXISTS (SELECT 1 FROM transactions r WHERE r.reverses_id = t.id)
-            ORDER BY created_at DESC, rowid DESC LIMIT 1
-            """, [.text(childId)])?.string(0)
-        guard let target else { throw ClientError.nothingToUndo(child.name) }
+        guard let target = try store.newestUndoableTransaction(childId: childId) else { throw ClientError.nothingToUndo(child.name) }
         return try undo(transactionId: target)
     }
 
@@ -174,7 +169,7 @@ final class LedgerService {
         let phase = try store.phase()
         if case .joining = phase { throw ClientError.joinInProgress }
         if phase.queuesChanges, let reason = try store.attention() { throw ClientError.frozen(reason) }
-        if phase.queuesChanges, try store.household().permission == "readOnly" { throw ClientError.frozen(.readOnly) }
+        if phase.queuesChanges, try store.household().permission == .readOnly { throw ClientError.frozen(.readOnly) }
     }
 
     private func queue(_ kind: RecordKind, _ id: String) throws {

@@ -13,7 +13,8 @@ extension LedgerStore {
         }
         return HouseholdRecord(id: r.string(0), name: r.string(1), currency: r.string(2),
                                ownerAccountId: r.optionalString(3), changeTag: r.optionalString(4),
-                               role: r.optionalString(5), permission: r.optionalString(6), shared: r.bool(7))
+                               role: r.optionalString(5).flatMap(Role.init(rawValue:)),
+                               permission: r.optionalString(6).flatMap(Permission.init(rawValue:)), shared: r.bool(7))
     }
 
     /// Replaces the household row (there is exactly one).
@@ -23,7 +24,7 @@ extension LedgerStore {
             INSERT INTO household (id, name, currency, owner_account_id, change_tag, role, permission, shared, created_at, modified_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.text(h.id), .text(h.name), .text(h.currency), .optionalText(h.ownerAccountId),
-                  .optionalText(h.changeTag), .optionalText(h.role), .optionalText(h.permission),
+                  .optionalText(h.changeTag), .optionalText(h.role?.rawValue), .optionalText(h.permission?.rawValue),
                   .bool(h.shared), .integer(now), .integer(now)])
     }
 
@@ -58,6 +59,16 @@ extension LedgerStore {
               modified_by = excluded.modified_by, change_tag = excluded.change_tag
             """, [.text(c.id), .text(c.name), .integer(c.sortOrder), .bool(c.archived), .integer(c.createdAt),
                   .integer(c.modifiedAt), .text(c.modifiedBy), .optionalText(c.changeTag)])
+    }
+
+    /// The sort order after every child's (0 for the first child).
+    func nextSortOrder() throws -> Int64 {
+        (try db.queryOne("SELECT MAX(sort_order) FROM children")?.optionalInt(0)).map { $0 + 1 } ?? 0
+    }
+
+    /// Makes `account` the author of every child's current version.
+    func attributeEveryChild(to account: String) throws {
+        try db.run("UPDATE children SET modified_by = ?", [.text(account)])
     }
 
     /// Sets only the change tag of a child (its content stays local).
@@ -109,6 +120,20 @@ extension LedgerStore {
     /// The reversal of `id`, if one is held.
     func reversal(of id: String) throws -> TransactionRecord? {
         try db.queryOne("SELECT \(Self.transactionColumns) FROM transactions WHERE reverses_id = ?", [.text(id)]).map(Self.transaction)
+    }
+
+    /// The id of the child's newest transaction that is neither a reversal nor reversed, if any.
+    func newestUndoableTransaction(childId: String) throws -> String? {
+        try db.queryOne("""
+            SELECT id FROM transactions t WHERE child_id = ? AND reverses_id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM transactions r WHERE r.reverses_id = t.id)
+            ORDER BY created_at DESC, rowid DESC LIMIT 1
+            """, [.text(childId)])?.string(0)
+    }
+
+    /// Removes a transaction from the replica (and so from its child's balance).
+    func deleteTransaction(id: String) throws {
+        try db.run("DELETE FROM transactions WHERE id = ?", [.text(id)])
     }
 
     /// Inserts or replaces a transaction.

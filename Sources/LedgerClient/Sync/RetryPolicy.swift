@@ -42,7 +42,7 @@ package struct RetryPolicy: Sendable {
                 attempt += 1
                 guard error.isTransient, attempt < maxAttempts else { throw error }
                 var retryAfter: Double?
-                if case .problem(_, _, _, let seconds) = error { retryAfter = seconds }
+                if case .problem(_, _, _, let seconds, _) = error { retryAfter = seconds }
                 try pause(delay(attempt: attempt, retryAfter: retryAfter, using: &rng), cancellation: cancellation)
             }
         }

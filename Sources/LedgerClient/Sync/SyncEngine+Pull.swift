@@ -84,17 +84,17 @@ extension SyncEngine {
             household.currency = h.currency ?? household.currency
             household.ownerAccountId = h.ownerAccountId ?? household.ownerAccountId
             household.changeTag = h.changeTag ?? household.changeTag
-            household.role = h.role ?? household.role
-            household.permission = h.permission ?? household.permission
+            if let role = h.role { household.role = Role(rawValue: role) }
+            if let permission = h.permission { household.permission = Permission(rawValue: permission) }
             household.shared = h.shared ?? household.shared
         }
         if let access = page.access {
-            household.role = access.role ?? household.role
-            household.permission = access.permission ?? household.permission
+            if let role = access.role { household.role = Role(rawValue: role) }
+            if let permission = access.permission { household.permission = Permission(rawValue: permission) }
         }
         try store.saveHousehold(household, now: now())
         let attention = try store.attention()
-        if household.permission == "readOnly" {
+        if household.permission == .readOnly {
             if attention == nil { try store.setAttention(.readOnly) }
         } else if attention == .readOnly || attention == .accessRevoked || attention == .householdDeleted {
             try store.setAttention(nil)
@@ -170,7 +170,7 @@ extension SyncEngine {
     private func adopt(_ server: TransactionRecord, wasDeferred: Bool) throws {
         if let reversesId = server.reversesId, let other = try store.reversal(of: reversesId), other.id != server.id {
             // Cannot happen with deterministic reversal ids; the server's record wins.
-            try store.db.run("DELETE FROM transactions WHERE id = ?", [.text(other.id)])
+            try store.deleteTransaction(id: other.id)
             try store.dequeue(.transaction, id: other.id)
         }
         try store.upsert(server)

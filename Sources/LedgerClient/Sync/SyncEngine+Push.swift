@@ -10,7 +10,7 @@ extension SyncEngine {
     /// newer edit or has an older answer overwrite a newer one.
     @discardableResult
     func push(into report: inout Report) throws -> Bool {
-        if try store.attention() != nil || store.household().permission == "readOnly" {
+        if try store.attention() != nil || store.household().permission == .readOnly {
             return try store.pendingCount() == 0
         }
         var stalledRounds = 0
@@ -119,7 +119,7 @@ extension SyncEngine {
                 if let reversal = try store.reversal(of: id) {
                     try reject(kind: .transaction, id: reversal.id, code: "unknown_transaction", detail: nil, events: &events)
                 }
-                try store.db.run("DELETE FROM transactions WHERE id = ?", [.text(id)])
+                try store.deleteTransaction(id: id)
             }
         case .child:
             if let c = try store.child(id: id) {

@@ -79,7 +79,7 @@ final class SyncEngine {
                 try checkCancelled()
                 if try store.pendingCount() > 0 { try push(into: &report) }
                 try store.transaction {
-                    try store.set(.lastOutcome, nil)
+                    try store.setLastOutcome(nil)
                     try store.set(.lastSyncAt, String(now()))
                 }
             } catch let error as APIError {
@@ -122,28 +122,32 @@ final class SyncEngine {
     func record(_ error: APIError, duringSync: Bool = false) throws -> any Error {
         if error.isCancellation { return CancellationError() }
         if error.isTransient {
-            try store.set(.lastOutcome, "offline")
+            try store.setLastOutcome(.offline)
             return ClientError.offline(error.description)
         }
         let shared = try store.phase() == .shared
         switch (error.status, error.code) {
+        case (401, "invalid_id_token"), (401, "recovery_failed"):
+            // About the identity token or code sent, not this device's sign-in.
+            try store.setLastOutcome(nil)
+            return ClientError.server(error)
         case (401, _):
-            try store.set(.lastOutcome, "unauthenticated")
+            try store.setLastOutcome(.unauthenticated)
             return ClientError.signedOut
         case (403, "access_revoked"):
             try store.setAttention(.accessRevoked)
-            try store.set(.lastOutcome, nil)
+            try store.setLastOutcome(nil)
             return ClientError.frozen(.accessRevoked)
         case (403, "read_only"):
             try store.setAttention(.readOnly)
-            try store.set(.lastOutcome, nil)
+            try store.setLastOutcome(nil)
             return ClientError.frozen(.readOnly)
         case (404, "not_found") where duringSync && shared:
             try store.setAttention(.householdDeleted)
-            try store.set(.lastOutcome, nil)
+            try store.setLastOutcome(nil)
             return ClientError.frozen(.householdDeleted)
         default:
-            try store.set(.lastOutcome, nil)
+            try store.setLastOutcome(nil)
             return ClientError.server(error)
         }
     }

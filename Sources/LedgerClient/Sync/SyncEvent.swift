@@ -10,20 +10,6 @@ enum SyncEvent: Sendable, Equatable {
     case unmerged(count: Int, reason: String)
 }
 
-/// A local storage failure (SQLite busy past its timeout, a full disk, an I/O error) during a
-/// sync or a flow. Never a server problem: the sync status is left as it was.
-struct StoreFailure: Error, CustomStringConvertible {
-    /// The SQLite (or file) error underneath.
-    let underlying: any Error
-
-    var description: String { "the device's storage failed: \(underlying)" }
-
-    /// Runs `body`, turning a SQLite error into a `StoreFailure` (other errors pass unchanged).
-    static func mapping<T>(_ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as SQLiteError { throw StoreFailure(underlying: error) }
-    }
-}
-
 /// Enabling sharing pushed what it could, but records are still queued (shared editing is frozen,
 /// or the server kept answering without taking them): the ledger is not marked as uploaded.
 struct UploadIncomplete: Error, CustomStringConvertible {
@@ -34,5 +20,3 @@ struct UploadIncomplete: Error, CustomStringConvertible {
         "sharing is not finished: \(pending) \(pending == 1 ? "record is" : "records are") still waiting to be uploaded"
     }
 }
-
-import SQLiteKit

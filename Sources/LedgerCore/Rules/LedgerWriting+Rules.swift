@@ -8,7 +8,8 @@ extension LedgerWriting {
 
     /// A new account with its first token; the token's secret is returned once.
     package func createAccount(handle: String, displayName: String, deviceName: String, now: Int64) throws -> (AccountRecord, IssuedToken) {
-        if try accountId(handle: handle) != nil { throw LedgerStorageError.handleTaken(handle) }
+        // A deleted account's handle stays taken for 30 days (`AccountRecord.retiredHandleMs`).
+        if try accountId(handle: handle) != nil || isHandleRetired(handle, now: now) { throw LedgerStorageError.handleTaken(handle) }
         let account = AccountRecord(id: UUID().lowercased, handle: handle, displayName: displayName, createdAt: now)
         try insertAccount(account)
         return (account, try createToken(account: account.id, deviceName: deviceName, now: now))

@@ -54,6 +54,6 @@ public struct APIError: Error, Sendable {
             members["fields"] = .object(JSONObject(uniquePairs: fields.keys.sorted().map { ($0, .string(fields[$0]!)) }))
         }
         for (k, v) in extra.pairs { members[k] = v }
-        return ProblemResponse.make(status: status, code: code, detail: detail, members: members, headers: headers)
+        return Problem.make(status: status, code: code, detail: detail, members: members, headers: headers)
     }
 }

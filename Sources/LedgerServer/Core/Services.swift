@@ -46,6 +46,10 @@ final class Services: Sendable {
     let registrationLimiter: RegistrationLimiter
     /// Counts invitations to handles that found no account, per inviting account.
     let handleLookupLimiter: HandleLookupLimiter
+    /// Sign-in with OpenID Connect identities; nil only where a server is made without it.
+    let identity: IdentityService?
+    /// The link-code and recovery limits this process has seen refuse (`AttemptGate`).
+    let accountAccessGate = AttemptGate()
 
     func connectionCount() -> Int { connections.get(0) }
 
@@ -58,7 +62,7 @@ final class Services: Sendable {
 
     init(configuration: LedgerAppConfiguration, backend: StorageBackend, readCache: ReadCache,
          notifier: ChangeNotifier, metrics: Metrics, logger: Logger, subscriptions: SubscriptionService?,
-         entitlementKeys: EntitlementKeys) {
+         entitlementKeys: EntitlementKeys, identity: IdentityService? = nil) {
         self.configuration = configuration
         self.backend = backend
         self.storage = backend.storage
@@ -74,6 +78,7 @@ final class Services: Sendable {
         self.cursors = Cursor(directory: configuration.dataDirectory)
         self.registrationLimiter = RegistrationLimiter(perHour: configuration.registrationsPerHour)
         self.handleLookupLimiter = HandleLookupLimiter(limit: configuration.failedHandleLookupsPerMinute)
+        self.identity = identity
     }
 
     /// Maps any error to its problem+json answer (storage's refusals as
@@ -81,6 +86,7 @@ final class Services: Sendable {
     static func problem(for error: Error, logger: Logger) -> HTTPResponse {
         if let e = error as? APIError { return e.response }
         if let e = error as? LedgerStorageError { return e.apiError.response }
+        if let e = error as? AccountAccessError { return e.apiError.response }
         logger.log(["event": .string("error"), "error": .string(String(describing: error))])
         return APIError.internal().response
     }

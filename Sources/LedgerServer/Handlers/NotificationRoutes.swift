@@ -19,7 +19,11 @@ enum NotificationRoutes {
         guard ctx.request.body.count <= maximumBody else {
             throw APIError(413, "payload_too_large", "A notification body is at most 64 KiB.")
         }
-        let svc = try SubscriptionRoutes.service(ctx)
+        // A server without App Store configuration has no notification endpoint to speak
+        // of: 404, not 503, which says "try again later" (to the App Store, too).
+        guard let svc = ctx.services.subscriptions else {
+            throw APIError(404, "subscriptions_not_configured", "This server has no App Store bundle id configured.")
+        }
         let body = try ctx.body()
         guard body.object.count == 1, case .string(let signedPayload)? = body.object["signedPayload"] else {
             throw APIError.badRequest("The body must be {\"signedPayload\": \"<JWS>\"} and nothing else.")

@@ -135,10 +135,12 @@ enum SharingRoutes {
 }
 
 extension Participant {
-    /// The API form: `{accountId, handle, displayName, role, permission, status, invitationId}`.
+    /// The API form: `{accountId, handle, displayName, role, permission, status, invitationId}`;
+    /// a deleted account's handle is null (its display name is `Deleted account`).
     var json: JSONValue {
         .object([
-            "accountId": .string(accountId), "handle": .string(handle), "displayName": .string(displayName),
+            "accountId": .string(accountId), "handle": AccountRecord.isDeletedHandle(handle) ? .null : .string(handle),
+            "displayName": .string(displayName),
             "role": .string("participant"), "permission": .string(permission.rawValue),
             "status": .string(status.rawValue), "invitationId": .string(invitationId),
         ])

@@ -1,3 +1,7 @@
+// Writing bytes without building strings: literals and UTF-8 appended in one copy, decimals
+// and JSON string literals written into a fixed buffer. No dependencies and no platform
+// imports: the HTTP layer, the shared model and the device SDK all build on it.
+
 extension Array where Element == UInt8 {
     /// Appends the UTF-8 bytes of a literal as one copy of contiguous bytes (appending
     /// `"…".utf8` goes through the generic sequence path, several times slower).
