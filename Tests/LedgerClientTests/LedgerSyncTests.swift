@@ -181,6 +181,25 @@ final class LedgerSyncTests: XCTestCase {
         XCTAssertEqual(pending, 0)
     }
 
+    func testAnotherLedgerOnTheFileThatIsOfflineDoesNotLeaveTheAppOfflineForEver() async throws {
+        let (mum, _, _) = try await family()
+        await mum.startAutomaticSync()
+        let statuses = mum.statusUpdates()
+        _ = try await first(statuses, within: 3) { if case .synced = $0 { return true } else { return false } }
+        // An extension on the same file, with nothing to upload, cannot reach the server and
+        // records so after the app has already synced.
+        let extensionLedger = try await Ledger.open(store: directory.appendingPathComponent("mum.store"),
+                                                   server: URL(string: "http://127.0.0.1:9")!,
+                                                   credentials: FileCredentialStore(file: directory.appendingPathComponent("mum.token")),
+                                                   transport: nil, options: Self.fast)
+        do { _ = try await extensionLedger.syncNow(); XCTFail("a sync against no server succeeded") } catch {
+            XCTAssertEqual(error as? LedgerError, .offline)
+        }
+        _ = try await first(statuses, within: 3) { if case .offline = $0 { return true } else { return false } }
+        // The app's own ledger reaches the server: it checks for itself and says synced again.
+        _ = try await first(statuses, within: 3) { if case .synced = $0 { return true } else { return false } }
+    }
+
     func testRevokedParticipantIsFrozenKeepsItsCopyAndHearsWhy() async throws {
         let (mum, dad, _) = try await family()
         let events = dad.events()

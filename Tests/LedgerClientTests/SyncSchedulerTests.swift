@@ -46,6 +46,20 @@ final class SyncSchedulerTests: XCTestCase {
         XCTAssertEqual(s.finished(.push, .success, now: 1.2), [.startPush, .wake(at: nil)])
     }
 
+    func testAnotherLedgersFailureMakesAHealthyLedgerCheckButNeverCutsItsOwnBackoff() {
+        var s = scheduler()
+        _ = s.start(now: 0)
+        XCTAssertEqual(s.outsideFailure(now: 1), [.startPush, .wake(at: nil)], "healthy: look for ourselves at once")
+        XCTAssertEqual(s.outsideFailure(now: 1.01), [.wake(at: nil)], "one check in flight is enough")
+        XCTAssertEqual(s.finished(.push, .transientFailure, now: 1.1), [.wake(at: 2.1)])
+        XCTAssertEqual(s.outsideFailure(now: 1.2), [], "after our own failure the backoff stands")
+        XCTAssertEqual(s.tick(now: 2.1), [.startPush, .wake(at: nil)])
+        XCTAssertEqual(s.finished(.push, .success, now: 2.2), [.wake(at: nil)])
+        XCTAssertEqual(s.outsideFailure(now: 3), [.startPush, .wake(at: nil)], "healthy again")
+        _ = s.stop(now: 4)
+        XCTAssertEqual(s.outsideFailure(now: 5), [], "nothing while stopped")
+    }
+
     func testFailuresBackOffExponentiallyWithJitterAndSuccessResets() {
         var s = scheduler(jitter: 1)
         _ = s.start(now: 0)

@@ -135,5 +135,7 @@ extension Ledger {
         await publish()
         // Another ledger on the file (an extension) wrote changes: upload them with ours.
         if scheduler.running, (try? store.pendingCount()) ?? 0 > 0 { perform(scheduler.mutated(now: now())) }
+        // It recorded that the server is unreachable: our own sync may still reach it.
+        if scheduler.running, case .offline? = try? readStatus() { perform(scheduler.outsideFailure(now: now())) }
     }
 }

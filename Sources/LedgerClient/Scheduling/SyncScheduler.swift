@@ -122,6 +122,15 @@ package struct SyncScheduler: Sendable {
         return decide(now: now)
     }
 
+    /// Another ledger on the same file recorded that it could not reach the server. While both
+    /// lanes here are healthy, check for ourselves at once (a success records `synced` again);
+    /// after a failure of our own, our backoff stands, so two failing ledgers never ping-pong.
+    mutating func outsideFailure(now: Double) -> [Action] {
+        guard running, !parked, pushFailures == 0, liveFailures == 0 else { return [] }
+        pushDue = min(pushDue ?? now, now)
+        return decide(now: now)
+    }
+
     /// A timer asked for earlier fired.
     mutating func tick(now: Double) -> [Action] {
         decide(now: now)
