@@ -59,6 +59,11 @@ let package = Package(
                 dependencies: ["LedgerCore", "LedgerStorageSQLite", "LedgerModel", "HTTPServer", "StoreKitJWS", "COpenSSL",
                                "SystemKit",
                                .target(name: "LedgerStoragePostgres", condition: .when(traits: ["Postgres"]))]),
+        // A test server for the server's and clients' tests: the router and handlers driven
+        // in process without a socket, or a live server on a loopback port. Not shipped.
+        .target(name: "LedgerServerTesting",
+                dependencies: ["LedgerServer", "LedgerModel", "HTTPServer",
+                               .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
         // Fakes for tests of LedgerClient and of apps: in-memory and fault-injecting
         // transports, a seeded generator. Not part of the library.
@@ -80,10 +85,12 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "GzipKit", "LedgerModel", "SystemKit"]),
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL"]),
         .testTarget(name: "LedgerServerTests",
-                    dependencies: ["LedgerServer", "LedgerCore", "LedgerStorageSQLite", "LedgerModel", "SQLiteKit", "SQLiteServerKit",
+                    dependencies: ["LedgerServer", "LedgerServerTesting", "LedgerCore", "LedgerStorageSQLite", "LedgerModel",
+                                   "SQLiteKit", "SQLiteServerKit",
                                    "HTTPServer", .target(name: "LedgerStoragePostgres", condition: .when(traits: ["Postgres"])),
                                    .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
-        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer"]),
+        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerServerTesting",
+                                                             "LedgerModel", "HTTPServer"]),
     ],
     swiftLanguageModes: [.v6]
 )

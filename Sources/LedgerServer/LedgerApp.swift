@@ -9,6 +9,8 @@ import StoreKitJWS
 public final class LedgerApp: Sendable {
     public let configuration: LedgerAppConfiguration
     let services: Services
+    /// Routes each request and runs its handler (also without a socket: `answer`).
+    let handler: AppHandler
     private let server: HTTPServer
 
     /// Opens (creating and migrating) the database and prepares the listener.
@@ -57,6 +59,7 @@ public final class LedgerApp: Sendable {
         }
         let handler = AppHandler(services: services, router: Routes.make(),
                                  staticFiles: StaticFiles(root: configuration.publicDirectory))
+        self.handler = handler
         self.server = HTTPServer(configuration: http, handler: handler)
         let server = self.server
         services.connections.set { server.openConnections }
@@ -119,6 +122,7 @@ public final class LedgerApp: Sendable {
         // their answers carry `Connection: close`.
         let notifier = services.notifier
         server.shutdown(beforeDraining: { notifier.shutdown() })
+        notifier.shutdown()   // when the app answered in process only (no listener to drain)
         services.backend.stop()
         services.logger.log(["event": "stopped"])
         services.logger.flush()

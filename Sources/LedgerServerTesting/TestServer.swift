@@ -2,31 +2,44 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import HTTPServer
 import LedgerModel
-import SQLiteKit
-@testable import LedgerCore
-@testable import LedgerServer
-@testable import LedgerStorageSQLite
-import XCTest
+import LedgerServer
 #if Postgres
 import PostgresKit
 #endif
 
-/// A real server on an ephemeral loopback port with a temporary data directory.
+/// A kidledger server for tests, with a temporary data directory, answering in one of two
+/// modes (as HummingbirdTesting's router and live modes):
+///
+/// - `.router` (the default): requests go to the router and handlers in this process, with
+///   no socket: each request's head is screened as a connection would, then it is routed
+///   and handled. What only the HTTP layer does — body limits, content coding, HEAD, the
+///   connection's headers, the access log and its metrics — is not done.
+/// - `.live`: a real server on an ephemeral loopback port, reached through URLSession, for
+///   tests of the HTTP layer and of clients.
 ///
 /// In a build with the `Postgres` trait and KIDLEDGER_TEST_DATABASE_URL set (as
 /// scripts/test-postgres.sh does), every server stores its data in a fresh schema of that
-/// database instead of SQLite, so the same HTTP tests run against both backends; tests of
-/// something only SQLite has call `TestServer.requireSQLite(_:)` first.
-final class TestServer: @unchecked Sendable {
-    let app: LedgerApp
-    let dataDirectory: String
+/// database instead of SQLite, so the same tests run against both backends.
+package final class TestServer: @unchecked Sendable {
+    package enum Mode: Sendable { case router, live }
+
+    package let app: LedgerApp
+    package let mode: Mode
+    package let dataDirectory: String
+    /// Whether `stop` removes the data directory (it made it).
+    private let ownsDirectory: Bool
     /// The PostgreSQL schema this server's data lives in (nil: SQLite).
-    let schema: String?
-    var base: String { "http://127.0.0.1:\(app.port)" }
+    package let schema: String?
+    /// The live server's address.
+    package var base: String {
+        precondition(mode == .live, "a server in router mode has no address")
+        return "http://127.0.0.1:\(app.port)"
+    }
 
     /// The database the tests' servers use, nil for SQLite.
-    static var postgresURL: String? {
+    package static var postgresURL: String? {
         #if Postgres
         let url = ProcessInfo.processInfo.environment["KIDLEDGER_TEST_DATABASE_URL"]
         return url?.isEmpty == false ? url : nil
@@ -35,32 +48,38 @@ final class TestServer: @unchecked Sendable {
         #endif
     }
 
-    /// Skips the calling test when the servers run over PostgreSQL.
-    static func requireSQLite(_ reason: String) throws {
-        if postgresURL != nil { throw XCTSkip("SQLite only: \(reason)") }
-    }
-
     /// A `postgres://` URL naming a new, empty schema of `url`'s database (through the
     /// session's search_path), and the schema's name.
-    static func freshSchema(_ url: String, prefix: String = "ts") throws -> (url: String, schema: String) {
+    package static func freshSchema(_ url: String, prefix: String = "ts") throws -> (url: String, schema: String) {
         #if Postgres
         let schema = prefix + "_" + String(UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(20))
         try PGConnection(url: url).execute("CREATE SCHEMA \(schema)")
         return (url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)", schema)
         #else
-        throw XCTSkip("this build has no PostgreSQL support")
+        throw NoPostgres()
         #endif
     }
 
-    static func dropSchema(_ schema: String) {
+    /// This build has no PostgreSQL support.
+    package struct NoPostgres: Error {}
+
+    package static func dropSchema(_ schema: String) {
         #if Postgres
         if let url = postgresURL, let admin = try? PGConnection(url: url) { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
         #endif
     }
 
-    init(configure: (inout LedgerAppConfiguration) -> Void = { _ in }) throws {
-        dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-test-\(UUID().uuidString)").path
-        var c = LedgerAppConfiguration(dataDirectory: dataDirectory, host: "127.0.0.1", port: 0)
+    /// - Parameters:
+    ///   - dataDirectory: where the server keeps its data; nil: a new temporary directory,
+    ///     removed by `stop`.
+    ///   - port: the live server's port (0: a free one).
+    package init(_ mode: Mode = .router, dataDirectory: String? = nil, port: Int = 0,
+                 configure: (inout LedgerAppConfiguration) -> Void = { _ in }) throws {
+        self.mode = mode
+        ownsDirectory = dataDirectory == nil
+        self.dataDirectory = dataDirectory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-test-\(UUID().uuidString)").path
+        var c = LedgerAppConfiguration(dataDirectory: self.dataDirectory, host: "127.0.0.1", port: port)
         c.logging = false
         c.http.eventLoops = 2
         let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -79,74 +98,97 @@ final class TestServer: @unchecked Sendable {
         configure(&c)
         do {
             app = try LedgerApp(configuration: c)
-            try app.start()
+            switch mode {
+            case .router: app.startInProcess()
+            case .live: try app.start()
+            }
         } catch {
             if let schema { TestServer.dropSchema(schema) }
             throw error
         }
     }
 
-    func stop() {
+    /// Stops the server; removes its data (a directory it made, its PostgreSQL schema).
+    package func stop() {
         app.stop()
-        try? FileManager.default.removeItem(atPath: dataDirectory)
+        if ownsDirectory { try? FileManager.default.removeItem(atPath: dataDirectory) }
         if let schema { TestServer.dropSchema(schema) }
     }
 
-    /// Runs one statement straight in the server's database, outside its request path (to
-    /// set up states no request can make). Written for SQLite with `?` placeholders; over
-    /// PostgreSQL `postgres` is run instead when given (else the same text, `?` numbered as
-    /// `$1`…), with integer parameters as bigint, UUIDs as uuid and other text as text.
-    func execute(_ sql: String, _ params: [SQLiteValue] = [], postgres: String? = nil) throws {
-        _ = try int(sql, params, postgres: postgres)
-    }
+    package struct Reply: Sendable {
+        package let status: Int
+        package let headers: [String: String]
+        package let body: Data
 
-    /// Like `execute`, answering the first column of the first row as an integer (0 when none).
-    func int(_ sql: String, _ params: [SQLiteValue] = [], postgres: String? = nil) throws -> Int64 {
-        #if Postgres
-        if let url = app.configuration.databaseURL {
-            var text = postgres ?? sql, n = 0
-            if postgres == nil {
-                while let q = text.firstIndex(of: "?") { n += 1; text.replaceSubrange(q...q, with: "$\(n)") }
-            }
-            let values: [PGValue] = params.map {
-                switch $0 {
-                case .integer(let i): return .int(i)
-                case .text(let t): return LedgerIDs.parse(t) == nil ? .text(t) : .uuid(t)
-                case .real(let r): return .text(String(r))
-                case .blob(let b): return .bytes(b)
-                case .null: return .null
-                }
-            }
-            let rows = try PGConnection(url: url).query(text, values).rows
-            return rows.first.map { $0.isNull(0) ? 0 : $0.int(0) } ?? 0
+        package init(status: Int, headers: [String: String], body: Data) {
+            (self.status, self.headers, self.body) = (status, headers, body)
         }
-        #endif
-        return try app.sqliteWriter.sync { db in try db.query(sql, params).first.map { $0.int(0) } ?? 0 }
-    }
 
-    /// `kidledger-server check` on this server's database.
-    func check() throws -> AdminCommands.CheckReport { try AdminCommands.check(app.configuration) }
-
-    struct Reply {
-        let status: Int
-        let headers: [String: String]
-        let body: Data
-        var json: JSONValue { (try? JSONValue.parse(Array(body))) ?? .null }
-        var code: String? { json["code"]?.stringValue }
-        func header(_ name: String) -> String? {
+        package var json: JSONValue { (try? JSONValue.parse(Array(body))) ?? .null }
+        package var code: String? { json["code"]?.stringValue }
+        package func header(_ name: String) -> String? {
             headers.first { $0.key.lowercased() == name.lowercased() }?.value
         }
     }
 
-    /// One request; `body` is sent as JSON. Blocks until the answer arrives.
+    /// One request; `json` is sent as the body with `Content-Type: application/json`.
+    /// Blocks until the answer arrives (status 0 when none does within `timeout` seconds).
     @discardableResult
-    func call(_ method: String, _ path: String, token: String? = nil, json: JSONValue? = nil, rawBody: Data? = nil,
-              headers: [String: String] = [:], timeout: Double = 30) -> Reply {
-        TestServer.request(base: base, method, path, token: token, json: json, rawBody: rawBody, headers: headers, timeout: timeout)
+    package func call(_ method: String, _ path: String, token: String? = nil, json: JSONValue? = nil, rawBody: Data? = nil,
+                      headers: [String: String] = [:], timeout: Double = 30) -> Reply {
+        switch mode {
+        case .live:
+            return TestServer.request(base: base, method, path, token: token, json: json, rawBody: rawBody, headers: headers,
+                                      timeout: timeout)
+        case .router:
+            return answer(method, path, token: token, json: json, rawBody: rawBody, headers: headers, timeout: timeout)
+        }
     }
 
-    static func request(base: String, _ method: String, _ path: String, token: String?, json: JSONValue?, rawBody: Data?,
-                        headers: [String: String], timeout: Double) -> Reply {
+    /// The request's answer from the router, in this process.
+    private func answer(_ method: String, _ path: String, token: String?, json: JSONValue?, rawBody: Data?,
+                        headers extra: [String: String], timeout: Double) -> Reply {
+        var h = HTTPHeaders()
+        if let token { h.set("Authorization", "Bearer \(token)") }
+        var body: [UInt8] = []
+        if let json {
+            body = json.serialized()
+            h.set("Content-Type", "application/json")
+        }
+        if let rawBody { body = Array(rawBody) }
+        for (k, v) in extra { h.set(k, v) }
+        let answered = Answer()
+        app.answer(HTTPRequest(method: method, target: path, headers: h, body: body)) { answered.set($0) }
+        guard let r = answered.wait(seconds: timeout) else { return Reply(status: 0, headers: [:], body: Data()) }
+        var fields: [String: String] = [:]
+        for (name, value) in r.headers { fields[name] = value }
+        return Reply(status: r.status, headers: fields, body: Data(r.body))
+    }
+
+    /// A response awaited from another thread.
+    private final class Answer: @unchecked Sendable {
+        private let lock = NSCondition()
+        private var response: HTTPResponse?
+
+        func set(_ r: HTTPResponse) {
+            lock.lock()
+            response = r
+            lock.broadcast()
+            lock.unlock()
+        }
+
+        func wait(seconds: Double) -> HTTPResponse? {
+            let deadline = Date().addingTimeInterval(seconds)
+            lock.lock()
+            defer { lock.unlock() }
+            while response == nil, lock.wait(until: deadline) {}
+            return response
+        }
+    }
+
+    /// One request over a socket to the server at `base`, through URLSession.
+    package static func request(base: String, _ method: String, _ path: String, token: String?, json: JSONValue?,
+                                rawBody: Data?, headers: [String: String], timeout: Double) -> Reply {
         var req = URLRequest(url: URL(string: base + path)!)
         req.httpMethod = method
         req.timeoutInterval = timeout
@@ -172,35 +214,26 @@ final class TestServer: @unchecked Sendable {
     }
 
     /// Creates an account and returns (accountId, token secret).
-    func signup(_ handle: String, name: String? = nil) -> (id: String, token: String) {
+    package func signup(_ handle: String, name: String? = nil) -> (id: String, token: String) {
         let r = call("POST", "/v1/accounts", json: .object(["handle": .string(handle), "displayName": .string(name ?? handle)]))
         precondition(r.status == 201, "signup failed: \(r.status) \(String(decoding: r.body, as: UTF8.self))")
         return (r.json["account"]!["id"]!.stringValue!, r.json["token"]!["secret"]!.stringValue!)
     }
 
-    func household(_ token: String, name: String = "Home") -> String {
+    package func household(_ token: String, name: String = "Home") -> String {
         call("POST", "/v1/households", token: token, json: .object(["name": .string(name)])).json["id"]!.stringValue!
     }
 
-    func child(_ token: String, household: String, name: String = "Ada") -> String {
+    package func child(_ token: String, household: String, name: String = "Ada") -> String {
         call("POST", "/v1/households/\(household)/children", token: token, json: .object(["name": .string(name)])).json["id"]!.stringValue!
     }
 }
 
 extension JSONValue {
     /// Builds a JSON object from pairs, for request bodies in tests.
-    static func obj(_ pairs: KeyValuePairs<String, JSONValue>) -> JSONValue {
+    package static func obj(_ pairs: KeyValuePairs<String, JSONValue>) -> JSONValue {
         var o = JSONObject()
         for (k, v) in pairs { o[k] = v }
         return .object(o)
-    }
-}
-
-extension LedgerApp {
-    /// The SQLite writer, for tests that reach under the storage seam (SQLite only; a test
-    /// that calls it over PostgreSQL skips before).
-    var sqliteWriter: WriteQueue {
-        guard let sqlite = services.storage as? SQLiteLedgerStorage else { fatalError("this test needs the SQLite backend") }
-        return sqlite.writer
     }
 }

@@ -1,6 +1,7 @@
 #if Postgres
 import Foundation
 import LedgerModel
+import LedgerServerTesting
 import PostgresKit
 import Synchronization
 import XCTest

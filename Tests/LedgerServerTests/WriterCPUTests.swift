@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LedgerModel
+import LedgerServerTesting
 import Synchronization
 import XCTest
 @testable import LedgerCore
