@@ -50,6 +50,7 @@
     /// fails is a refusal that changed nothing; a write that fails otherwise sends the batch
     /// round again, from the start, with a savepoint per write. Nothing of the first round
     /// was committed or answered.
+    ///
     /// Inlinable, so that each backend's writer runs it specialized for its transaction.
     @inlinable
     package static func run<Tx: GroupCommitTransaction>(_ writes: [Tx.Write], in tx: Tx, optimistic: Bool) throws -> Committed {
