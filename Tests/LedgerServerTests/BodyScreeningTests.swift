@@ -2,9 +2,7 @@ import Foundation
 import Glibc
 import HTTPServer
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import LedgerServerTesting
 import XCTest
 

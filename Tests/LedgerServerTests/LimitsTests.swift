@@ -1,8 +1,6 @@
 import Foundation
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import LedgerServerTesting
 import XCTest
 

@@ -1,9 +1,8 @@
 import Foundation
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import LedgerServerTesting
+@testable import LedgerStorageSQLite
 import StoreKitJWS
 import XCTest
 

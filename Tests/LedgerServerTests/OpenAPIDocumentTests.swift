@@ -1,7 +1,5 @@
 import Foundation
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import LedgerServerTesting
 import XCTest
 

@@ -1,8 +1,6 @@
 import HTTPServer
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import XCTest
 
 /// One problem body for the HTTP layer's own refusals and the application's errors.

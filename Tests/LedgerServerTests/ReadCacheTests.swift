@@ -3,7 +3,6 @@ import HTTPServer
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import LedgerServerTesting
 import XCTest
 

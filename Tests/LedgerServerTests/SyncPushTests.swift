@@ -3,9 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import LedgerServerTesting
 import XCTest
 
