@@ -66,6 +66,11 @@ let package = Package(
                 dependencies: ["LedgerCore", "LedgerStorageSQLite", "LedgerModel", "HTTPServer", "StoreKitJWS", "COpenSSL",
                                "IDTokenKit", "SystemKit",
                                .target(name: "LedgerStoragePostgres", condition: .when(traits: ["Postgres"]))]),
+        // A test server for the server's and clients' tests: the router and handlers driven
+        // in process without a socket, or a live server on a loopback port. Not shipped.
+        .target(name: "LedgerServerTesting",
+                dependencies: ["LedgerServer", "LedgerModel", "HTTPServer",
+                               .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .target(name: "LedgerClient", dependencies: ["LedgerModel", "SQLiteKit", "GzipKit"]),
         // Fakes for tests of LedgerClient and of apps (a library of its own, never linked into
         // an app): in-memory and fault-injecting transports, a seeded generator.
@@ -97,12 +102,13 @@ let package = Package(
         .testTarget(name: "StoreKitJWSTests", dependencies: ["StoreKitJWS", "COpenSSL", "AppStoreTestSupport"]),
         .testTarget(name: "IDTokenKitTests", dependencies: ["IDTokenKit", "IDTokenKitTesting", "LedgerModel", "StoreKitJWS"]),
         .testTarget(name: "LedgerServerTests",
-                    dependencies: ["LedgerServer", "LedgerCore", "LedgerStorageSQLite", "LedgerModel", "SQLiteKit", "SQLiteServerKit",
-                                   "HTTPServer", "AppStoreTestSupport", "IDTokenKit", "IDTokenKitTesting", "StoreKitJWS",
+                    dependencies: ["LedgerServer", "LedgerServerTesting", "LedgerCore", "LedgerStorageSQLite", "LedgerModel",
+                                   "SQLiteKit", "SQLiteServerKit", "HTTPServer",
+                                   "AppStoreTestSupport", "IDTokenKit", "IDTokenKitTesting", "StoreKitJWS",
                                    .target(name: "LedgerStoragePostgres", condition: .when(traits: ["Postgres"])),
                                    .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
-        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer",
-                                                             "AppStoreTestSupport"]),
+        .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerServerTesting",
+                                                             "LedgerModel", "HTTPServer", "AppStoreTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -14,7 +14,7 @@ fi
 cd "$(dirname "$0")/.."
 
 client="$1"
-server_only=(SQLiteServerKit HTTPServer StoreKitJWS LedgerServer LedgerCore LedgerStorageSQLite LedgerStoragePostgres COpenSSL)
+server_only=(SQLiteServerKit HTTPServer StoreKitJWS LedgerServer LedgerServerTesting LedgerCore LedgerStorageSQLite LedgerStoragePostgres COpenSSL)
 platform='Glibc|Darwin|Musl|Bionic|Android|WASILibc|WinSDK|ucrt|CRT|FoundationNetworking|FoundationXML|Security|UIKit|AppKit|Network|SystemConfiguration'
 
 manifest=$(swift package dump-package)

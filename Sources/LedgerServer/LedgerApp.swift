@@ -9,6 +9,8 @@ import StoreKitJWS
 public final class LedgerApp: Sendable {
     public let configuration: LedgerAppConfiguration
     let services: Services
+    /// Routes each request and runs its handler (also without a socket: `answer`).
+    let handler: AppHandler
     private let server: HTTPServer
 
     /// Opens (creating and migrating) the database and prepares the listener.
@@ -64,6 +66,7 @@ public final class LedgerApp: Sendable {
         }
         let handler = AppHandler(services: services, router: Routes.make(),
                                  staticFiles: StaticFiles(root: configuration.publicDirectory))
+        self.handler = handler
         self.server = HTTPServer(configuration: http, handler: handler)
         let server = self.server
         services.connections.set { server.openConnections }
@@ -110,12 +113,18 @@ public final class LedgerApp: Sendable {
 
     /// Starts listening and logs `{"event":"listening",…}`.
     public func start() throws {
-        services.backend.waitUntilReady(5)
-        services.identity?.start()
+        startServices()
         try server.start()
         services.logger.log(["event": "listening", "host": .string(configuration.http.host), "port": .int(Int64(server.port)),
                              "maxConnections": .int(Int64(configuration.http.maxConnections)),
                              "maxConnectionsPerAddress": .int(Int64(configuration.http.maxConnectionsPerAddress))])
+    }
+
+    /// What runs beside the listener: storage ready, identity keys loaded, the Apple
+    /// revocation outbox running (`start` and `startInProcess`).
+    func startServices() {
+        services.backend.waitUntilReady(5)
+        services.identity?.start()
     }
 
     /// The bound port.
@@ -127,6 +136,7 @@ public final class LedgerApp: Sendable {
         // their answers carry `Connection: close`.
         let notifier = services.notifier
         server.shutdown(beforeDraining: { notifier.shutdown() })
+        notifier.shutdown()   // when the app answered in process only (no listener to drain)
         services.identity?.stop()
         services.backend.stop()
         services.logger.log(["event": "stopped"])

@@ -1,8 +1,9 @@
 import Foundation
 import LedgerServer
+import LedgerServerTesting
 
-/// A real kidledger server for client tests: one event loop on a loopback port, quiet,
-/// with its data under a fresh temporary directory that `remove()` deletes.
+/// A live test server for client tests (`TestServer` on a loopback port, one event loop),
+/// with its data under a directory of the test's.
 enum LoopbackServer {
     /// A new temporary directory for one test (`prefix` names it).
     static func makeDirectory(_ prefix: String) throws -> String {
@@ -13,12 +14,7 @@ enum LoopbackServer {
 
     /// Starts a server with its database in `directory/server`; port 0 picks a free one.
     static func start(in directory: String, port: Int = 0) throws -> LedgerApp {
-        var c = LedgerAppConfiguration(dataDirectory: directory + "/server", host: "127.0.0.1", port: port)
-        c.logging = false
-        c.http.eventLoops = 1
-        let app = try LedgerApp(configuration: c)
-        try app.start()
-        return app
+        try TestServer(.live, dataDirectory: directory + "/server", port: port) { $0.http.eventLoops = 1 }.app
     }
 }
 

@@ -1,8 +1,6 @@
 import Foundation
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import XCTest
 
 /// `kidledger-server check` and `backup` as a newcomer runs them: a wrong folder is a clear

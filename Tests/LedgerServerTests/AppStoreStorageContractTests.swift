@@ -9,7 +9,6 @@ import Synchronization
 import XCTest
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 
 /// The App Store part of the storage seam's contract: every conformer orders a purchase's
 /// events the same way, remembers notifications, keeps unregistered purchases for the

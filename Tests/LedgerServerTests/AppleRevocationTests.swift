@@ -3,6 +3,7 @@ import IDTokenKit
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
+import LedgerServerTesting
 @testable import LedgerStorageSQLite
 import StoreKitJWS
 import XCTest

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerModel
+import LedgerServerTesting
 
 /// The authorization matrix: every endpoint of `openapi.yaml` × every kind of caller →
 /// the expected status (and, where it matters, the problem `code`). `AuthorizationTests`

@@ -2,9 +2,8 @@ import Foundation
 import Glibc
 import HTTPServer
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// Bodies as an attacker sends them: wide objects cost time linear in their size and are
@@ -103,7 +102,7 @@ final class BodyScreeningTests: XCTestCase {
     /// Over HTTP: registration (no token, open to anyone), a PATCH and a pushed record, each
     /// with many unknown members, answer a short problem.
     func testWideBodiesOverHTTPAnswerShortProblems() throws {
-        let s = try TestServer()
+        let s = try TestServer(.live)
         defer { s.stop() }
         let (_, token) = s.signup("mum")
         let h = s.household(token)
@@ -132,7 +131,7 @@ final class BodyScreeningTests: XCTestCase {
     /// A registration body that is refused still counts toward the address's limit, so
     /// refused bodies cannot be sent without end.
     func testRefusedRegistrationBodiesCountTowardTheLimit() throws {
-        let s = try TestServer { $0.registrationsPerHour = 3 }
+        let s = try TestServer(.live) { $0.registrationsPerHour = 3 }
         defer { s.stop() }
         for i in 0..<3 {
             let r = s.call("POST", "/v1/accounts", json: .obj(["handle": "x", "displayName": "Mum", "junk\(i)": 1]))
@@ -167,7 +166,7 @@ final class BodyScreeningTests: XCTestCase {
 
     /// Heads that announce 4 MiB less a byte and send none of it are answered at once.
     func testWhatTheHeadDecidesIsAnsweredBeforeTheBody() throws {
-        let s = try TestServer()
+        let s = try TestServer(.live)
         defer { s.stop() }
         let (_, token) = s.signup("mum")
         let h = s.household(token)
@@ -208,7 +207,7 @@ final class BodyScreeningTests: XCTestCase {
     /// Past the body budget, new bodies get 503 with Retry-After; what the others hold is
     /// given back when they finish or close.
     func testBodiesPastTheBudgetGet503() throws {
-        let s = try TestServer { $0.http.maxBufferedBodyBytes = 8 * 1024 * 1024 }
+        let s = try TestServer(.live) { $0.http.maxBufferedBodyBytes = 8 * 1024 * 1024 }
         defer { s.stop() }
         let (_, token) = s.signup("mum")
         let h = s.household(token)

@@ -1,7 +1,6 @@
 import Foundation
 import SQLiteKit
 @testable import LedgerCore
-@testable import LedgerServer
 @testable import LedgerStorageSQLite
 import XCTest
 

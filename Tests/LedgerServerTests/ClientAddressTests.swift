@@ -1,8 +1,6 @@
 import Foundation
 import HTTPServer
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import XCTest
 
 final class ClientAddressTests: XCTestCase {

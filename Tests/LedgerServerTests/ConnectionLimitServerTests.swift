@@ -2,9 +2,8 @@ import Foundation
 import Glibc
 import HTTPServer
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// The per-address connection cap as the server runs it: refusals are logged (a line per
@@ -30,7 +29,7 @@ final class ConnectionLimitServerTests: XCTestCase {
     }
 
     func testRefusalsFromOneAddressAreLoggedRateLimitedAndCounted() throws {
-        let s = try TestServer {
+        let s = try TestServer(.live) {
             $0.logging = true
             $0.logLevel = "warning"
             $0.http.maxConnectionsPerAddress = 2

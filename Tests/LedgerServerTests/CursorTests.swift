@@ -2,7 +2,7 @@ import Foundation
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import StoreKitJWS
 import Synchronization
 import XCTest
@@ -202,7 +202,14 @@ final class CursorHTTPTests: XCTestCase {
         }
         let (items, count) = pages("/v1/tokens", token: mum, limit: 2)
         XCTAssertEqual(count, 3)
-        XCTAssertEqual(items.compactMap { $0["id"]?.stringValue }, ids, "oldest first, each once")
+        // Oldest first by `createdAt`, then `id` (the contract's order): tokens made in the
+        // same millisecond are in id order, so the list is compared with that order.
+        let listed = items.compactMap { $0["id"]?.stringValue }
+        XCTAssertEqual(listed.count, ids.count, "each once")
+        XCTAssertEqual(Set(listed), Set(ids))
+        let keys = items.map { ($0["createdAt"]?.stringValue ?? "", $0["id"]?.stringValue ?? "") }
+        XCTAssertTrue(zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 }, "oldest first, then by id: \(keys)")
+        XCTAssertEqual(listed.first, ids[0], "the signup's token is the oldest")
         XCTAssertEqual(items.filter { $0["current"] == .bool(true) }.compactMap { $0["id"]?.stringValue }, [ids[0]])
         let all = s.call("GET", "/v1/tokens", token: mum)
         XCTAssertEqual(all.json["items"]?.arrayValue?.count, 5, "100 by default")

@@ -1,5 +1,4 @@
 import Foundation
-@testable import LedgerCore
 @testable import LedgerServer
 @testable import LedgerStorageSQLite
 import SQLiteKit

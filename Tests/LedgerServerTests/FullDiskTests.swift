@@ -1,7 +1,7 @@
 import Foundation
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
+import LedgerServerTesting
 @testable import LedgerStorageSQLite
 import SQLiteKit
 import XCTest

@@ -1,7 +1,5 @@
 import Foundation
 import XCTest
-@testable import LedgerCore
-@testable import LedgerServer
 @testable import LedgerStorageSQLite
 
 /// The writer's dictionary keys carry their string's hash, computed once, and a memo hands

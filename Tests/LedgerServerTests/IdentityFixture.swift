@@ -2,6 +2,7 @@ import Foundation
 import IDTokenKit
 import IDTokenKitTesting
 import LedgerModel
+import LedgerServerTesting
 
 /// Keys, key sets and ID tokens for the identity tests: an operator's provider `test` and
 /// Apple-shaped tokens, signed in process (`IDTokenKitTesting`), at the real clock (the

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerModel
+import LedgerServerTesting
 import XCTest
 
 /// The identity flags and variables of `kidledger-server serve`, as an operator gives them:

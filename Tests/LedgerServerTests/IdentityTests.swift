@@ -4,6 +4,7 @@ import IDTokenKitTesting
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
+import LedgerServerTesting
 @testable import LedgerStorageSQLite
 import XCTest
 

@@ -1,8 +1,7 @@
 import Foundation
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// Names and currencies over HTTP: what the validation rules refuse is refused on every

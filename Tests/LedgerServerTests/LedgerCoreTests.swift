@@ -2,7 +2,7 @@ import Foundation
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import Synchronization
 import XCTest
 

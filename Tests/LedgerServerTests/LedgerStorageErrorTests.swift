@@ -2,7 +2,6 @@ import LedgerModel
 import XCTest
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 
 /// The HTTP edge's one mapping from storage's domain errors to problem answers.
 final class LedgerStorageErrorTests: XCTestCase {

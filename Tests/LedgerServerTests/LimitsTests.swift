@@ -1,8 +1,7 @@
 import Foundation
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// Quotas: registrations per client address, households per account, children per

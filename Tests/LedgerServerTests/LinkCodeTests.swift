@@ -2,6 +2,7 @@ import Foundation
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
+import LedgerServerTesting
 @testable import LedgerStorageSQLite
 import XCTest
 
@@ -12,8 +13,10 @@ final class LinkCodeTests: XCTestCase {
 
     override func tearDown() { s?.stop() }
 
-    func server(_ configure: (inout LedgerAppConfiguration) -> Void = { _ in }) throws -> TestServer {
-        s = try TestServer {
+    /// `mode`: `.live` for what only the HTTP layer decides (a body refused from its head).
+    func server(_ mode: TestServer.Mode = .router,
+                _ configure: (inout LedgerAppConfiguration) -> Void = { _ in }) throws -> TestServer {
+        s = try TestServer(mode) {
             $0.trustedProxies = ["127.0.0.1"]
             configure(&$0)
         }
@@ -159,7 +162,7 @@ final class LinkCodeTests: XCTestCase {
 
     /// A body over 4 KiB is refused from its Content-Length, unread.
     func testLargeBodiesAre413() throws {
-        _ = try server()
+        _ = try server(.live)
         let r = s.call("POST", "/v1/link-codes/redeem", json: .obj(["code": .string(String(repeating: "A", count: 5000))]))
         XCTAssertEqual(r.status, 413)
         XCTAssertEqual(r.code, "payload_too_large")
@@ -182,7 +185,11 @@ final class LinkCodeTests: XCTestCase {
     func testAnAccountHoldsFiveLiveCodes() throws {
         _ = try server()
         let (_, token) = s.signup(TestServer.handle("a"))
-        let codes = (0..<6).map { _ in issue(token).code }
+        // Each in a millisecond of its own: "oldest" is by the code's creation time.
+        let codes = (0..<6).map { _ in
+            defer { Thread.sleep(forTimeInterval: 0.002) }
+            return issue(token).code
+        }
         XCTAssertEqual(redeem(codes[0], from: "10.0.3.1").code, "link_code_invalid")
         for (i, code) in codes.dropFirst().enumerated() {
             XCTAssertEqual(redeem(code, from: "10.0.3.\(i + 2)").status, 201)

@@ -3,6 +3,7 @@ import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
 @testable import LedgerStorageSQLite
+import LedgerServerTesting
 import SQLiteKit
 import Synchronization
 import XCTest

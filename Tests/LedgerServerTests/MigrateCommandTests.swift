@@ -1,8 +1,6 @@
 import Foundation
 import XCTest
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 #if Postgres
 @testable import LedgerStoragePostgres
 import PostgresKit

@@ -1,7 +1,6 @@
 import Foundation
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// `GET /openapi.yaml` answers as the document says: `application/yaml`, or `text/plain` to a

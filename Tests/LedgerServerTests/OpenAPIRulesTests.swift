@@ -2,7 +2,6 @@ import Foundation
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import XCTest
 
 /// The field rules of openapi.yaml are the server's: written from the same lists.

@@ -2,7 +2,6 @@ import Foundation
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import StoreKitJWS
 import XCTest
 

@@ -7,7 +7,6 @@ import XCTest
 @testable import LedgerCore
 @testable import LedgerServer
 @testable import LedgerStoragePostgres
-@testable import LedgerStorageSQLite
 
 /// What one bus delivered.
 private final class Received: Sendable {

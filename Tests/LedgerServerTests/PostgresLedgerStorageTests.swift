@@ -7,7 +7,6 @@ import XCTest
 @testable import LedgerCore
 @testable import LedgerServer
 @testable import LedgerStoragePostgres
-@testable import LedgerStorageSQLite
 
 /// Commits a storage reported.
 private final class CommitLog: Sendable {

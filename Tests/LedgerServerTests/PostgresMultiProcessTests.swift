@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import LedgerModel
+import LedgerServerTesting
 import PostgresKit
 import XCTest
 

@@ -1,12 +1,11 @@
 #if Postgres
 import Foundation
 import LedgerModel
+import LedgerServerTesting
 import PostgresKit
 import Synchronization
 import XCTest
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 
 /// One server over PostgreSQL: the event loops never wait for the database, and a database
 /// that cannot be reached is 503 with Retry-After (never a hang), `/readyz` says so, and

@@ -1,8 +1,7 @@
 import HTTPServer
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// One problem body for the HTTP layer's own refusals and the application's errors.
@@ -40,7 +39,7 @@ final class ProblemBodyTests: XCTestCase {
     /// The server built by `LedgerApp` types the HTTP layer's own refusals as the API's
     /// problems, and names itself.
     func testHTTPLayerProblemsHaveTheAPIsTypes() throws {
-        let server = try TestServer()
+        let server = try TestServer(.live)
         defer { server.stop() }
         let r = server.call("POST", "/v1/accounts", rawBody: Data("{}".utf8),
                             headers: ["Content-Type": "application/json", "Content-Encoding": "br"])

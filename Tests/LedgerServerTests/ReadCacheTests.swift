@@ -3,7 +3,7 @@ import HTTPServer
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// The cache key of a well-formed token secret, one per `n`.

@@ -2,6 +2,7 @@ import Foundation
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
+import LedgerServerTesting
 @testable import LedgerStorageSQLite
 import XCTest
 
@@ -11,8 +12,9 @@ final class RecoveryCodeTests: XCTestCase {
 
     override func tearDown() { s?.stop() }
 
-    func server(_ configure: (inout LedgerAppConfiguration) -> Void = { _ in }) throws {
-        s = try TestServer {
+    /// `mode`: `.live` for what only the HTTP layer decides (a body refused from its head).
+    func server(_ mode: TestServer.Mode = .router, _ configure: (inout LedgerAppConfiguration) -> Void = { _ in }) throws {
+        s = try TestServer(mode) {
             $0.trustedProxies = ["127.0.0.1"]
             configure(&$0)
         }
@@ -136,7 +138,7 @@ final class RecoveryCodeTests: XCTestCase {
     /// An account at its token cap gets 409 `too_many_tokens` and keeps its code, unless it
     /// revokes its other tokens; a body over 4 KiB is 413.
     func testTheTokenCapAndTheBodyLimit() throws {
-        try server { $0.maxTokensPerAccount = 1 }
+        try server(.live) { $0.maxTokensPerAccount = 1 }
         let handle = TestServer.handle("r")
         let (_, token) = s.signup(handle)
         let codes = issue(token)

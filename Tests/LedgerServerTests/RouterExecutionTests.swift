@@ -34,20 +34,15 @@ final class RouterExecutionTests: XCTestCase {
     func testWhereEachKindRuns() {
         let small = 100, large = Router.Execution.loopBodyLimit + 1
         for local in [true, false] {
-            XCTAssertTrue(Router.Execution.inline.runsOnLoop(bodyBytes: large, storageIsLocal: local) { false })
-            XCTAssertFalse(Router.Execution.worker.runsOnLoop(bodyBytes: small, storageIsLocal: local) { true })
+            XCTAssertEqual(Router.Execution.inline.place(bodyBytes: large, storageIsLocal: local), .loop)
+            XCTAssertEqual(Router.Execution.worker.place(bodyBytes: small, storageIsLocal: local), .worker)
+            XCTAssertEqual(Router.Execution.short.place(bodyBytes: large, storageIsLocal: local), .worker)
+            XCTAssertEqual(Router.Execution.queuedWrite.place(bodyBytes: large, storageIsLocal: local), .worker)
         }
-        XCTAssertTrue(Router.Execution.short.runsOnLoop(bodyBytes: small, storageIsLocal: true) { false })
-        XCTAssertFalse(Router.Execution.short.runsOnLoop(bodyBytes: large, storageIsLocal: true) { true })
-        XCTAssertFalse(Router.Execution.short.runsOnLoop(bodyBytes: small, storageIsLocal: false) { true })
-        XCTAssertTrue(Router.Execution.queuedWrite.runsOnLoop(bodyBytes: small, storageIsLocal: true) { false })
-        XCTAssertTrue(Router.Execution.queuedWrite.runsOnLoop(bodyBytes: small, storageIsLocal: false) { true })
-        XCTAssertFalse(Router.Execution.queuedWrite.runsOnLoop(bodyBytes: small, storageIsLocal: false) { false })
-        XCTAssertFalse(Router.Execution.queuedWrite.runsOnLoop(bodyBytes: large, storageIsLocal: false) { true })
-        // The caller is looked up only for a queued write over remote storage.
-        var asked = 0
-        _ = Router.Execution.queuedWrite.runsOnLoop(bodyBytes: small, storageIsLocal: true) { asked += 1; return true }
-        _ = Router.Execution.short.runsOnLoop(bodyBytes: small, storageIsLocal: false) { asked += 1; return true }
-        XCTAssertEqual(asked, 0)
+        XCTAssertEqual(Router.Execution.short.place(bodyBytes: small, storageIsLocal: true), .loop)
+        XCTAssertEqual(Router.Execution.short.place(bodyBytes: small, storageIsLocal: false), .worker)
+        XCTAssertEqual(Router.Execution.queuedWrite.place(bodyBytes: small, storageIsLocal: true), .loop)
+        // Over PostgreSQL a queued write runs on the loop only once its caller is known.
+        XCTAssertEqual(Router.Execution.queuedWrite.place(bodyBytes: small, storageIsLocal: false), .loopIfCallerKnown)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LedgerModel
+import LedgerServerTesting
 import XCTest
 
 /// A `kidledger-server serve` child process on an ephemeral loopback port. Its stdout and

@@ -1,8 +1,7 @@
 import Foundation
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// The private share over real HTTP: two and three parents through every transition,
@@ -341,7 +340,7 @@ final class SharingTests: XCTestCase {
     /// Runs the server with access lines on, standard output redirected to a file, and
     /// checks that neither bearer tokens nor query strings reach the log.
     func testLogsCarryNoSecrets() throws {
-        let logged = try TestServer { $0.logging = true; $0.logLevel = "info" }
+        let logged = try TestServer(.live) { $0.logging = true; $0.logLevel = "info" }
         let path = logged.dataDirectory + "-stdout.log"
         fflush(nil)
         let saved = dup(1)

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerServerTesting
 import Synchronization
 import XCTest
 @testable import LedgerCore

@@ -1,7 +1,6 @@
 import HTTPServer
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import XCTest
 
 /// Storage's busy, full and shutting-down refusals are given their status at the HTTP edge, from the

@@ -1,6 +1,5 @@
 import Foundation
 @testable import LedgerCore
-@testable import LedgerServer
 @testable import LedgerStorageSQLite
 import SQLiteKit
 import XCTest

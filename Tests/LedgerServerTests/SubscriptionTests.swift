@@ -1,9 +1,8 @@
 import AppStoreTestSupport
 import Foundation
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import StoreKitJWS
 import XCTest
 

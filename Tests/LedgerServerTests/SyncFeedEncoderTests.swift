@@ -1,7 +1,6 @@
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
 import XCTest
 
 /// The feed's direct encoder writes exactly what `Child.json`, `LedgerTransaction.json` and

@@ -2,7 +2,7 @@ import Foundation
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// The change feed: snapshots, paging, tokens, concurrent commits, sync status.
@@ -196,7 +196,10 @@ final class SyncFeedTests: XCTestCase {
 
     /// Writers commit while a reader pages with a small limit: the reader receives every
     /// transaction exactly once, and each writer's transactions in the order it wrote them.
-    func testConcurrentWritersNeverSkipOrReorder() {
+    func testConcurrentWritersNeverSkipOrReorder() throws {
+        // Over sockets: the writers post from threads of their own.
+        let s = try TestServer(.live)
+        defer { s.stop() }
         let (_, t) = s.signup("mum")
         let h = s.household(t)
         let kid = s.child(t, household: h)

@@ -3,6 +3,7 @@ import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
 @testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// Long-polls: a commit wakes a waiting pull, an idle one times out, shutdown answers it.

@@ -3,9 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 import LedgerModel
-@testable import LedgerCore
 @testable import LedgerServer
-@testable import LedgerStorageSQLite
+import LedgerServerTesting
 import XCTest
 
 /// Batch push: every result status, replays after lost responses, limits and access.
@@ -161,7 +160,10 @@ final class SyncPushTests: XCTestCase {
 
     /// A push whose answer is lost, replayed whole: every record answers unchanged and the
     /// feed holds each record once.
-    func testReplayAfterLostResponse() {
+    func testReplayAfterLostResponse() throws {
+        // A connection dropped before its answer is read: over a socket.
+        let s = try TestServer(.live)
+        defer { s.stop() }
         let (acct, t) = s.signup("mum")
         let h = s.household(t)
         let start = s.pullAll(t, h).token

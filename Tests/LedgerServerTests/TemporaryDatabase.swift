@@ -1,6 +1,5 @@
 import Foundation
 import SQLiteKit
-@testable import LedgerCore
 @testable import LedgerServer
 @testable import LedgerStorageSQLite
 

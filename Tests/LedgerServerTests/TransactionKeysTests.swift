@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LedgerModel
+import LedgerServerTesting
 import SQLiteKit
 import XCTest
 @testable import LedgerCore

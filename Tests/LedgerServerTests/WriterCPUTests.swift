@@ -1,10 +1,9 @@
 import Foundation
 import Glibc
 import LedgerModel
+import LedgerServerTesting
 import Synchronization
 import XCTest
-@testable import LedgerCore
-@testable import LedgerServer
 @testable import LedgerStorageSQLite
 
 /// `--writer-cpu`: the flag's values, finding the CPUs that take a disk's completion

@@ -4,7 +4,6 @@ import SQLiteKit
 import Synchronization
 import XCTest
 @testable import LedgerCore
-@testable import LedgerServer
 @testable import LedgerStorageSQLite
 
 /// The writer holds a household's seq and a child's balance back until COMMIT: within one

@@ -3,9 +3,9 @@
 /// its savepoint and answered on its own; the others commit. Each backend drives it through
 /// a `GroupCommitTransaction` and keeps only what differs: what it locks first, the row
 /// writes it holds back, its id index, and how it reads a failure.
-package enum GroupCommit {
+@usableFromInline package enum GroupCommit {
     /// What a write's failure means for its batch.
-    package enum Failure: Sendable, Equatable {
+    @usableFromInline package enum Failure: Sendable, Equatable {
         /// Nothing of the batch may be committed (the connection is gone, the disk is full,
         /// the database ended the transaction): the whole batch fails.
         case batch
@@ -18,7 +18,7 @@ package enum GroupCommit {
     }
 
     /// What became of one write.
-    package enum Outcome {
+    @usableFromInline package enum Outcome {
         /// Done; what it changed (durable once the batch commits).
         case succeeded(StorageCommit)
         case failed(any Error)
@@ -28,18 +28,20 @@ package enum GroupCommit {
 
     /// A batch once committed: each write's outcome, and the commit's effects (the
     /// succeeded writes' merged).
-    package struct Committed {
+    @usableFromInline package struct Committed {
         package var outcomes: [Outcome]
         package var commit: StorageCommit
 
-        package init(outcomes: [Outcome], commit: StorageCommit) {
+        @usableFromInline package init(outcomes: [Outcome], commit: StorageCommit) {
             self.outcomes = outcomes
             self.commit = commit
         }
     }
 
     /// Thrown by a pass without savepoints when a write failed after it changed something.
-    private struct NeedsSavepoints: Error {}
+    @usableFromInline struct NeedsSavepoints: Error {
+        @usableFromInline init() {}
+    }
 
     /// Runs `writes` in one transaction of `tx` and commits it; throws (having rolled the
     /// transaction back) when the batch fails as a whole.
@@ -48,6 +50,9 @@ package enum GroupCommit {
     /// fails is a refusal that changed nothing; a write that fails otherwise sends the batch
     /// round again, from the start, with a savepoint per write. Nothing of the first round
     /// was committed or answered.
+    ///
+    /// Inlinable, so that each backend's writer runs it specialized for its transaction.
+    @inlinable
     package static func run<Tx: GroupCommitTransaction>(_ writes: [Tx.Write], in tx: Tx, optimistic: Bool) throws -> Committed {
         if optimistic {
             do {
@@ -57,7 +62,8 @@ package enum GroupCommit {
         return try pass(writes, in: tx, savepoints: true)
     }
 
-    private static func pass<Tx: GroupCommitTransaction>(_ writes: [Tx.Write], in tx: Tx, savepoints: Bool) throws -> Committed {
+    @inlinable
+    static func pass<Tx: GroupCommitTransaction>(_ writes: [Tx.Write], in tx: Tx, savepoints: Bool) throws -> Committed {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(writes.count)
         do {
@@ -110,7 +116,7 @@ package enum GroupCommit {
 
 /// One transaction of a group commit, as `GroupCommit` drives it: a backend's connection
 /// and what it keeps in memory beside it.
-package protocol GroupCommitTransaction: AnyObject {
+@usableFromInline package protocol GroupCommitTransaction: AnyObject {
     associatedtype Write
     associatedtype Savepoint
 

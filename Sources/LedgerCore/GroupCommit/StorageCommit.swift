@@ -1,16 +1,16 @@
 /// What durable writes changed: one write's, or a whole commit's (the writes of a group
 /// commit merged). After every commit this process's long-polls wake, its caches forget
 /// and its counters count by it; over PostgreSQL it is also what other processes hear of.
-package struct StorageCommit: Sendable, Equatable {
+@usableFromInline package struct StorageCommit: Sendable, Equatable {
     /// Households whose feed moved (or that were deleted): their long-polls wake.
     package var touched: Set<String> = []
     /// Tokens revoked: remembered tokens must be checked again, and their long-polls end.
     package var revokedTokens: Set<String> = []
     /// Writes made durable (those of a group commit that succeeded; 0 for what another
     /// process announced).
-    package var writes = 0
+    @usableFromInline package var writes = 0
 
-    package init(touched: Set<String> = [], revokedTokens: Set<String> = [], writes: Int = 0) {
+    @usableFromInline package init(touched: Set<String> = [], revokedTokens: Set<String> = [], writes: Int = 0) {
         (self.touched, self.revokedTokens, self.writes) = (touched, revokedTokens, writes)
     }
 
@@ -18,8 +18,9 @@ package struct StorageCommit: Sendable, Equatable {
     package var isEmpty: Bool { touched.isEmpty && revokedTokens.isEmpty }
 
     /// Adds what `other` changed, and its writes.
-    package mutating func merge(_ other: StorageCommit) {
-        if !other.touched.isEmpty { touched.formUnion(other.touched) }
+    @usableFromInline package mutating func merge(_ other: StorageCommit) {
+        // The first write's sets are taken as they are (no hashing, no copy).
+        if touched.isEmpty { touched = other.touched } else if !other.touched.isEmpty { touched.formUnion(other.touched) }
         if !other.revokedTokens.isEmpty { revokedTokens.formUnion(other.revokedTokens) }
         writes += other.writes
     }

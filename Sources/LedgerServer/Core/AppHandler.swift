@@ -29,9 +29,13 @@ final class AppHandler: HTTPHandler {
         case .found(let route, let params):
             // Where the route runs, as it was registered (`Router.Execution`).
             var remembered: Caller?
-            let onLoop = route.execution.runsOnLoop(bodyBytes: request.body.count, storageIsLocal: !services.backend.offLoop) {
+            let onLoop: Bool
+            switch route.execution.place(bodyBytes: request.body.count, storageIsLocal: !services.backend.offLoop) {
+            case .loop: onLoop = true
+            case .worker: onLoop = false
+            case .loopIfCallerKnown:
                 remembered = RequestContext.rememberedCaller(request.headers["Authorization"], services: services)
-                return remembered != nil
+                onLoop = remembered != nil
             }
             let ctx = RequestContext(request: consume request, params: params, responder: responder,
                                      services: services, routeLabel: route.template, routeIndex: route.index,

@@ -22,16 +22,26 @@ extension Router {
         /// Largest request body handled on an event loop, in bytes. 64 KiB.
         static let loopBodyLimit = 64 * 1024
 
-        /// Whether the handler runs on the event loop that read the request, for a body of
-        /// `bodyBytes`, over storage that answers locally (`storageIsLocal`, SQLite) or not;
-        /// `callerKnown` is asked only for a queued write over remote storage.
-        func runsOnLoop(bodyBytes: Int, storageIsLocal: Bool, callerKnown: () -> Bool) -> Bool {
+        /// Where a request with a body of `bodyBytes` runs, over storage that answers
+        /// locally (`storageIsLocal`, SQLite) or not.
+        func place(bodyBytes: Int, storageIsLocal: Bool) -> Place {
             switch self {
-            case .inline: return true
-            case .worker: return false
-            case .short: return storageIsLocal && bodyBytes <= Self.loopBodyLimit
-            case .queuedWrite: return bodyBytes <= Self.loopBodyLimit && (storageIsLocal || callerKnown())
+            case .inline: return .loop
+            case .worker: return .worker
+            case .short: return storageIsLocal && bodyBytes <= Self.loopBodyLimit ? .loop : .worker
+            case .queuedWrite:
+                guard bodyBytes <= Self.loopBodyLimit else { return .worker }
+                return storageIsLocal ? .loop : .loopIfCallerKnown
             }
         }
+    }
+
+    /// Where one request runs.
+    enum Place: Sendable, Equatable {
+        case loop
+        case worker
+        /// On the event loop when the caller's token is remembered (no storage read to find
+        /// it), else on a worker.
+        case loopIfCallerKnown
     }
 }
