@@ -27,25 +27,10 @@ extension CLI {
             if byName.count > 1 { throw CLIError("more than one household is named '\(key)'; use its id (`kidledger households`)") }
             throw CLIError("no household '\(key)' among this account's; run `kidledger households` to list them")
         }
-        let exported: URL?
-        do {
-            exported = try await ledger.open(household: target.id, replacingLocal: args.flag("--replace-local"))
-        } catch LedgerError.joinWouldReplaceLocalLedger {
-            let preview = try await ledger.sharingPreview()
-            throw CLIError("this device holds a different ledger (\(Output.count(preview.childCount, "child", "children")), \(Output.count(preview.transactionCount, "transaction", "transactions"))); keeping it. Use --replace-local to export it and open '\(target.name)' anyway")
-        } catch LedgerError.notFound {
-            throw CLIError("no household '\(key)' among this account's; run `kidledger households` to list them")
-        }
-        if let path = exported?.path, !json { print("previous ledger exported to \(path)") }
-        let snapshot = try await ledger.snapshot()
-        if json {
-            var obj = Output.household(snapshot.household)
-            if case .object(var o) = obj { o["exportPath"] = exported.map { .string($0.path) } ?? .null; obj = .object(o) }
-            emit(obj)
-        } else {
-            let transactions = try await ledger.sharingPreview().transactionCount
-            print("opened '\(snapshot.household?.name ?? target.name)' (\(Output.count(snapshot.children.count, "child", "children")), \(Output.count(transactions, "transaction", "transactions"))); this device now syncs it")
-        }
+        try await bringHere(ledger, anyway: "open '\(target.name)' anyway",
+                            notFound: "no household '\(key)' among this account's; run `kidledger households` to list them",
+                            bring: { try await ledger.open(household: target.id, replacingLocal: $0) },
+                            report: { name, counts in "opened '\(name ?? target.name)' (\(counts)); this device now syncs it" })
     }
 
     /// The household this device syncs, if any (a ledger never shared syncs none).

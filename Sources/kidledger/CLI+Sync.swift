@@ -207,14 +207,26 @@ extension CLI {
         try args.expectPositionals(2)
         let id = try args.positional(1, "ID")
         let ledger = try await ledgerWithServer()
+        try await bringHere(ledger, anyway: "join anyway",
+                            notFound: "no pending invitation '\(id)'; run `kidledger invitations` to list them",
+                            bring: { try await ledger.join(id, replacingLocal: $0) },
+                            report: { name, counts in "joined '\(name ?? "")' (\(counts))" })
+    }
+
+    /// Brings a shared household onto this device (`join`, `use`): `bring` runs with the
+    /// `--replace-local` choice, so a different local ledger is kept unless it is given (then
+    /// exported first). Prints the export's path and `report(household name, counts)`, or
+    /// the household as JSON with `exportPath`.
+    func bringHere(_ ledger: Ledger, anyway: String, notFound: String, bring: (Bool) async throws -> URL?,
+                   report: (String?, String) -> String) async throws {
         let exported: URL?
         do {
-            exported = try await ledger.join(id, replacingLocal: args.flag("--replace-local"))
+            exported = try await bring(args.flag("--replace-local"))
         } catch LedgerError.joinWouldReplaceLocalLedger {
             let preview = try await ledger.sharingPreview()
-            throw CLIError("this device holds a different ledger (\(Output.count(preview.childCount, "child", "children")), \(Output.count(preview.transactionCount, "transaction", "transactions"))); keeping it. Use --replace-local to export it and join anyway")
+            throw CLIError("this device holds a different ledger (\(Output.count(preview.childCount, "child", "children")), \(Output.count(preview.transactionCount, "transaction", "transactions"))); keeping it. Use --replace-local to export it and \(anyway)")
         } catch LedgerError.notFound {
-            throw CLIError("no pending invitation '\(id)'; run `kidledger invitations` to list them")
+            throw CLIError(notFound)
         }
         if let path = exported?.path, !json { print("previous ledger exported to \(path)") }
         let snapshot = try await ledger.snapshot()
@@ -224,7 +236,7 @@ extension CLI {
             emit(obj)
         } else {
             let transactions = try await ledger.sharingPreview().transactionCount
-            print("joined '\(snapshot.household?.name ?? "")' (\(Output.count(snapshot.children.count, "child", "children")), \(Output.count(transactions, "transaction", "transactions")))")
+            print(report(snapshot.household?.name, "\(Output.count(snapshot.children.count, "child", "children")), \(Output.count(transactions, "transaction", "transactions"))"))
         }
     }
 
