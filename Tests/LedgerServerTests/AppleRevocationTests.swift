@@ -1,5 +1,6 @@
 import Foundation
 import IDTokenKit
+import IDTokenKitTesting
 import LedgerModel
 @testable import LedgerCore
 @testable import LedgerServer
@@ -15,13 +16,13 @@ final class AppleRevocationTests: XCTestCase {
     static let teamId = "TEAM123456", keyId = "KEY7654321"
     static let refreshToken = "r.refresh-token-" + UUID().uuidString
 
-    var apple: AppleStandIn!
+    var apple: StandInHTTPServer!
     var s: TestServer!
     var keyPEM = ""
     var paths: [String] = []
 
     override func setUpWithError() throws {
-        apple = try AppleStandIn()
+        apple = try StandInHTTPServer()
         apple.answer("/auth/token", json: #"{"access_token":"a","token_type":"Bearer","expires_in":3600,"refresh_token":"\#(Self.refreshToken)","id_token":"x"}"#)
         apple.answer("/auth/revoke", body: [])
         keyPEM = try ES256Signer.generatePrivateKeyPEM()
@@ -225,7 +226,7 @@ final class AppleRevocationUnitTests: XCTestCase {
     }
 
     func testUnreachableAppleIsAnOutcomeNotAnError() throws {
-        let standIn = try AppleStandIn()
+        let standIn = try StandInHTTPServer()
         let base = URL(string: standIn.base)!
         standIn.stop()
         let pem = try ES256Signer.generatePrivateKeyPEM()

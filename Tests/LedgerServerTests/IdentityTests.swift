@@ -288,7 +288,7 @@ final class IdentityTests: XCTestCase {
     }
 
     func testKeySetFromALoopbackURL() throws {
-        let keys = try AppleStandIn()
+        let keys = try StandInHTTPServer()
         defer { keys.stop() }
         keys.answer("/jwks", body: IdentityFixture.keySet)
         let remote = try TestServer { $0.oidcProviders = [IdentityFixture.spec("\(keys.base)/jwks", name: "remote")] }

@@ -1,19 +1,25 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
-import Synchronization
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// A loopback stand-in for the HTTP endpoints the server calls out to: Apple's
-/// `/auth/token` and `/auth/revoke`, and a provider's key set. One request per
-/// connection; each path answers the status and body set for it (404 otherwise); every
-/// request is recorded with its form body decoded.
-final class AppleStandIn: Sendable {
-    struct Request: Sendable {
-        let method: String
-        let path: String
-        let headers: [String: String]
-        let body: String
+/// A loopback stand-in for the HTTP endpoints a server or client calls out to in tests (a
+/// provider's key set, Apple's `/auth/token` and `/auth/revoke`): HTTP/1.1 on 127.0.0.1 and
+/// an ephemeral port, one request per connection. Each path answers the status and JSON body
+/// set for it, any other path the fallback; every request is recorded with its body.
+public final class StandInHTTPServer: @unchecked Sendable {
+    public struct Request: Sendable {
+        public let method: String
+        /// The request target as sent.
+        public let path: String
+        /// Field names in lower case.
+        public let headers: [String: String]
+        public let body: String
+
         /// `application/x-www-form-urlencoded` members of the body.
-        var form: [String: String] {
+        public var form: [String: String] {
             var out: [String: String] = [:]
             for pair in body.split(separator: "&") {
                 let parts = pair.split(separator: "=", maxSplits: 1).map {
@@ -25,13 +31,24 @@ final class AppleStandIn: Sendable {
         }
     }
 
-    let port: UInt16
+    public let port: UInt16
     private let listener: Int32
-    private let state = Mutex<(answers: [String: (Int, [UInt8])], requests: [Request], stopped: Bool)>(([:], [], false))
+    private let lock = NSLock()
+    private var answers: [String: (status: Int, body: [UInt8])] = [:]
+    private var fallback: (status: Int, body: [UInt8])
+    private var received: [Request] = []
+    private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
 
-    init() throws {
+    /// Starts serving; paths without an answer of their own get `status` and `body`
+    /// (default 404 `{"error":"not_found"}`).
+    public init(status: Int = 404, body: [UInt8] = Array(#"{"error":"not_found"}"#.utf8)) throws {
+        fallback = (status, body)
+        #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -54,27 +71,45 @@ final class AppleStandIn: Sendable {
 
     deinit { stop() }
 
-    var base: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:<port>`.
+    public var base: String { "http://127.0.0.1:\(port)" }
+
+    public func url(_ path: String) -> URL { URL(string: base + path)! }
 
     /// Answers `path` with `status` and `body` from now on.
-    func answer(_ path: String, status: Int = 200, body: [UInt8]) {
-        state.withLock { $0.answers[path] = (status, body) }
+    public func answer(_ path: String, status: Int = 200, body: [UInt8]) {
+        locked { answers[path] = (status, body) }
     }
 
-    func answer(_ path: String, status: Int = 200, json: String) { answer(path, status: status, body: Array(json.utf8)) }
+    public func answer(_ path: String, status: Int = 200, json: String) { answer(path, status: status, body: Array(json.utf8)) }
 
-    var requests: [Request] { state.withLock { $0.requests } }
-    func requests(_ path: String) -> [Request] { requests.filter { $0.path == path } }
+    /// Answers every path without an answer of its own with `status` and `body` from now on.
+    public func respond(status: Int, body: [UInt8]) { locked { fallback = (status, body) } }
 
-    func stop() {
-        let wasRunning = state.withLock { s in
-            defer { s.stopped = true }
-            return !s.stopped
+    /// The requests received so far, in order.
+    public var requests: [Request] { locked { received } }
+
+    public func requests(_ path: String) -> [Request] { requests.filter { $0.path == path } }
+
+    /// The request targets received so far, in order.
+    public var paths: [String] { requests.map(\.path) }
+
+    /// Stops listening and waits for the request being answered. Safe to call more than once.
+    public func stop() {
+        let wasRunning = locked { () -> Bool in
+            defer { stopped = true }
+            return !stopped
         }
         guard wasRunning else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         finished.wait()
         close(listener)
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
     }
 
     private func serve() {
@@ -93,11 +128,10 @@ final class AppleStandIn: Sendable {
     private func handle(_ client: Int32) {
         var data: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let separator = Array("\r\n\r\n".utf8)
         var headEnd: Int?
         var contentLength = 0
         while true {
-            if headEnd == nil, let end = Self.find(separator, in: data) {
+            if headEnd == nil, let end = Self.headEnd(in: data) {
                 headEnd = end
                 let head = String(decoding: data[..<end], as: UTF8.self)
                 for line in head.split(separator: "\r\n") where line.lowercased().hasPrefix("content-length:") {
@@ -105,6 +139,7 @@ final class AppleStandIn: Sendable {
                 }
             }
             if let end = headEnd, data.count >= end + 4 + contentLength { break }
+            guard data.count < 1 << 20 else { return }
             let count = read(client, &buffer, buffer.count)
             guard count > 0 else { return }
             data += buffer[0..<count]
@@ -120,9 +155,9 @@ final class AppleStandIn: Sendable {
         let method = requestLine.first.map(String.init) ?? ""
         let path = requestLine.count > 1 ? String(requestLine[1]) : ""
         let body = String(decoding: data[(end + 4)...].prefix(contentLength), as: UTF8.self)
-        let (status, answer) = state.withLock { s in
-            s.requests.append(Request(method: method, path: path, headers: headers, body: body))
-            return s.answers[path] ?? (404, Array(#"{"error":"not_found"}"#.utf8))
+        let (status, answer) = locked { () -> (Int, [UInt8]) in
+            received.append(Request(method: method, path: path, headers: headers, body: body))
+            return answers[path] ?? fallback
         }
         let response = Array("HTTP/1.1 \(status) X\r\nContent-Type: application/json\r\nContent-Length: \(answer.count)\r\nConnection: close\r\n\r\n".utf8) + answer
         var sent = 0
@@ -133,9 +168,11 @@ final class AppleStandIn: Sendable {
         }
     }
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for i in 0...(haystack.count - needle.count) where haystack[i] == needle[0] && Array(haystack[i..<(i + needle.count)]) == needle {
+    /// Where the head's blank line starts, if it has arrived.
+    private static func headEnd(in data: [UInt8]) -> Int? {
+        guard data.count >= 4 else { return nil }
+        for i in 0...(data.count - 4)
+        where data[i] == 13 && data[i + 1] == 10 && data[i + 2] == 13 && data[i + 3] == 10 {
             return i
         }
         return nil
