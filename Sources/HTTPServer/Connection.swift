@@ -67,6 +67,9 @@ final class Connection {
     @exclusivity(unchecked) var stopReading = false
     /// Parsing stopped at the pipeline limit with input left in `inbound`.
     @exclusivity(unchecked) var backlogged = false
+    /// The handler screens `currentHead` off the loop (`BodyAdmission.later`): nothing
+    /// further is read or parsed until its verdict arrives.
+    @exclusivity(unchecked) var awaitingAdmission = false
     /// The peer shut its write side: requests already received are still answered, then
     /// the connection closes.
     @exclusivity(unchecked) var peerClosed = false

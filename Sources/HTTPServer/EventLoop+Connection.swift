@@ -15,7 +15,7 @@ extension EventLoop {
             }
         }
         var reads = 0
-        while reads < 4 && !c.stopReading && !c.backlogged && !c.peerClosed {
+        while reads < 4 && !c.stopReading && !c.backlogged && !c.awaitingAdmission && !c.peerClosed {
             let n = recv(c.fd, readBuffer, readBufferSize, 0)
             if n > 0 {
                 reads += 1
@@ -71,6 +71,7 @@ extension EventLoop {
         var offset = 0
         parsing: while true {
             if c.stopReading || c.handle.closed.load(ordering: .relaxed) { offset = bytes.count; break }
+            if c.awaitingAdmission { break }
             if current == nil {
                 if core.isShuttingDown { c.stopReading = true; offset = bytes.count; break }
                 if c.slots.count >= maxPipeline || c.outbound.count - c.outboundOffset >= maxBufferedOutput {
@@ -96,7 +97,16 @@ extension EventLoop {
             case .head(let head):
                 c.headDeadline = nil
                 if head.framing != .none {
-                    if let refusal = admitBody(c, head) {
+                    let admission = core.handler.screen(head, remoteAddress: c.remoteAddress)
+                    if case .later(let decide) = admission {
+                        // The rest stays in `inbound` until the verdict (`admissionDecided`).
+                        current = head
+                        c.awaitingAdmission = true
+                        c.bodyDeadline = now + core.configuration.bodyTimeout
+                        awaitAdmission(c, head, decide)
+                        break parsing
+                    }
+                    if let refusal = admitBody(c, head, admission) {
                         refuseBody(c, method: head.method, target: head.target, refusal)
                         offset = bytes.count
                         break parsing
@@ -141,15 +151,48 @@ extension EventLoop {
         return h
     }()
 
+    /// Asks for the verdict on `head` off the loop; it comes back to this loop as a task, after
+    /// the parsing that asked has ended.
+    private func awaitAdmission(_ c: Connection, _ head: HTTPRequestHead,
+                                _ decide: @Sendable (@escaping @Sendable (BodyAdmission) -> Void) -> Void) {
+        let handle = c.handle
+        decide { verdict in
+            self.enqueue(.run { self.admissionDecided(handle, head, verdict) })
+        }
+    }
+
+    /// The verdict on a head screened off the loop: the body is read (what arrived meanwhile
+    /// first) or refused unread, as `admitBody` would have decided at once.
+    private func admissionDecided(_ handle: ConnectionHandle, _ head: HTTPRequestHead, _ verdict: BodyAdmission) {
+        guard let c = connection(handle.fd), c.handle === handle, !handle.closed.load(ordering: .relaxed),
+              c.phase == .open, c.awaitingAdmission, c.currentHead === head else { return }
+        c.awaitingAdmission = false
+        if let refusal = admitBody(c, head, verdict) {
+            c.currentHead = nil
+            c.inbound = []
+            refuseBody(c, method: head.method, target: head.target, refusal)
+        } else {
+            if head.expectContinue && c.inbound.isEmpty && c.slots.isEmpty && !c.hasUnsentOutput {
+                c.outbound.append(contentsOf: Self.continueLine)
+                c.bytesQueued += Self.continueLine.count
+            }
+            if !c.inbound.isEmpty { processInbound(c) }
+        }
+        pump(c)
+    }
+
     /// The handler's decision on a body announced by `head`, and the body budget's: nil to
     /// read it (with `c.bodyLimit` and the parser's limit set), or the answer that refuses it.
-    private func admitBody(_ c: Connection, _ head: HTTPRequestHead) -> HTTPResponse? {
+    private func admitBody(_ c: Connection, _ head: HTTPRequestHead, _ admission: BodyAdmission) -> HTTPResponse? {
         let serverLimit = core.configuration.maxBodyBytes
-        switch core.handler.screen(head, remoteAddress: c.remoteAddress) {
+        switch admission {
         case .refuse(let response):
             return response
         case .read(let limit):
             c.bodyLimit = min(limit ?? serverLimit, serverLimit)
+        case .later:
+            // A verdict is `.read` or `.refuse`; another deferral reads within the server's limit.
+            c.bodyLimit = serverLimit
         }
         if case .length(let n) = head.framing, n > c.bodyLimit {
             return ProblemResponse.make(for: .bodyTooLarge, typePrefix: problemTypePrefix)

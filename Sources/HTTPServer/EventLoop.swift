@@ -380,7 +380,7 @@ final class EventLoop: @unchecked Sendable {
         case .lingering:
             wanted.insert(.read)
         case .open:
-            if !c.stopReading && !c.backlogged && !c.peerClosed && c.slots.count < maxPipeline
+            if !c.stopReading && !c.backlogged && !c.awaitingAdmission && !c.peerClosed && c.slots.count < maxPipeline
                 && c.outbound.count - c.outboundOffset < maxBufferedOutput {
                 wanted.insert(.read)
             }

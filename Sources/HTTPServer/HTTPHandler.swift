@@ -40,6 +40,11 @@ public enum BodyAdmission: Sendable {
     case read(limit: Int?)
     /// Answer at once without reading the body; the connection closes after the answer.
     case refuse(HTTPResponse)
+    /// Decided off the event loop, for a head whose screening may block (a lookup in remote
+    /// storage): the connection reads nothing further, and its loop serves the others,
+    /// until `decide` hands its verdict (`.read` or `.refuse`) to the function it is given,
+    /// once, from any thread. The body is still never read for a refusal.
+    case later(_ decide: @Sendable (_ verdict: @escaping @Sendable (BodyAdmission) -> Void) -> Void)
 }
 
 extension HTTPHandler {

@@ -14,15 +14,21 @@ extension LedgerApp {
     /// access log — is not done.
     package func answer(_ request: HTTPRequest, _ answer: @escaping @Sendable (HTTPResponse) -> Void) {
         let responder = InProcessResponder(answer)
-        if !request.body.isEmpty {
-            let head = HTTPRequestHead(method: request.method, target: request.target, minorVersion: request.minorVersion,
-                                       headers: request.headers, framing: .length(request.body.count), keepAlive: true,
-                                       expectContinue: false, headLength: 0)
-            if case .refuse(let refusal) = handler.screen(head, remoteAddress: request.remoteAddress) {
-                return responder.respond(refusal)
-            }
+        guard !request.body.isEmpty else { return handler.handle(request, responder: responder) }
+        let head = HTTPRequestHead(method: request.method, target: request.target, minorVersion: request.minorVersion,
+                                   headers: request.headers, framing: .length(request.body.count), keepAlive: true,
+                                   expectContinue: false, headLength: 0)
+        admit(request, handler.screen(head, remoteAddress: request.remoteAddress), responder)
+    }
+
+    /// Handles `request` when its head's screening lets the body be read (a verdict given
+    /// off the loop too), else answers the refusal.
+    private func admit(_ request: HTTPRequest, _ admission: BodyAdmission, _ responder: InProcessResponder) {
+        switch admission {
+        case .refuse(let refusal): responder.respond(refusal)
+        case .read: handler.handle(request, responder: responder)
+        case .later(let decide): decide { verdict in self.admit(request, verdict, responder) }
         }
-        handler.handle(request, responder: responder)
     }
 }
 

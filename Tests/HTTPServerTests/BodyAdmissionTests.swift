@@ -22,6 +22,29 @@ final class BodyAdmissionTests: XCTestCase {
         }
     }
 
+    /// Screens `/later…` off the loop: each verdict waits for `gate`, then refuses
+    /// `/later-refuse…`, limits `/later-small…` to 10 bytes and reads the rest; echoes bodies.
+    struct Deferring: HTTPHandler {
+        let gate = DispatchSemaphore(value: 0)
+        func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder) {
+            responder.respond(HTTPResponse(status: 200, contentType: "text/plain", body: "\(request.body.count)"))
+        }
+        func screen(_ head: HTTPRequestHead, remoteAddress: String) -> BodyAdmission {
+            guard head.target.hasPrefix("/later") else { return .read(limit: nil) }
+            let (target, gate) = (head.target, gate)
+            return .later { verdict in
+                DispatchQueue.global().async {
+                    gate.wait()
+                    if target.hasPrefix("/later-refuse") {
+                        verdict(.refuse(ProblemResponse.make(status: 404, code: "not_found", detail: "No.", typePrefix: "urn:test:")))
+                    } else {
+                        verdict(.read(limit: target.hasPrefix("/later-small") ? 10 : nil))
+                    }
+                }
+            }
+        }
+    }
+
     final class Counter: @unchecked Sendable {
         private let lock = NSLock()
         private var n = 0
@@ -35,7 +58,7 @@ final class BodyAdmissionTests: XCTestCase {
         servers = []
     }
 
-    private func start(_ handler: Screening, budget: Int = 256 << 20) throws -> HTTPServer {
+    private func start(_ handler: some HTTPHandler, budget: Int = 256 << 20) throws -> HTTPServer {
         var c = HTTPServerConfiguration()
         c.port = 0
         c.eventLoops = 1
@@ -109,5 +132,42 @@ final class BodyAdmissionTests: XCTestCase {
         after.send([UInt8](repeating: 67, count: 200_000))
         XCTAssertEqual(after.readResponse()?.status, 200)
         XCTAssertEqual(server.core.bufferedBodyBytes.load(ordering: .relaxed), 0, "a finished body holds nothing")
+    }
+
+    /// A head screened off the loop is refused without its body once the verdict comes; the
+    /// loop (the only one) serves other connections meanwhile.
+    func testHeadsScreenedLaterAreRefusedWithoutTheBody() throws {
+        let handler = Deferring()
+        let server = try start(handler)
+        let refused = try RawClient(port: server.port)
+        refused.send("POST /later-refuse HTTP/1.1\r\nHost: x\r\nContent-Length: 4000000\r\n\r\n")
+        let other = try RawClient(port: server.port)
+        other.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+        XCTAssertEqual(other.readResponse()?.status, 200, "answered while the verdict is pending")
+        handler.gate.signal()
+        let r = refused.readResponse()
+        XCTAssertEqual(r?.status, 404)
+        XCTAssertEqual(r?.header("Connection"), "close")
+    }
+
+    /// A head screened off the loop, then admitted: what arrived before the verdict and after
+    /// it makes the body, and a request pipelined behind it is answered too; the verdict's
+    /// limit applies.
+    func testHeadsScreenedLaterAreReadOnceAdmitted() throws {
+        let handler = Deferring()
+        let server = try start(handler)
+        let c = try RawClient(port: server.port)
+        c.send("POST /later HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n01234")
+        usleep(50_000)
+        handler.gate.signal()
+        c.send("56789GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+        let first = c.readResponse()
+        XCTAssertEqual(first?.status, 200)
+        XCTAssertEqual(first?.text, "10")
+        XCTAssertEqual(c.readResponse()?.status, 200)
+        let small = try RawClient(port: server.port)
+        small.send("POST /later-small HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\n\r\n")
+        handler.gate.signal()
+        XCTAssertEqual(small.readResponse()?.status, 413)
     }
 }

@@ -43,9 +43,7 @@ final class AppHandler: HTTPHandler {
             if onLoop {
                 run(route, ctx)
             } else if !services.offLoop({ self.run(route, ctx) }) {
-                var e = APIError(503, "service_unavailable", "The server is busy; retry shortly.")
-                e.headers.set("Retry-After", "1")
-                ctx.respond(e.response)
+                ctx.respond(Self.busy())
             }
         case .methodNotAllowed(let allowed):
             responder.respond(Self.methodNotAllowed(request.method, allowed))
@@ -64,7 +62,8 @@ final class AppHandler: HTTPHandler {
     /// a missing, malformed or unknown token (401, or 429 past the failed-authentication
     /// limit), a media type that is not JSON (415); else the route's body limit (413 from
     /// `Content-Length`, or as soon as a chunked body passes it). The body is never read
-    /// for a refusal.
+    /// for a refusal. A token that needs a storage read over remote storage (PostgreSQL) is
+    /// looked up on a worker, as every other read there (`BodyAdmission.later`).
     func screen(_ head: HTTPRequestHead, remoteAddress: String) -> BodyAdmission {
         let (path, _) = HTTPRequest.split(head.target)
         // An absolute-form target is routed when the request is complete.
@@ -79,31 +78,52 @@ final class AppHandler: HTTPHandler {
         case .methodNotAllowed(let allowed):
             return .refuse(Self.methodNotAllowed(head.method, allowed))
         case .found(let route, _):
-            if route.authenticated {
-                let clientAddress = services.clientAddress.resolve(
-                    HTTPRequest(method: head.method, target: head.target, headers: head.headers, remoteAddress: remoteAddress))
-                do {
-                    _ = try RequestContext.authenticate(head.headers["Authorization"], clientAddress: clientAddress,
-                                                        services: services)
-                } catch {
-                    var r = Services.problem(for: error, logger: services.logger)
-                    r.routeLabel = route.template
-                    r.routeIndex = route.index
-                    if clientAddress != remoteAddress { r.clientAddress = clientAddress }
-                    return .refuse(r)
+            let authorization = head.headers["Authorization"]
+            if route.authenticated, services.backend.offLoop, authorization != nil,
+               RequestContext.rememberedCaller(authorization, services: services) == nil {
+                return .later { verdict in
+                    let queued = self.services.offLoop { verdict(self.admission(route, head, remoteAddress: remoteAddress)) }
+                    if !queued { verdict(.refuse(Self.busy())) }
                 }
             }
-            if route.takesJSONBody {
-                let ct = head.headers["Content-Type"]
-                if ct == nil || !RequestContext.isJSONMediaType(ct!) {
-                    var r = RequestContext.unsupportedMediaType(contentType: ct).response
-                    r.routeLabel = route.template
-                    r.routeIndex = route.index
-                    return .refuse(r)
-                }
-            }
-            return .read(limit: route.bodyLimit)
+            return admission(route, head, remoteAddress: remoteAddress)
         }
+    }
+
+    /// What a found route's head decides: its token (`RequestContext.authenticate`, which may
+    /// read storage), then its media type, then its body limit.
+    private func admission(_ route: Router.Route, _ head: HTTPRequestHead, remoteAddress: String) -> BodyAdmission {
+        if route.authenticated {
+            let clientAddress = services.clientAddress.resolve(
+                HTTPRequest(method: head.method, target: head.target, headers: head.headers, remoteAddress: remoteAddress))
+            do {
+                _ = try RequestContext.authenticate(head.headers["Authorization"], clientAddress: clientAddress,
+                                                    services: services)
+            } catch {
+                var r = Services.problem(for: error, logger: services.logger)
+                r.routeLabel = route.template
+                r.routeIndex = route.index
+                if clientAddress != remoteAddress { r.clientAddress = clientAddress }
+                return .refuse(r)
+            }
+        }
+        if route.takesJSONBody {
+            let ct = head.headers["Content-Type"]
+            if ct == nil || !RequestContext.isJSONMediaType(ct!) {
+                var r = RequestContext.unsupportedMediaType(contentType: ct).response
+                r.routeLabel = route.template
+                r.routeIndex = route.index
+                return .refuse(r)
+            }
+        }
+        return .read(limit: route.bodyLimit)
+    }
+
+    /// 503 with `Retry-After: 1`: the workers' backlog is full.
+    private static func busy() -> HTTPResponse {
+        var e = APIError(503, "service_unavailable", "The server is busy; retry shortly.")
+        e.headers.set("Retry-After", "1")
+        return e.response
     }
 
     private static func methodNotAllowed(_ method: String, _ allowed: [String]) -> HTTPResponse {
