@@ -13,14 +13,16 @@ flags=(-sanitize=fuzzer,address -parse-as-library -O -g -package-name kidledger)
 openssl=(-Xcc -fmodule-map-file="$repo/Sources/COpenSSL/module.modulemap" -I "$repo/Sources/COpenSSL")
 
 # The modules IDTokenKit imports, instrumented the same way, as static libraries.
-swiftc "${flags[@]}" -module-name LedgerModel -emit-module -emit-module-path "$out/modules/LedgerModel.swiftmodule" \
+swiftc "${flags[@]}" -module-name ByteWriting -emit-module -emit-module-path "$out/modules/ByteWriting.swiftmodule" \
+    -emit-library -static -o "$out/libByteWriting.a" "$repo"/Sources/ByteWriting/*.swift
+swiftc "${flags[@]}" -module-name LedgerModel -I "$out/modules" -emit-module -emit-module-path "$out/modules/LedgerModel.swiftmodule" \
     -emit-library -static -o "$out/libLedgerModel.a" "$repo"/Sources/LedgerModel/*.swift
 swiftc "${flags[@]}" "${openssl[@]}" -module-name StoreKitJWS -emit-module -emit-module-path "$out/modules/StoreKitJWS.swiftmodule" \
     -emit-library -static -o "$out/libStoreKitJWS.a" "$repo"/Sources/StoreKitJWS/*.swift
 # IDTokenKit, its test signer and the harness as one module.
 swiftc "${flags[@]}" "${openssl[@]}" -module-name IDTokenFuzz -I "$out/modules" -L "$out" \
-    "$repo"/Sources/IDTokenKit/*.swift "$repo"/Sources/IDTokenKitTesting/*.swift "$repo"/fuzz/IDToken/*.swift \
-    -lStoreKitJWS -lLedgerModel -lcrypto -o "$out/fuzz-idtoken"
+    "$repo"/Sources/IDTokenKit/*.swift "$repo"/Sources/IDTokenKitTesting/*.swift "$repo"/fuzz/IDToken/*.swift "$repo"/fuzz/Mutation/*.swift \
+    -lStoreKitJWS -lLedgerModel -lByteWriting -lcrypto -o "$out/fuzz-idtoken"
 
 exec "$out/fuzz-idtoken" "$out/corpus" "$repo/fuzz/IDToken/seeds" \
     -max_total_time="$seconds" -max_len=20000 -timeout=10 -rss_limit_mb=2048 \

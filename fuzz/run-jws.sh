@@ -13,7 +13,7 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O -g \
     -Xcc -fmodule-map-file="$repo/Sources/COpenSSL/module.modulemap" \
     -I "$repo/Sources/COpenSSL" \
     -lcrypto \
-    "$repo"/Sources/StoreKitJWS/*.swift "$repo"/fuzz/JWS/*.swift \
+    "$repo"/Sources/StoreKitJWS/*.swift "$repo"/fuzz/JWS/*.swift "$repo"/fuzz/Mutation/*.swift \
     "$repo"/Tests/AppStoreTestSupport/TestCertificateChain.swift \
     -o "$out/fuzz-jws"
 

@@ -1,7 +1,7 @@
 // libFuzzer entry point over IDTokenKit: compact JWT parsing, header rules, key lookup,
 // RS256/ES256 verification, claims and nonces; each input is also read as a JWKS document and
 // as an `--oidc-provider` value. Built by fuzz/run-idtoken.sh, which compiles this file with
-// Sources/IDTokenKit and Sources/IDTokenKitTesting into one module.
+// Sources/IDTokenKit, Sources/IDTokenKitTesting and fuzz/Mutation into one module.
 import Foundation
 import LedgerModel
 import StoreKitJWS
@@ -100,9 +100,6 @@ public func fuzzIDTokenTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -
     return 0
 }
 
-@_silgen_name("LLVMFuzzerMutate")
-private func LLVMFuzzerMutate(_ data: UnsafeMutablePointer<UInt8>, _ size: Int, _ maxSize: Int) -> Int
-
 /// Structure-aware mutation: half the time, decode the header or payload segment, mutate the
 /// decoded bytes, re-encode, and (most of the time) sign again with the harness key the header's
 /// `kid` names, so mutations reach the claim and nonce checks instead of dying at the signature.
@@ -122,29 +119,7 @@ public func fuzzIDTokenCustomMutator(_ data: UnsafeMutablePointer<UInt8>, _ size
             output = Array((Base64Codec.encode(header, alphabet: .url) + "." + Base64Codec.encode(payload, alphabet: .url) + ".").utf8)
                 + parts[2]
         }
-        if output.count <= maxSize {
-            output.withUnsafeBufferPointer { data.update(from: $0.baseAddress!, count: output.count) }
-            return output.count
-        }
+        if let length = handBack(output, into: data, maxSize: maxSize) { return length }
     }
     return LLVMFuzzerMutate(data, size, maxSize)
-}
-
-/// Mutates `bytes` with libFuzzer's mutator in a scratch buffer with room to grow.
-private func mutate(_ bytes: [UInt8]) -> [UInt8] {
-    var buffer = bytes + [UInt8](repeating: 0, count: bytes.count / 2 + 16)
-    let length = buffer.withUnsafeMutableBufferPointer { LLVMFuzzerMutate($0.baseAddress!, bytes.count, $0.count) }
-    return Array(buffer.prefix(length))
-}
-
-/// A tiny deterministic generator seeded by libFuzzer.
-private struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -1,8 +1,8 @@
 // libFuzzer entry point over StoreKitJWS: compact parsing, header/x5c decoding, chain
 // verification, ES256 verification, policy evaluation, renewal info, and App Store Server
 // Notifications V2 with their nested transaction and renewal JWS. Built by fuzz/run-jws.sh, which
-// compiles this file together with Sources/StoreKitJWS and the test chain generator
-// (Tests/AppStoreTestSupport/TestCertificateChain.swift) into one module.
+// compiles this file together with Sources/StoreKitJWS, fuzz/Mutation and the test chain
+// generator (Tests/AppStoreTestSupport/TestCertificateChain.swift) into one module.
 import Foundation
 
 /// A test chain generated at start: the mutator signs with its leaf key, and its root is trusted.
@@ -99,9 +99,6 @@ public func fuzzJWSTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CI
     return 0
 }
 
-@_silgen_name("LLVMFuzzerMutate")
-private func LLVMFuzzerMutate(_ data: UnsafeMutablePointer<UInt8>, _ size: Int, _ maxSize: Int) -> Int
-
 /// Structure-aware mutation: half the time, decode one JWS segment (or one x5c
 /// certificate), mutate the decoded bytes, and re-encode, so mutations reach the JSON,
 /// DER and signature layers instead of dying in base64.
@@ -127,20 +124,10 @@ public func fuzzJWSCustomMutator(_ data: UnsafeMutablePointer<UInt8>, _ size: In
                let fuzzSigner, let resigned = resign(String(decoding: output, as: UTF8.self), fuzzSigner) {
                 output = Array(resigned.utf8)
             }
-            if output.count <= maxSize {
-                output.withUnsafeBufferPointer { data.update(from: $0.baseAddress!, count: output.count) }
-                return output.count
-            }
+            if let length = handBack(output, into: data, maxSize: maxSize) { return length }
         }
     }
     return LLVMFuzzerMutate(data, size, maxSize)
-}
-
-/// Mutates `bytes` with libFuzzer's mutator in a scratch buffer with room to grow.
-private func mutate(_ bytes: [UInt8]) -> [UInt8] {
-    var buffer = bytes + [UInt8](repeating: 0, count: bytes.count / 2 + 16)
-    let length = buffer.withUnsafeMutableBufferPointer { LLVMFuzzerMutate($0.baseAddress!, bytes.count, $0.count) }
-    return Array(buffer.prefix(length))
 }
 
 /// Mutates the DER of one `x5c` entry inside header JSON, keeping the JSON valid.
@@ -198,16 +185,4 @@ private func resign(_ compact: String, _ key: (signer: ES256Signer, x5c: [String
         header = Array(data)
     }
     return try? key.signer.sign(headerJSON: header, payloadJSON: payload)
-}
-
-/// A tiny deterministic generator seeded by libFuzzer.
-private struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
