@@ -12,34 +12,19 @@ import PostgresKit
 /// revocation is claimed by an update conditioned on the due time it was read with, so
 /// of two processes one sends it.
 extension PostgresLedgerTransaction: IdentityWriting {
-    private static let identityColumns = "id, account_id, provider, issuer, subject, linked_at"
-    private static let appleTokenColumns =
-        "id, account_id, identity_id, client_id, sealed, key_id, created_at, revoke_after, attempts"
-
-    private static func identity(_ r: PGRow) -> IdentityRecord {
-        IdentityRecord(id: r.uuid(0), accountId: r.uuid(1), provider: r.string(2), issuer: r.string(3),
-                       subject: r.string(4), linkedAt: r.timestampMs(5))
-    }
-
-    private static func appleToken(_ r: PGRow) -> AppleTokenRecord {
-        AppleTokenRecord(id: r.uuid(0), accountId: r.uuid(1), identityId: r.optionalUUID(2), clientId: r.string(3),
-                         sealed: r.bytea(4), keyId: r.string(5), createdAt: r.timestampMs(6),
-                         revokeAfter: r.optionalTimestampMs(7), attempts: Int(r.int(8)))
-    }
-
     /// A path id that is not a UUID names no row (and must not reach a uuid parameter).
     private static func isUUID(_ id: String) -> Bool { LedgerIDs.parse(id) != nil }
 
     // MARK: reading
 
     func identity(issuer: String, subject: String) throws -> IdentityRecord? {
-        try db.queryOne("SELECT \(Self.identityColumns) FROM identities WHERE issuer = $1 AND subject = $2",
-                        [.text(issuer), .text(subject)]).map(Self.identity)
+        try db.queryOne("SELECT \(IdentityRecord.columns) FROM identities WHERE issuer = $1 AND subject = $2",
+                        [.text(issuer), .text(subject)]).map { IdentityRecord(row: $0) }
     }
 
     func identities(account: String) throws -> [IdentityRecord] {
-        try db.query("SELECT \(Self.identityColumns) FROM identities WHERE account_id = $1 ORDER BY linked_at, id",
-                     [.uuid(account)]).rows.map(Self.identity)
+        try db.query("SELECT \(IdentityRecord.columns) FROM identities WHERE account_id = $1 ORDER BY linked_at, id",
+                     [.uuid(account)]).rows.map { IdentityRecord(row: $0) }
     }
 
     func nonceRecorded(hash: String, now: Int64) throws -> Bool {
@@ -49,28 +34,28 @@ extension PostgresLedgerTransaction: IdentityWriting {
 
     func appleRevocationsDue(now: Int64, keyId: String, limit: Int) throws -> [AppleTokenRecord] {
         try db.query("""
-            SELECT \(Self.appleTokenColumns) FROM apple_tokens
+            SELECT \(AppleTokenRecord.columns) FROM apple_tokens
             WHERE revoke_after IS NOT NULL AND revoke_after <= $1 AND key_id = $2 ORDER BY revoke_after, id LIMIT $3
-            """, [.timestamp(ms: now), .text(keyId), .int(Int64(limit))]).rows.map(Self.appleToken)
+            """, [.timestamp(ms: now), .text(keyId), .int(Int64(limit))]).rows.map { AppleTokenRecord(row: $0) }
     }
 
     func appleTokens(account: String) throws -> [AppleTokenRecord] {
-        try db.query("SELECT \(Self.appleTokenColumns) FROM apple_tokens WHERE account_id = $1 ORDER BY created_at, id",
-                     [.uuid(account)]).rows.map(Self.appleToken)
+        try db.query("SELECT \(AppleTokenRecord.columns) FROM apple_tokens WHERE account_id = $1 ORDER BY created_at, id",
+                     [.uuid(account)]).rows.map { AppleTokenRecord(row: $0) }
     }
 
     // MARK: writing
 
     func insertIdentity(_ i: IdentityRecord) throws {
-        try db.query("INSERT INTO identities (\(Self.identityColumns)) VALUES ($1, $2, $3, $4, $5, $6)",
+        try db.query("INSERT INTO identities (\(IdentityRecord.columns)) VALUES ($1, $2, $3, $4, $5, $6)",
                      [.uuid(i.id), .uuid(i.accountId), .text(i.provider), .text(i.issuer), .text(i.subject),
                       .timestamp(ms: i.linkedAt)])
     }
 
     func deleteIdentity(id: String, account: String) throws -> IdentityRecord? {
         guard Self.isUUID(id) else { return nil }
-        return try db.queryOne("DELETE FROM identities WHERE id = $1 AND account_id = $2 RETURNING \(Self.identityColumns)",
-                               [.uuid(id), .uuid(account)]).map(Self.identity)
+        return try db.queryOne("DELETE FROM identities WHERE id = $1 AND account_id = $2 RETURNING \(IdentityRecord.columns)",
+                               [.uuid(id), .uuid(account)]).map { IdentityRecord(row: $0) }
     }
 
     func deleteIdentities(account: String) throws -> Int {
@@ -93,7 +78,7 @@ extension PostgresLedgerTransaction: IdentityWriting {
     func storeAppleToken(_ t: AppleTokenRecord) throws {
         try db.query("DELETE FROM apple_tokens WHERE account_id = $1 AND client_id = $2 AND revoke_after IS NULL",
                      [.uuid(t.accountId), .text(t.clientId)])
-        try db.query("INSERT INTO apple_tokens (\(Self.appleTokenColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        try db.query("INSERT INTO apple_tokens (\(AppleTokenRecord.columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
                      [.uuid(t.id), .uuid(t.accountId), t.identityId.map { .uuid($0) } ?? .null, .text(t.clientId),
                       .bytes(t.sealed), .text(t.keyId), .timestamp(ms: t.createdAt), .optionalTimestamp(ms: t.revokeAfter),
                       .int(Int64(t.attempts))])

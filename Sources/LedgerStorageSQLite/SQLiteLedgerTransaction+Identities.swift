@@ -5,31 +5,16 @@ import SQLiteKit
 /// The identity primitives over schema version 12 (`identities`, `identity_nonces`,
 /// `apple_tokens`). One writer: what a write reads is current without locking.
 extension SQLiteLedgerTransaction: IdentityWriting {
-    private static let identityColumns = "id, account_id, provider, issuer, subject, linked_at"
-    private static let appleTokenColumns =
-        "id, account_id, identity_id, client_id, sealed, key_id, created_at, revoke_after, attempts"
-
-    private static func identity(_ r: SQLiteRow) -> IdentityRecord {
-        IdentityRecord(id: r.string(0), accountId: r.string(1), provider: r.string(2), issuer: r.string(3),
-                       subject: r.string(4), linkedAt: r.int(5))
-    }
-
-    private static func appleToken(_ r: SQLiteRow) -> AppleTokenRecord {
-        AppleTokenRecord(id: r.string(0), accountId: r.string(1), identityId: r.optionalString(2), clientId: r.string(3),
-                         sealed: r.blob(4), keyId: r.string(5), createdAt: r.int(6), revokeAfter: r.optionalInt(7),
-                         attempts: Int(r.int(8)))
-    }
-
     // MARK: reading
 
     func identity(issuer: String, subject: String) throws -> IdentityRecord? {
-        try db.queryOne("SELECT \(Self.identityColumns) FROM identities WHERE issuer = ? AND subject = ?",
-                        [.text(issuer), .text(subject)]).map(Self.identity)
+        try db.queryOne("SELECT \(IdentityRecord.columns) FROM identities WHERE issuer = ? AND subject = ?",
+                        [.text(issuer), .text(subject)]).map { IdentityRecord(row: $0) }
     }
 
     func identities(account: String) throws -> [IdentityRecord] {
-        try db.query("SELECT \(Self.identityColumns) FROM identities WHERE account_id = ? ORDER BY linked_at, id",
-                     [.text(account)]).map(Self.identity)
+        try db.query("SELECT \(IdentityRecord.columns) FROM identities WHERE account_id = ? ORDER BY linked_at, id",
+                     [.text(account)]).map { IdentityRecord(row: $0) }
     }
 
     func nonceRecorded(hash: String, now: Int64) throws -> Bool {
@@ -39,26 +24,26 @@ extension SQLiteLedgerTransaction: IdentityWriting {
 
     func appleRevocationsDue(now: Int64, keyId: String, limit: Int) throws -> [AppleTokenRecord] {
         try db.query("""
-            SELECT \(Self.appleTokenColumns) FROM apple_tokens
+            SELECT \(AppleTokenRecord.columns) FROM apple_tokens
             WHERE revoke_after IS NOT NULL AND revoke_after <= ? AND key_id = ? ORDER BY revoke_after, id LIMIT ?
-            """, [.integer(now), .text(keyId), .int(limit)]).map(Self.appleToken)
+            """, [.integer(now), .text(keyId), .int(limit)]).map { AppleTokenRecord(row: $0) }
     }
 
     func appleTokens(account: String) throws -> [AppleTokenRecord] {
-        try db.query("SELECT \(Self.appleTokenColumns) FROM apple_tokens WHERE account_id = ? ORDER BY created_at, id",
-                     [.text(account)]).map(Self.appleToken)
+        try db.query("SELECT \(AppleTokenRecord.columns) FROM apple_tokens WHERE account_id = ? ORDER BY created_at, id",
+                     [.text(account)]).map { AppleTokenRecord(row: $0) }
     }
 
     // MARK: writing
 
     func insertIdentity(_ i: IdentityRecord) throws {
-        try db.run("INSERT INTO identities (\(Self.identityColumns)) VALUES (?, ?, ?, ?, ?, ?)",
+        try db.run("INSERT INTO identities (\(IdentityRecord.columns)) VALUES (?, ?, ?, ?, ?, ?)",
                    [.text(i.id), .text(i.accountId), .text(i.provider), .text(i.issuer), .text(i.subject), .integer(i.linkedAt)])
     }
 
     func deleteIdentity(id: String, account: String) throws -> IdentityRecord? {
-        guard let found = try db.queryOne("SELECT \(Self.identityColumns) FROM identities WHERE id = ? AND account_id = ?",
-                                          [.text(id), .text(account)]).map(Self.identity) else { return nil }
+        guard let found = try db.queryOne("SELECT \(IdentityRecord.columns) FROM identities WHERE id = ? AND account_id = ?",
+                                          [.text(id), .text(account)]).map({ IdentityRecord(row: $0) }) else { return nil }
         try db.run("DELETE FROM identities WHERE id = ?", [.text(id)])
         return found
     }
@@ -85,7 +70,7 @@ extension SQLiteLedgerTransaction: IdentityWriting {
         try db.run("DELETE FROM apple_tokens WHERE account_id = ? AND client_id = ? AND revoke_after IS NULL",
                    [.text(t.accountId), .text(t.clientId)])
         try db.run("""
-            INSERT INTO apple_tokens (\(Self.appleTokenColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO apple_tokens (\(AppleTokenRecord.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.text(t.id), .text(t.accountId), .optionalText(t.identityId), .text(t.clientId), .blob(t.sealed),
                   .text(t.keyId), .integer(t.createdAt), .optionalInteger(t.revokeAfter), .int(t.attempts)])
     }

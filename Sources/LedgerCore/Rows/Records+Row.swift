@@ -178,3 +178,26 @@ extension SubscriptionRecord {
         self.init(grantedBy: r.id(0), verifiedAt: r.time(1), purchase: StoredPurchase(row: r, at: 2))
     }
 }
+
+extension IdentityRecord {
+    /// The columns `init(row:at:)` reads, in order.
+    package static let columns = "id, account_id, provider, issuer, subject, linked_at"
+
+    @inlinable
+    package init<Row: StorageRow>(row r: Row, at c: Int = 0) {
+        self.init(id: r.id(c), accountId: r.id(c + 1), provider: r.string(c + 2), issuer: r.string(c + 3),
+                  subject: r.string(c + 4), linkedAt: r.time(c + 5))
+    }
+}
+
+extension AppleTokenRecord {
+    /// The columns `init(row:at:)` reads, in order.
+    package static let columns = "id, account_id, identity_id, client_id, sealed, key_id, created_at, revoke_after, attempts"
+
+    @inlinable
+    package init<Row: StorageRow>(row r: Row, at c: Int = 0) {
+        self.init(id: r.id(c), accountId: r.id(c + 1), identityId: r.optionalID(c + 2), clientId: r.string(c + 3),
+                  sealed: r.bytes(c + 4), keyId: r.string(c + 5), createdAt: r.time(c + 6),
+                  revokeAfter: r.optionalTime(c + 7), attempts: Int(r.int(c + 8)))
+    }
+}
