@@ -34,3 +34,18 @@ final class AuthLimiter: Sendable {
         }
     }
 }
+
+extension AuthLimiter {
+    /// The answer to a failed authentication from `address`: 429 `rate_limited` with
+    /// `Retry-After` while the address is past its limit, else `failure` (and this failure is
+    /// counted).
+    func refusal(_ address: String, _ failure: () -> APIError) -> APIError {
+        if let retry = retryAfter(address) {
+            var e = APIError(429, "rate_limited", "Too many failed authentications; retry later.")
+            e.headers.set("Retry-After", String(retry))
+            return e
+        }
+        fail(address)
+        return failure()
+    }
+}

@@ -89,15 +89,23 @@ final class Metrics: Sendable {
 
     func render(openConnections: Int, refusedConnections: [ConnectionRefusalReason: Int] = [:], parkedPolls: Int) -> String {
         state.withLock { s in
-            var out = "# HELP kidledger_http_requests_total HTTP requests answered, by route, method and status.\n"
-            out += "# TYPE kidledger_http_requests_total counter\n"
+            var out = ""
+            /// A metric's HELP and TYPE lines.
+            func describe(_ name: String, _ type: String, _ help: String) {
+                out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            }
+            /// A metric of one value, described.
+            func single(_ name: String, _ type: String, _ help: String, _ value: some CustomStringConvertible) {
+                describe(name, type, help)
+                out += "\(name) \(value)\n"
+            }
+            describe("kidledger_http_requests_total", "counter", "HTTP requests answered, by route, method and status.")
             let routes = s.routes.sorted { $0.label < $1.label }
             let answers = routes.flatMap { route, stats in stats.answers.map { (route: route, answer: $0) } }
             for a in answers.sorted(by: { ($0.route, $0.answer.status, $0.answer.method) < ($1.route, $1.answer.status, $1.answer.method) }) {
                 out += "kidledger_http_requests_total{route=\"\(a.route)\",method=\"\(a.answer.method)\",status=\"\(a.answer.status)\"} \(a.answer.count)\n"
             }
-            out += "# HELP kidledger_http_request_duration_seconds Time from complete request to response, by route.\n"
-            out += "# TYPE kidledger_http_request_duration_seconds histogram\n"
+            describe("kidledger_http_request_duration_seconds", "histogram", "Time from complete request to response, by route.")
             for (route, h) in routes {
                 var cumulative: UInt64 = 0
                 for (i, b) in Metrics.buckets.enumerated() {
@@ -108,19 +116,14 @@ final class Metrics: Sendable {
                 out += "kidledger_http_request_duration_seconds_sum{route=\"\(route)\"} \(h.sum)\n"
                 out += "kidledger_http_request_duration_seconds_count{route=\"\(route)\"} \(h.count)\n"
             }
-            out += "# HELP kidledger_open_connections Open client connections.\n# TYPE kidledger_open_connections gauge\n"
-            out += "kidledger_open_connections \(openConnections)\n"
-            out += "# HELP kidledger_connections_refused_total Connections answered 503 and closed unserved, by reason.\n"
-            out += "# TYPE kidledger_connections_refused_total counter\n"
+            single("kidledger_open_connections", "gauge", "Open client connections.", openConnections)
+            describe("kidledger_connections_refused_total", "counter", "Connections answered 503 and closed unserved, by reason.")
             for reason in ConnectionRefusalReason.allCases {
                 out += "kidledger_connections_refused_total{reason=\"\(reason.rawValue)\"} \(refusedConnections[reason] ?? 0)\n"
             }
-            out += "# HELP kidledger_parked_long_polls Change-feed requests waiting for a change.\n# TYPE kidledger_parked_long_polls gauge\n"
-            out += "kidledger_parked_long_polls \(parkedPolls)\n"
-            out += "# HELP kidledger_db_commits_total Write transactions committed (group commits).\n# TYPE kidledger_db_commits_total counter\n"
-            out += "kidledger_db_commits_total \(s.commits)\n"
-            out += "# HELP kidledger_db_committed_writes_total Write requests made durable.\n# TYPE kidledger_db_committed_writes_total counter\n"
-            out += "kidledger_db_committed_writes_total \(s.committedJobs)\n"
+            single("kidledger_parked_long_polls", "gauge", "Change-feed requests waiting for a change.", parkedPolls)
+            single("kidledger_db_commits_total", "counter", "Write transactions committed (group commits).", s.commits)
+            single("kidledger_db_committed_writes_total", "counter", "Write requests made durable.", s.committedJobs)
             return out
         }
     }

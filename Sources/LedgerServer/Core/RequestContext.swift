@@ -149,14 +149,7 @@ final class RequestContext: @unchecked Sendable {
     /// The answer to a token that failed: 429 with `Retry-After` while the client address
     /// is over its limit, else 401 (and the failure is counted).
     private static func authenticationFailed(_ detail: String, clientAddress: String, services: Services) -> APIError {
-        let limiter = services.authLimiter
-        if let retry = limiter.retryAfter(clientAddress) {
-            var e = APIError(429, "rate_limited", "Too many failed authentications; retry later.")
-            e.headers.set("Retry-After", String(retry))
-            return e
-        }
-        limiter.fail(clientAddress)
-        return APIError.unauthenticated(detail)
+        services.authLimiter.refusal(clientAddress) { APIError.unauthenticated(detail) }
     }
 
     /// A JSON response.

@@ -9,9 +9,10 @@ enum AccountRoutes {
         .object(["account": account.json, "token": token.json])
     }
 
-    /// Every attempt counts toward the address's registrations, a refused body too: a body
-    /// is read only once the address is within its limit.
-    static func create(_ ctx: RequestContext) throws -> Reply {
+    /// Throws 403 `registration_closed` when the server takes no new accounts, or 429
+    /// `registration_rate_limited` with `Retry-After` when the caller's address is past its
+    /// registrations; otherwise this attempt is counted.
+    static func admitRegistration(_ ctx: RequestContext) throws {
         if ctx.services.configuration.registration == .closed {
             throw APIError(403, "registration_closed", "This server does not accept new accounts; ask its administrator.")
         }
@@ -21,6 +22,12 @@ enum AccountRoutes {
             e.headers.set("Retry-After", String(retry))
             throw e
         }
+    }
+
+    /// Every attempt counts toward the address's registrations, a refused body too: a body
+    /// is read only once the address is within its limit.
+    static func create(_ ctx: RequestContext) throws -> Reply {
+        try admitRegistration(ctx)
         var b = try ctx.body()
         b.allowOnly(["handle", "displayName", "deviceName"])
         let handle = b.string("handle", required: true)

@@ -42,15 +42,7 @@ enum AuthRoutes {
                 throw APIError(404, "identity_not_linked",
                                "This identity is linked to no account: send a handle to create one, or link it from a signed-in device.")
             }
-            if ctx.services.configuration.registration == .closed {
-                throw APIError(403, "registration_closed", "This server does not accept new accounts; ask its administrator.")
-            }
-            if let retry = ctx.services.registrationLimiter.take(ctx.clientAddress) {
-                var e = APIError(429, "registration_rate_limited",
-                                 "Too many accounts were registered from this address; retry in \(retry) s.")
-                e.headers.set("Retry-After", String(retry))
-                throw e
-            }
+            try AccountRoutes.admitRegistration(ctx)
             registration = (handle, displayName ?? handle)
         }
         let register = registration
@@ -101,17 +93,12 @@ enum IdentityHTTP {
     /// 401 `invalid_id_token` with `reason`, or 429 `rate_limited` while the address is past
     /// its failed authentications (this one is counted).
     static func invalidToken(_ reason: String, services: Services, clientAddress: String) -> APIError {
-        let limiter = services.authLimiter
-        if let retry = limiter.retryAfter(clientAddress) {
-            var e = APIError(429, "rate_limited", "Too many failed authentications; retry later.")
-            e.headers.set("Retry-After", String(retry))
+        services.authLimiter.refusal(clientAddress) {
+            var e = APIError(401, "invalid_id_token", "The ID token was refused (\(reason)).")
+            e.extra["reason"] = .string(reason)
+            e.headers.set("WWW-Authenticate", "Bearer realm=\"kidledger\"")
             return e
         }
-        limiter.fail(clientAddress)
-        var e = APIError(401, "invalid_id_token", "The ID token was refused (\(reason)).")
-        e.extra["reason"] = .string(reason)
-        e.headers.set("WWW-Authenticate", "Bearer realm=\"kidledger\"")
-        return e
     }
 
     /// The identity to sign in with or link: the token's issuer and subject, and the nonce

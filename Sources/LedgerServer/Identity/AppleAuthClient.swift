@@ -76,22 +76,19 @@ final class AppleAuthClient: Sendable {
     /// `POST /auth/token` with `grant_type=authorization_code`: on success the answer holds
     /// `refresh_token`.
     func exchange(code: String, clientId: String) -> Outcome {
-        do {
-            return post("/auth/token", ["client_id": clientId, "client_secret": try clientSecret(clientId: clientId),
-                                        "code": code, "grant_type": "authorization_code"])
-        } catch {
-            return .refused(status: 0, error: "client secret: \(error)")
-        }
+        post("/auth/token", clientId: clientId, ["code": code, "grant_type": "authorization_code"])
     }
 
     /// `POST /auth/revoke` of a refresh token.
     func revoke(refreshToken: String, clientId: String) -> Outcome {
-        do {
-            return post("/auth/revoke", ["client_id": clientId, "client_secret": try clientSecret(clientId: clientId),
-                                         "token": refreshToken, "token_type_hint": "refresh_token"])
-        } catch {
-            return .refused(status: 0, error: "client secret: \(error)")
-        }
+        post("/auth/revoke", clientId: clientId, ["token": refreshToken, "token_type_hint": "refresh_token"])
+    }
+
+    /// `POST path` of `fields` with the client's id and a client secret made for it.
+    private func post(_ path: String, clientId: String, _ fields: [String: String]) -> Outcome {
+        let secret: String
+        do { secret = try clientSecret(clientId: clientId) } catch { return .refused(status: 0, error: "client secret: \(error)") }
+        return post(path, fields.merging(["client_id": clientId, "client_secret": secret]) { own, _ in own })
     }
 
     /// `application/x-www-form-urlencoded` (RFC 6749 appendix B), members in key order.
