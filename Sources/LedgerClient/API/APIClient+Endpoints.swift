@@ -79,14 +79,19 @@ extension APIClient {
 
     /// `GET /v1/invitations`, every page.
     func invitations() throws(APIError) -> [Wire.Invitation] {
-        var all: [Wire.Invitation] = []
+        try everyPage("/v1/invitations", of: Wire.Invitation.self)
+    }
+
+    /// `GET path` of a paged list, every page (a thousand items each), in order.
+    func everyPage<Item: Codable & Sendable>(_ path: String, of _: Item.Type) throws(APIError) -> [Item] {
+        var all: [Item] = []
         var cursor: String?
         repeat {
-            var path = "/v1/invitations?limit=1000"
-            if let cursor { path += "&cursor=\(APIClient.escape(cursor))" }
-            let page = try json("GET", path, Wire.Page<Wire.Invitation>.self).body
-            all += page.items
-            cursor = page.nextCursor
+            var page = path + "?limit=1000"
+            if let cursor { page += "&cursor=\(APIClient.escape(cursor))" }
+            let answer = try json("GET", page, Wire.Page<Item>.self).body
+            all += answer.items
+            cursor = answer.nextCursor
         } while cursor != nil
         return all
     }

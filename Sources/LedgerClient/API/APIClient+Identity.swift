@@ -91,15 +91,6 @@ extension APIClient {
 
     /// `GET /v1/households`, every page: the households the caller owns or takes part in.
     func households() throws(APIError) -> [Wire.Household] {
-        var all: [Wire.Household] = []
-        var cursor: String?
-        repeat {
-            var path = "/v1/households?limit=1000"
-            if let cursor { path += "&cursor=\(APIClient.escape(cursor))" }
-            let page = try json("GET", path, Wire.Page<Wire.Household>.self).body
-            all += page.items
-            cursor = page.nextCursor
-        } while cursor != nil
-        return all
+        try everyPage("/v1/households", of: Wire.Household.self)
     }
 }

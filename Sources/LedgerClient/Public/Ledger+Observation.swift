@@ -52,20 +52,23 @@ extension Ledger {
     }
 
     private func addSnapshotObserver(_ id: UUID, _ continuation: AsyncStream<LedgerSnapshot>.Continuation) {
-        if let snapshot = try? readSnapshot() {
-            continuation.yield(snapshot)
-            observers.lastSnapshot = snapshot
-        }
-        observers.snapshots[id] = continuation
-        watchIfNeeded()
+        addObserver(id, continuation, current: { try readSnapshot() }, in: \.snapshots, last: \.lastSnapshot)
     }
 
     private func addStatusObserver(_ id: UUID, _ continuation: AsyncStream<SyncStatus>.Continuation) {
-        if let status = try? readStatus() {
-            continuation.yield(status)
-            observers.lastStatus = status
+        addObserver(id, continuation, current: { try readStatus() }, in: \.statuses, last: \.lastStatus)
+    }
+
+    /// Sends `continuation` the current value when it reads (then the last one sent), and
+    /// registers it under `id`.
+    private func addObserver<Value: Sendable>(_ id: UUID, _ continuation: AsyncStream<Value>.Continuation, current: () throws -> Value,
+                                    in list: WritableKeyPath<Observers, [UUID: AsyncStream<Value>.Continuation]>,
+                                    last: WritableKeyPath<Observers, Value?>) {
+        if let value = try? current() {
+            continuation.yield(value)
+            observers[keyPath: last] = value
         }
-        observers.statuses[id] = continuation
+        observers[keyPath: list][id] = continuation
         watchIfNeeded()
     }
 

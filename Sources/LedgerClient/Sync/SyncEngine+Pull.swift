@@ -104,6 +104,11 @@ extension SyncEngine {
         let anySetAside = try store.unmergedCount() > 0
         var setAside: [String] = []
         var children = 0, transactions = 0
+        /// Sets aside a pulled record whose timestamps do not parse.
+        func setAsideMalformed(_ kind: String, id: String, json: String) throws {
+            try store.setAside(kind: kind, id: id.lowercased(), reason: "malformed timestamp", json: json, now: now())
+            setAside.append("\(kind) \(id) has a malformed timestamp")
+        }
         for record in page.unreadable {
             try store.setAside(kind: record.kind, id: record.id.isEmpty ? "#\(record.json.hashValue)" : record.id,
                                reason: record.reason, json: record.json, now: now())
@@ -111,8 +116,7 @@ extension SyncEngine {
         }
         for wire in page.children {
             guard let server = wire.record() else {
-                try store.setAside(kind: "child", id: wire.id.lowercased(), reason: "malformed timestamp", json: wire.jsonText(), now: now())
-                setAside.append("child \(wire.id) has a malformed timestamp")
+                try setAsideMalformed("child", id: wire.id, json: wire.jsonText())
                 continue
             }
             if anySetAside { try store.clearUnmerged(kind: "child", id: server.id) }
@@ -137,8 +141,7 @@ extension SyncEngine {
         var anyDeferred = try store.deferredCount() > 0
         for wire in page.transactions {
             guard let server = wire.record() else {
-                try store.setAside(kind: "transaction", id: wire.id.lowercased(), reason: "malformed timestamp", json: wire.jsonText(), now: now())
-                setAside.append("transaction \(wire.id) has a malformed timestamp")
+                try setAsideMalformed("transaction", id: wire.id, json: wire.jsonText())
                 continue
             }
             if anySetAside { try store.clearUnmerged(kind: "transaction", id: server.id) }
