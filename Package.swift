@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "LedgerClient", targets: ["LedgerClient"]),
         .library(name: "LedgerModel", targets: ["LedgerModel"]),
         .library(name: "LedgerClientTesting", targets: ["LedgerClientTesting"]),
+        .library(name: "LedgerServerTesting", targets: ["LedgerServerTesting"]),
         .executable(name: "kidledger-server", targets: ["kidledger-server"]),
         .executable(name: "kidledger", targets: ["kidledger"]),
     ],
@@ -66,8 +67,9 @@ let package = Package(
                 dependencies: ["LedgerCore", "LedgerStorageSQLite", "LedgerModel", "HTTPServer", "StoreKitJWS", "COpenSSL",
                                "IDTokenKit", "SystemKit",
                                .target(name: "LedgerStoragePostgres", condition: .when(traits: ["Postgres"]))]),
-        // A test server for the server's and clients' tests: the router and handlers driven
-        // in process without a socket, or a live server on a loopback port. Not shipped.
+        // A test server for the server's, clients' and apps' tests (a library of its own, never
+        // linked into the server): the router and handlers driven in process without a socket,
+        // or a live server on a loopback port.
         .target(name: "LedgerServerTesting",
                 dependencies: ["LedgerServer", "LedgerModel", "HTTPServer",
                                .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),

@@ -22,24 +22,27 @@ import PostgresKit
 /// In a build with the `Postgres` trait and KIDLEDGER_TEST_DATABASE_URL set (as
 /// scripts/test-postgres.sh does), every server stores its data in a fresh schema of that
 /// database instead of SQLite, so the same tests run against both backends.
-package final class TestServer: @unchecked Sendable {
-    package enum Mode: Sendable { case router, live }
+public final class TestServer: @unchecked Sendable {
+    /// How requests reach the server: in process (`router`) or over a loopback socket (`live`).
+    public enum Mode: Sendable { case router, live }
 
-    package let app: LedgerApp
-    package let mode: Mode
-    package let dataDirectory: String
+    /// The server itself (its configuration, and `port` in live mode).
+    public let app: LedgerApp
+    public let mode: Mode
+    /// Where the server keeps its data (with PostgreSQL, only its keys).
+    public let dataDirectory: String
     /// Whether `stop` removes the data directory (it made it).
     private let ownsDirectory: Bool
     /// The PostgreSQL schema this server's data lives in (nil: SQLite).
-    package let schema: String?
+    public let schema: String?
     /// The live server's address.
-    package var base: String {
+    public var base: String {
         precondition(mode == .live, "a server in router mode has no address")
         return "http://127.0.0.1:\(app.port)"
     }
 
     /// The database the tests' servers use, nil for SQLite.
-    package static var postgresURL: String? {
+    public static var postgresURL: String? {
         #if Postgres
         let url = ProcessInfo.processInfo.environment["KIDLEDGER_TEST_DATABASE_URL"]
         return url?.isEmpty == false ? url : nil
@@ -50,7 +53,7 @@ package final class TestServer: @unchecked Sendable {
 
     /// A `postgres://` URL naming a new, empty schema of `url`'s database (through the
     /// session's search_path), and the schema's name.
-    package static func freshSchema(_ url: String, prefix: String = "ts") throws -> (url: String, schema: String) {
+    public static func freshSchema(_ url: String, prefix: String = "ts") throws -> (url: String, schema: String) {
         #if Postgres
         let schema = prefix + "_" + String(UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(20))
         try PGConnection(url: url).execute("CREATE SCHEMA \(schema)")
@@ -61,9 +64,9 @@ package final class TestServer: @unchecked Sendable {
     }
 
     /// This build has no PostgreSQL support.
-    package struct NoPostgres: Error {}
+    public struct NoPostgres: Error {}
 
-    package static func dropSchema(_ schema: String) {
+    public static func dropSchema(_ schema: String) {
         #if Postgres
         if let url = postgresURL, let admin = try? PGConnection(url: url) { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
         #endif
@@ -73,7 +76,7 @@ package final class TestServer: @unchecked Sendable {
     ///   - dataDirectory: where the server keeps its data; nil: a new temporary directory,
     ///     removed by `stop`.
     ///   - port: the live server's port (0: a free one).
-    package init(_ mode: Mode = .router, dataDirectory: String? = nil, port: Int = 0,
+    public init(_ mode: Mode = .router, dataDirectory: String? = nil, port: Int = 0,
                  configure: (inout LedgerAppConfiguration) -> Void = { _ in }) throws {
         self.mode = mode
         ownsDirectory = dataDirectory == nil
@@ -109,24 +112,28 @@ package final class TestServer: @unchecked Sendable {
     }
 
     /// Stops the server; removes its data (a directory it made, its PostgreSQL schema).
-    package func stop() {
+    public func stop() {
         app.stop()
         if ownsDirectory { try? FileManager.default.removeItem(atPath: dataDirectory) }
         if let schema { TestServer.dropSchema(schema) }
     }
 
-    package struct Reply: Sendable {
-        package let status: Int
-        package let headers: [String: String]
-        package let body: Data
+    /// An answer: status (0 when none came in time), header fields and body.
+    public struct Reply: Sendable {
+        public let status: Int
+        public let headers: [String: String]
+        public let body: Data
 
-        package init(status: Int, headers: [String: String], body: Data) {
+        public init(status: Int, headers: [String: String], body: Data) {
             (self.status, self.headers, self.body) = (status, headers, body)
         }
 
-        package var json: JSONValue { (try? JSONValue.parse(Array(body))) ?? .null }
-        package var code: String? { json["code"]?.stringValue }
-        package func header(_ name: String) -> String? {
+        /// The body as JSON (`.null` when it is not).
+        public var json: JSONValue { (try? JSONValue.parse(Array(body))) ?? .null }
+        /// A problem's `code`.
+        public var code: String? { json["code"]?.stringValue }
+        /// A header field, by case-insensitive name.
+        public func header(_ name: String) -> String? {
             headers.first { $0.key.lowercased() == name.lowercased() }?.value
         }
     }
@@ -134,7 +141,7 @@ package final class TestServer: @unchecked Sendable {
     /// One request; `json` is sent as the body with `Content-Type: application/json`.
     /// Blocks until the answer arrives (status 0 when none does within `timeout` seconds).
     @discardableResult
-    package func call(_ method: String, _ path: String, token: String? = nil, json: JSONValue? = nil, rawBody: Data? = nil,
+    public func call(_ method: String, _ path: String, token: String? = nil, json: JSONValue? = nil, rawBody: Data? = nil,
                       headers: [String: String] = [:], timeout: Double = 30) -> Reply {
         switch mode {
         case .live:
@@ -187,7 +194,7 @@ package final class TestServer: @unchecked Sendable {
     }
 
     /// One request over a socket to the server at `base`, through URLSession.
-    package static func request(base: String, _ method: String, _ path: String, token: String?, json: JSONValue?,
+    public static func request(base: String, _ method: String, _ path: String, token: String?, json: JSONValue?,
                                 rawBody: Data?, headers: [String: String], timeout: Double) -> Reply {
         var req = URLRequest(url: URL(string: base + path)!)
         req.httpMethod = method
@@ -214,24 +221,26 @@ package final class TestServer: @unchecked Sendable {
     }
 
     /// Creates an account and returns (accountId, token secret).
-    package func signup(_ handle: String, name: String? = nil) -> (id: String, token: String) {
+    public func signup(_ handle: String, name: String? = nil) -> (id: String, token: String) {
         let r = call("POST", "/v1/accounts", json: .object(["handle": .string(handle), "displayName": .string(name ?? handle)]))
         precondition(r.status == 201, "signup failed: \(r.status) \(String(decoding: r.body, as: UTF8.self))")
         return (r.json["account"]!["id"]!.stringValue!, r.json["token"]!["secret"]!.stringValue!)
     }
 
-    package func household(_ token: String, name: String = "Home") -> String {
+    /// Creates a household with `token` and returns its id.
+    public func household(_ token: String, name: String = "Home") -> String {
         call("POST", "/v1/households", token: token, json: .object(["name": .string(name)])).json["id"]!.stringValue!
     }
 
-    package func child(_ token: String, household: String, name: String = "Ada") -> String {
+    /// Adds a child to `household` with `token` and returns its id.
+    public func child(_ token: String, household: String, name: String = "Ada") -> String {
         call("POST", "/v1/households/\(household)/children", token: token, json: .object(["name": .string(name)])).json["id"]!.stringValue!
     }
 }
 
 extension JSONValue {
     /// Builds a JSON object from pairs, for request bodies in tests.
-    package static func obj(_ pairs: KeyValuePairs<String, JSONValue>) -> JSONValue {
+    public static func obj(_ pairs: KeyValuePairs<String, JSONValue>) -> JSONValue {
         var o = JSONObject()
         for (k, v) in pairs { o[k] = v }
         return .object(o)
