@@ -3,6 +3,7 @@ import Foundation
 @testable import LedgerClient
 import LedgerModel
 import LedgerServer
+import LedgerServerTesting
 import StoreKitJWS
 import XCTest
 
@@ -13,18 +14,16 @@ final class LedgerEntitlementTests: XCTestCase {
         let chain = try AppStoreTestMaterial.chainFiles()
         let directory = try LoopbackServer.makeDirectory("kidledger-entitlement")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var c = LedgerAppConfiguration(dataDirectory: directory + "/server", host: "127.0.0.1", port: 0)
-        c.logging = false
-        c.http.eventLoops = 1
-        c.bundleId = "com.example.kidledger"
-        c.productIds = ["pro.yearly"]
-        c.appAppleId = 1_234_567_890
-        c.trustedRootPaths = [chain.root]
-        let app = try LedgerApp(configuration: c)
-        try app.start()
+        let server = try TestServer(.live, dataDirectory: directory + "/server") { c in
+            c.http.eventLoops = 1
+            c.bundleId = "com.example.kidledger"
+            c.productIds = ["pro.yearly"]
+            c.appAppleId = 1_234_567_890
+            c.trustedRootPaths = [chain.root]
+        }
         var running = true
-        defer { if running { app.stop() } }
-        let base = URL(string: "http://127.0.0.1:\(app.port)")!
+        defer { if running { server.stop() } }
+        let base = URL(string: server.base)!
 
         var options = Ledger.Options()
         options.retry = RetryPolicy(maxAttempts: 1, baseDelay: 0.01, maxDelay: 0.01)
@@ -63,7 +62,7 @@ final class LedgerEntitlementTests: XCTestCase {
         XCTAssertEqual(status.validUntil.timeIntervalSince1970, Double(expires / 1000), "the token ends with the subscription")
 
         // Offline: the kept token answers until it expires.
-        app.stop()
+        server.stop()
         running = false
         status = try await ledger.proStatus()
         XCTAssertTrue(status.isPro); XCTAssertTrue(status.fromCache)
