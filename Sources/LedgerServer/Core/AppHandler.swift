@@ -83,7 +83,12 @@ final class AppHandler: HTTPHandler {
                RequestContext.rememberedCaller(authorization, services: services) == nil {
                 return .later { verdict in
                     let queued = self.services.offLoop { verdict(self.admission(route, head, remoteAddress: remoteAddress)) }
-                    if !queued { verdict(.refuse(Self.busy())) }
+                    if !queued {
+                        var r = Self.busy()
+                        r.routeLabel = route.template
+                        r.routeIndex = route.index
+                        verdict(.refuse(r))
+                    }
                 }
             }
             return admission(route, head, remoteAddress: remoteAddress)
