@@ -77,7 +77,8 @@ let package = Package(
         // Fakes for tests of LedgerClient and of apps (a library of its own, never linked into
         // an app): in-memory and fault-injecting transports, a seeded generator.
         .target(name: "LedgerClientTesting", dependencies: ["LedgerClient", "LedgerModel"]),
-        // Keys made in process and tokens signed with them, for IDTokenKit's tests and tools.
+        // Keys made in process and tokens signed with them, and a loopback HTTP stand-in for key
+        // sets and Apple's endpoints, for IDTokenKit's and the server's tests and tools.
         .target(name: "IDTokenKitTesting", dependencies: ["LedgerModel", "StoreKitJWS", "COpenSSL"]),
         // The App Store tests' material: a certificate chain generated with OpenSSL in the test
         // process, and the place of Apple's own files (Tests/Fixtures). Tests only.
