@@ -218,6 +218,10 @@ extension LedgerWriting {
 /// `LedgerWriting+Rules.swift`; these primitives do no checking of their own beyond the
 /// database's constraints.
 package protocol LedgerWriting: LedgerReading, AccountAccessWriting {
+    /// The changes of this write are made by the device holding `token` (`StorageCommit.author`):
+    /// they wake every other device of the household, not that one.
+    func attributeChanges(to token: String)
+
     // MARK: accounts and tokens
     /// The rules looked the handle up first; a handle taken meanwhile by a concurrent write
     /// fails on the database's unique key (and the write runs again where it may).

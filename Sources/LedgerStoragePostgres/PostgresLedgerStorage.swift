@@ -194,6 +194,12 @@ package final class PostgresLedgerStorage: LedgerStorage {
             return (e.lostARace ? .race : .write, e.statementTag ?? index)
         }
 
+        func queueWakes(for commit: StorageCommit) throws -> Int {
+            guard !commit.touched.isEmpty else { return 0 }
+            tx.sendDeferred()
+            return try tx.queuePushWakes(for: commit, now: Timestamp.nowMs())
+        }
+
         func commit() { tx.sendDeferred() }
 
         /// `PGConnection.transaction` rolls the connection's transaction back.
@@ -248,13 +254,17 @@ package final class PostgresLedgerStorage: LedgerStorage {
                 return try mapped {
                     try pool.with { db in
                         let tx = PostgresLedgerTransaction(db, writing: true)
+                        var wakes = 0
                         let value = try db.transaction(.readCommitted) {
                             let value = try body(tx)
                             tx.sendDeferred()
+                            // The push wakes of its changes, in its transaction.
+                            wakes = try tx.queuePushWakes(for: tx.currentEffects, now: Timestamp.nowMs())
                             return value
                         }
                         var effects = tx.takeEffects()
                         effects.writes = 1
+                        effects.wakesQueued = wakes
                         return (value, effects)
                     }
                 }

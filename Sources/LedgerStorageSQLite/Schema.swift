@@ -463,6 +463,33 @@ enum Schema {
             reserved_until INTEGER NOT NULL
         ) WITHOUT ROWID;
         """),
+        // Push: a device token's registration with a Matrix push gateway, and the wake
+        // outbox, written in the transaction of the change that wakes: one row per device and
+        // household (later changes update it), due when the device's quiet time ends, taken
+        // for an attempt by moving its due time to the lease's end.
+        Migration(version: 14, sql: """
+        CREATE TABLE push_registrations (
+            token_id TEXT PRIMARY KEY REFERENCES tokens(id),
+            account_id TEXT NOT NULL,
+            app_id TEXT NOT NULL,
+            push_key TEXT NOT NULL,
+            gateway TEXT NOT NULL,
+            registered_at INTEGER NOT NULL,
+            quiet_until INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+        CREATE INDEX push_registrations_account ON push_registrations(account_id);
+        CREATE UNIQUE INDEX push_registrations_key ON push_registrations(app_id, push_key);
+        CREATE TABLE push_wakes (
+            token_id TEXT NOT NULL REFERENCES push_registrations(token_id) ON DELETE CASCADE,
+            household_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            due_at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            queued_at INTEGER NOT NULL,
+            PRIMARY KEY (token_id, household_id)
+        );
+        CREATE INDEX push_wakes_due ON push_wakes(due_at);
+        """),
     ]
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerModel
 import SQLiteKit
 import Synchronization
 import SystemKit
@@ -305,6 +306,12 @@ package final class WriteQueue: Sendable {
         func judge(_ error: any Error, write index: Int) -> (GroupCommit.Failure, culprit: Int) {
             guard db.isInTransaction, !((error as? SQLiteError)?.isFull ?? false) else { return (.batch, index) }
             return (error is any WriteRefusal ? .refusal : .write, index)
+        }
+
+        func queueWakes(for commit: StorageCommit) throws -> Int {
+            guard !commit.touched.isEmpty else { return 0 }
+            try state?.flush(db, beforeOtherStatements: false)
+            return try SQLiteLedgerTransaction(db).queuePushWakes(for: commit, now: Timestamp.nowMs())
         }
 
         func commit() throws {
