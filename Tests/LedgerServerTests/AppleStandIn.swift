@@ -3,15 +3,17 @@ import Glibc
 import Synchronization
 
 /// A loopback stand-in for the HTTP endpoints the server calls out to: Apple's
-/// `/auth/token` and `/auth/revoke`, and a provider's key set. One request per
-/// connection; each path answers the status and body set for it (404 otherwise); every
-/// request is recorded with its form body decoded.
+/// `/auth/token` and `/auth/revoke`, a provider's key set, a Matrix push gateway. One
+/// request per connection; each path answers the status and body set for it (404
+/// otherwise), after the delay set for it; every request is recorded with its form body
+/// decoded and the time it arrived.
 final class AppleStandIn: Sendable {
     struct Request: Sendable {
         let method: String
         let path: String
         let headers: [String: String]
         let body: String
+        let receivedAt: Date
         /// `application/x-www-form-urlencoded` members of the body.
         var form: [String: String] {
             var out: [String: String] = [:]
@@ -27,16 +29,21 @@ final class AppleStandIn: Sendable {
 
     let port: UInt16
     private let listener: Int32
-    private let state = Mutex<(answers: [String: (Int, [UInt8])], requests: [Request], stopped: Bool)>(([:], [], false))
+    private let state = Mutex<(answers: [String: (Int, [UInt8])], delays: [String: Double], requests: [Request], stopped: Bool)>(
+        ([:], [:], [], false))
     private let finished = DispatchSemaphore(value: 0)
 
-    init() throws {
+    /// Listens on `port` of 127.0.0.1 (0: an ephemeral one; another: one a stand-in that
+    /// stopped had, to come back where the server calls).
+    init(port wanted: UInt16 = 0) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        address.sin_port = wanted.bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
@@ -62,6 +69,9 @@ final class AppleStandIn: Sendable {
     }
 
     func answer(_ path: String, status: Int = 200, json: String) { answer(path, status: status, body: Array(json.utf8)) }
+
+    /// Answers `path` only after `seconds` from now on (a slow endpoint).
+    func delay(_ path: String, seconds: Double) { state.withLock { $0.delays[path] = seconds } }
 
     var requests: [Request] { state.withLock { $0.requests } }
     func requests(_ path: String) -> [Request] { requests.filter { $0.path == path } }
@@ -120,10 +130,12 @@ final class AppleStandIn: Sendable {
         let method = requestLine.first.map(String.init) ?? ""
         let path = requestLine.count > 1 ? String(requestLine[1]) : ""
         let body = String(decoding: data[(end + 4)...].prefix(contentLength), as: UTF8.self)
-        let (status, answer) = state.withLock { s in
-            s.requests.append(Request(method: method, path: path, headers: headers, body: body))
-            return s.answers[path] ?? (404, Array(#"{"error":"not_found"}"#.utf8))
+        let (status, answer, delay) = state.withLock { s in
+            s.requests.append(Request(method: method, path: path, headers: headers, body: body, receivedAt: Date()))
+            let (status, answer) = s.answers[path] ?? (404, Array(#"{"error":"not_found"}"#.utf8))
+            return (status, answer, s.delays[path] ?? 0)
         }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         let response = Array("HTTP/1.1 \(status) X\r\nContent-Type: application/json\r\nContent-Length: \(answer.count)\r\nConnection: close\r\n\r\n".utf8) + answer
         var sent = 0
         while sent < response.count {
