@@ -12,10 +12,12 @@ enum LoopbackServer {
     }
 
     /// Starts a server with its database in `directory/server`; port 0 picks a free one.
-    static func start(in directory: String, port: Int = 0) throws -> LedgerApp {
+    static func start(in directory: String, port: Int = 0,
+                      configure: (inout LedgerAppConfiguration) -> Void = { _ in }) throws -> LedgerApp {
         var c = LedgerAppConfiguration(dataDirectory: directory + "/server", host: "127.0.0.1", port: port)
         c.logging = false
         c.http.eventLoops = 1
+        configure(&c)
         let app = try LedgerApp(configuration: c)
         try app.start()
         return app

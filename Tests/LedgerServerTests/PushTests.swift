@@ -72,7 +72,7 @@ final class PushTests: XCTestCase {
         notifications.filter { $0["notification"]?["devices"]?.arrayValue?.first?["pushkey"]?.stringValue == key }
     }
 
-    func eventually(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) rethrows {
+    func eventually(_ what: String, seconds: Double = 10, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if try condition() { return }
