@@ -33,7 +33,7 @@ extension PostgresLedgerTransaction: PushWriting {
     }
 
     func pushOutboxDepth() throws -> Int {
-        Int(try db.queryOne("SELECT count(*) FROM push_wakes")?.int(0) ?? 0)
+        Int(try db.queryOne("SELECT count(*) FROM push_wakes WHERE due_at IS NOT NULL")?.int(0) ?? 0)
     }
 
     func upsertPushRegistration(_ r: PushRegistration) throws {
@@ -58,17 +58,19 @@ extension PostgresLedgerTransaction: PushWriting {
     func queuePushWakes(household: String, except author: String?, now: Int64) throws -> Int {
         Int(try db.query("""
             INSERT INTO push_wakes (token_id, household_id, seq, due_at, queued_at)
-            SELECT r.token_id, h.id, h.seq, GREATEST($3, r.quiet_until), $3
+            SELECT r.token_id, h.id, h.seq, $3, $3
             FROM households h JOIN push_registrations r ON r.account_id IN (\(Self.membersSQL))
             WHERE h.id = $1 AND r.token_id IS DISTINCT FROM $2::uuid
-            ON CONFLICT (token_id, household_id) DO UPDATE SET seq = GREATEST(push_wakes.seq, excluded.seq)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET seq = GREATEST(push_wakes.seq, excluded.seq),
+                queued_at = CASE WHEN push_wakes.due_at IS NULL THEN excluded.queued_at ELSE push_wakes.queued_at END,
+                due_at = COALESCE(push_wakes.due_at, GREATEST(excluded.due_at, push_wakes.quiet_until))
             """, [.uuid(household), .optionalUUID(author), .timestamp(ms: now)]).affectedRows)
     }
 
     func claimPushWakes(now: Int64, lease: Int64, limit: Int) throws -> PushWakeClaim {
         let taken = try db.query("""
             UPDATE push_wakes w SET due_at = $2
-            FROM (SELECT token_id, household_id FROM push_wakes WHERE due_at <= $1 ORDER BY due_at LIMIT $3
+            FROM (SELECT token_id, household_id FROM push_wakes WHERE due_at IS NOT NULL AND due_at <= $1 ORDER BY due_at LIMIT $3
                   FOR UPDATE SKIP LOCKED) c
             WHERE w.token_id = c.token_id AND w.household_id = c.household_id
             RETURNING w.token_id, w.household_id, w.seq, w.attempts, w.queued_at
@@ -94,11 +96,11 @@ extension PostgresLedgerTransaction: PushWriting {
     }
 
     func finishPushWake(token: String, household: String, sentSeq: Int64, quietUntil: Int64) throws {
-        try db.query("DELETE FROM push_wakes WHERE token_id = $1 AND household_id = $2 AND seq <= $3",
-                     [.uuid(token), .uuid(household), .int(sentSeq)])
-        try db.query("UPDATE push_wakes SET due_at = $3, attempts = 0, queued_at = $3 WHERE token_id = $1 AND household_id = $2",
-                     [.uuid(token), .uuid(household), .timestamp(ms: quietUntil)])
-        try db.query("UPDATE push_registrations SET quiet_until = $2 WHERE token_id = $1", [.uuid(token), .timestamp(ms: quietUntil)])
+        try db.query("""
+            UPDATE push_wakes SET sent_seq = $3, attempts = 0, quiet_until = $4,
+                due_at = CASE WHEN seq > $3 THEN $4 END, queued_at = CASE WHEN seq > $3 THEN $4 ELSE queued_at END
+            WHERE token_id = $1 AND household_id = $2
+            """, [.uuid(token), .uuid(household), .int(sentSeq), .timestamp(ms: quietUntil)])
     }
 
     func postponePushWake(token: String, household: String, to at: Int64) throws {

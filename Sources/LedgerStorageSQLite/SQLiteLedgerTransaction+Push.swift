@@ -30,7 +30,7 @@ extension SQLiteLedgerTransaction: PushWriting {
     }
 
     func pushOutboxDepth() throws -> Int {
-        Int(try db.queryOne("SELECT count(*) FROM push_wakes")?.int(0) ?? 0)
+        Int(try db.queryOne("SELECT count(*) FROM push_wakes WHERE due_at IS NOT NULL")?.int(0) ?? 0)
     }
 
     func upsertPushRegistration(_ r: PushRegistration) throws {
@@ -55,10 +55,12 @@ extension SQLiteLedgerTransaction: PushWriting {
         let db = try self.db
         try db.run("""
             INSERT INTO push_wakes (token_id, household_id, seq, due_at, queued_at)
-            SELECT r.token_id, h.id, h.seq, MAX(?3, r.quiet_until), ?3
+            SELECT r.token_id, h.id, h.seq, ?3, ?3
             FROM households h JOIN push_registrations r ON r.account_id IN (\(Self.membersSQL))
             WHERE h.id = ?1 AND r.token_id IS NOT ?2
-            ON CONFLICT (token_id, household_id) DO UPDATE SET seq = MAX(seq, excluded.seq)
+            ON CONFLICT (token_id, household_id) DO UPDATE SET seq = MAX(seq, excluded.seq),
+                queued_at = CASE WHEN due_at IS NULL THEN excluded.queued_at ELSE queued_at END,
+                due_at = COALESCE(due_at, MAX(excluded.due_at, quiet_until))
             """, [.text(household), author.map { .text($0) } ?? .null, .integer(now)])
         return db.changes
     }
@@ -67,7 +69,7 @@ extension SQLiteLedgerTransaction: PushWriting {
         let db = try self.db
         let taken = try db.query("""
             UPDATE push_wakes SET due_at = ?2
-            WHERE rowid IN (SELECT rowid FROM push_wakes WHERE due_at <= ?1 ORDER BY due_at LIMIT ?3)
+            WHERE rowid IN (SELECT rowid FROM push_wakes WHERE due_at IS NOT NULL AND due_at <= ?1 ORDER BY due_at LIMIT ?3)
             RETURNING token_id, household_id, seq, attempts, queued_at
             """, [.integer(now), .integer(lease), .int(limit)])
         var wakes: [PushWake] = [], dropped = 0
@@ -92,11 +94,11 @@ extension SQLiteLedgerTransaction: PushWriting {
 
     func finishPushWake(token: String, household: String, sentSeq: Int64, quietUntil: Int64) throws {
         let db = try self.db
-        try db.run("DELETE FROM push_wakes WHERE token_id = ? AND household_id = ? AND seq <= ?",
-                   [.text(token), .text(household), .integer(sentSeq)])
-        try db.run("UPDATE push_wakes SET due_at = ?3, attempts = 0, queued_at = ?3 WHERE token_id = ?1 AND household_id = ?2",
-                   [.text(token), .text(household), .integer(quietUntil)])
-        try db.run("UPDATE push_registrations SET quiet_until = ? WHERE token_id = ?", [.integer(quietUntil), .text(token)])
+        try db.run("""
+            UPDATE push_wakes SET sent_seq = ?3, attempts = 0, quiet_until = ?4,
+                due_at = CASE WHEN seq > ?3 THEN ?4 END, queued_at = CASE WHEN seq > ?3 THEN ?4 ELSE queued_at END
+            WHERE token_id = ?1 AND household_id = ?2
+            """, [.text(token), .text(household), .integer(sentSeq), .integer(quietUntil)])
     }
 
     func postponePushWake(token: String, household: String, to at: Int64) throws {

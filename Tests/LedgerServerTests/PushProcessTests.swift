@@ -27,7 +27,7 @@ final class PushProcessTests: XCTestCase {
     private func startServer(dataDir: String, gateway: String, databaseURL: String?, minInterval: String = "0") throws -> ServerProcess {
         var args = ["--log-level", "warning", "--registrations-per-hour", "0", "--auth-failures-per-minute", "100000",
                     "--push-gateway", gateway, "--push-min-interval", minInterval, "--push-retry-seconds", "0.05",
-                    "--push-retry-max-seconds", "0.1", "--push-poll-seconds", "0.05", "--push-timeout", "2"]
+                    "--push-retry-max-seconds", "0.1", "--push-poll-seconds", "0.05", "--push-timeout", "0.5"]
         if let databaseURL { args += ["--database-url", databaseURL] }
         let s = try ServerProcess(binary: try ServerProcess.binary(), dataDir: dataDir, arguments: args)
         servers.append(s)

@@ -81,7 +81,8 @@ final class PushTests: XCTestCase {
         XCTFail("not within \(seconds) s: \(what)")
     }
 
-    func outboxRows() throws -> Int64 { try s.int("SELECT count(*) FROM push_wakes") }
+    /// Wakes due or in flight.
+    func outboxRows() throws -> Int64 { try s.int("SELECT count(*) FROM push_wakes WHERE due_at IS NOT NULL") }
 
     /// Mum (owner) with a household and a child, and Dad, an accepted participant.
     func family() -> (mum: String, dad: (id: String, token: String), household: String, child: String) {

@@ -43,7 +43,7 @@ final class PushWakeSender: Sendable {
         retryBase = max(0.001, c.pushRetrySeconds)
         retryMax = max(retryBase, c.pushRetryMaxSeconds)
         pollInterval = max(0.01, c.pushPollSeconds)
-        lease = c.pushTimeout * 2 + 5
+        lease = c.pushTimeout * 2 + 1
         self.client = client ?? URLSessionPushGatewayClient(timeout: c.pushTimeout)
         self.logger = logger
     }
