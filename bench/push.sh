@@ -2,8 +2,9 @@
 # Push wake benchmarks (figures, not timed tests):
 #  1. commit -> wake at a loopback gateway: p50/p99 over SAMPLES writes, one push device,
 #     --push-min-interval 0 (each write its own wake);
-#  2. durable POST …/transactions throughput (wrk, 64 connections) with push off, then with
-#     10 push devices in the household (default --push-min-interval 10 s, gateway answering);
+#  2. durable POST …/transactions throughput (wrk, 64 connections) with push off and with
+#     10 push devices in the household (default --push-min-interval 10 s, gateway answering),
+#     in turn, twice (each run on a fresh server and data folder);
 #  3. the outbox while the gateway is down: the same load for the same time against a gateway
 #     that refuses connections; the outbox depth afterwards (one wake per device is the bound)
 #     and how many wakes the commits queued or updated meanwhile.
@@ -42,10 +43,7 @@ serve latency --push-gateway "$notify" --push-min-interval 0
 GATEWAY_PORT=$gateway_port python3 "$repo/bench/push.py" latency "$base" "$samples"
 stop
 
-echo "== 2. durable POST throughput, wrk -t2 -c64 -d$duration"
-serve off
-off=$(post_load 0 -)
-stop
+echo "== 2. durable POST throughput, wrk -t2 -c64 -d$duration, push off and on in turn, twice"
 python3 -c "
 import http.server, json
 class H(http.server.BaseHTTPRequestHandler):
@@ -57,12 +55,17 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.ThreadingHTTPServer(('127.0.0.1', $gateway_port), H).serve_forever()" &
 gateway_pid=$!
 pids+=("$gateway_pid")
-serve on --push-gateway "$notify"
-on=$(post_load 10 default)
-sent=$(metric kidledger_push_wakes_sent_total)
-stop
+for round in 1 2; do
+  serve "off$round"
+  off=$(post_load 0 -)
+  stop
+  serve "on$round" --push-gateway "$notify"
+  on=$(post_load 10 default)
+  sent=$(metric kidledger_push_wakes_sent_total)
+  stop
+  python3 -c "print(f'round $round: push off {float(\"$off\"):.0f} req/s; 10 push devices {float(\"$on\"):.0f} req/s ({(float(\"$on\") / float(\"$off\") - 1) * 100:+.1f} %), {int(float(\"$sent\"))} wakes sent')"
+done
 kill "$gateway_pid"; wait "$gateway_pid" 2>/dev/null || true
-python3 -c "print(f'push off: {float(\"$off\"):.0f} req/s; 10 push devices: {float(\"$on\"):.0f} req/s ({(float(\"$on\") / float(\"$off\") - 1) * 100:+.1f} %), {int(float(\"$sent\"))} wakes sent')"
 
 echo "== 3. the outbox while the gateway is down (connections refused), same load"
 serve down --push-gateway "$notify" --push-retry-seconds 0.1 --push-retry-max-seconds 1
