@@ -28,6 +28,10 @@ package protocol LedgerStorage: Sendable {
     /// Whether it can serve now.
     func readiness() -> StorageReadiness
 
+    /// Whether commits queue push wakes (`LedgerWriting.queuePushWakes(for:now:)`); off by
+    /// default, on while a push gateway is configured.
+    var pushWakes: PushWakeSwitch { get }
+
     /// Runs `body` on the calling thread against one snapshot.
     func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T
 

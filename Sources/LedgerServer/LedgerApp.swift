@@ -32,6 +32,8 @@ public final class LedgerApp: Sendable {
             backend = try LedgerApp.openSQLite(configuration, notifier: notifier, readCache: readCache,
                                                metrics: metrics, logger: logger, push: push)
         }
+        // Without a gateway, commits queue no wakes (nobody would send them).
+        backend.storage.pushWakes.set(push != nil)
         let subscriptions = try SubscriptionService.make(configuration)
         let identity: IdentityService
         do { identity = try IdentityService(configuration: configuration, storage: backend.storage, logger: logger) } catch {

@@ -7,12 +7,15 @@ import XCTest
 /// The wake outbox at the storage seam (both backends), with times chosen by the test: one
 /// row per device and household, coalesced while due or in flight, quiet after an answer,
 /// never for the device that made the change. The server here has no gateway, so no sender
-/// takes wakes behind the test's back (changes queue them all the same).
+/// takes wakes behind the test's back (its storage is told to queue them all the same).
 final class PushOutboxTests: XCTestCase {
     var s: TestServer!
     var storage: any LedgerStorage { s.app.services.storage }
 
-    override func setUpWithError() throws { s = try TestServer() }
+    override func setUpWithError() throws {
+        s = try TestServer()
+        s.app.services.storage.pushWakes.set(true)
+    }
     override func tearDown() { s?.stop() }
 
     func caller(_ token: String) -> Caller {
@@ -33,6 +36,22 @@ final class PushOutboxTests: XCTestCase {
     }
 
     func depth() throws -> Int { try storage.read { try $0.pushReading().pushOutboxDepth() } }
+
+    func testWithoutAGatewayCommitsQueueNothing() throws {
+        let mum = s.signup("mum").token
+        let h = s.household(mum)
+        let child = s.child(mum, household: h)
+        let dad = s.joinedParticipant(h, owner: mum, handle: "dad")
+        try register(caller(dad.token))
+        s.app.services.storage.pushWakes.set(false)
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/children/\(child)/transactions", token: mum,
+                              json: .obj(["amountCents": 1])).status, 201)
+        XCTAssertEqual(try depth(), 0)
+        s.app.services.storage.pushWakes.set(true)
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/children/\(child)/transactions", token: mum,
+                              json: .obj(["amountCents": 1])).status, 201)
+        XCTAssertEqual(try depth(), 1)
+    }
 
     func testTheOutboxCoalescesPerDeviceAndKeepsTheQuietTime() throws {
         let mum = s.signup("mum").token
