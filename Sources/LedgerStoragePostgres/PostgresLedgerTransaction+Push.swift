@@ -37,9 +37,10 @@ extension PostgresLedgerTransaction: PushWriting {
     }
 
     func upsertPushRegistration(_ r: PushRegistration) throws {
-        // A key moves with its device: another token holding it (the device signed in again) lets go.
-        try db.query("DELETE FROM push_registrations WHERE app_id = $1 AND push_key = $2 AND token_id <> $3",
-                     [.text(r.appId), .text(r.pushKey), .uuid(r.tokenId)])
+        // A key moves with its device: another token of the account holding it (the app was
+        // installed again) lets go. Another account's registration of the key is left alone.
+        try db.query("DELETE FROM push_registrations WHERE account_id = $4 AND app_id = $1 AND push_key = $2 AND token_id <> $3",
+                     [.text(r.appId), .text(r.pushKey), .uuid(r.tokenId), .uuid(r.accountId)])
         try db.query("""
             INSERT INTO push_registrations (token_id, account_id, app_id, push_key, gateway, registered_at)
             VALUES ($1, $2, $3, $4, $5, $6)

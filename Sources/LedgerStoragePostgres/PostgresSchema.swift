@@ -278,7 +278,7 @@ enum PostgresSchema {
             registered_at timestamptz NOT NULL
         );
         CREATE INDEX push_registrations_account ON push_registrations(account_id);
-        CREATE UNIQUE INDEX push_registrations_key ON push_registrations(app_id, push_key);
+        CREATE UNIQUE INDEX push_registrations_key ON push_registrations(account_id, app_id, push_key);
         CREATE TABLE push_wakes (
             token_id uuid NOT NULL REFERENCES push_registrations(token_id) ON DELETE CASCADE,
             household_id uuid NOT NULL,

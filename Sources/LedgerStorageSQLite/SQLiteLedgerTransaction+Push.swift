@@ -34,9 +34,10 @@ extension SQLiteLedgerTransaction: PushWriting {
     }
 
     func upsertPushRegistration(_ r: PushRegistration) throws {
-        // A key moves with its device: another token holding it (the device signed in again) lets go.
-        try db.run("DELETE FROM push_registrations WHERE app_id = ? AND push_key = ? AND token_id <> ?",
-                   [.text(r.appId), .text(r.pushKey), .text(r.tokenId)])
+        // A key moves with its device: another token of the account holding it (the app was
+        // installed again) lets go. Another account's registration of the key is left alone.
+        try db.run("DELETE FROM push_registrations WHERE account_id = ? AND app_id = ? AND push_key = ? AND token_id <> ?",
+                   [.text(r.accountId), .text(r.appId), .text(r.pushKey), .text(r.tokenId)])
         try db.run("""
             INSERT INTO push_registrations (\(Self.registrationColumns)) VALUES (?, ?, ?, ?, ?, ?)
             ON CONFLICT (token_id) DO UPDATE SET app_id = excluded.app_id, push_key = excluded.push_key,

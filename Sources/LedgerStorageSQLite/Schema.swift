@@ -479,7 +479,7 @@ enum Schema {
             registered_at INTEGER NOT NULL
         ) WITHOUT ROWID;
         CREATE INDEX push_registrations_account ON push_registrations(account_id);
-        CREATE UNIQUE INDEX push_registrations_key ON push_registrations(app_id, push_key);
+        CREATE UNIQUE INDEX push_registrations_key ON push_registrations(account_id, app_id, push_key);
         CREATE TABLE push_wakes (
             token_id TEXT NOT NULL REFERENCES push_registrations(token_id) ON DELETE CASCADE,
             household_id TEXT NOT NULL,

@@ -24,10 +24,13 @@ final class PushProcessTests: XCTestCase {
 
     /// A server process sending wakes to `gateway` (retries and intervals in milliseconds),
     /// over `databaseURL` (nil: SQLite in `dataDir`).
-    private func startServer(dataDir: String, gateway: String, databaseURL: String?, minInterval: String = "0") throws -> ServerProcess {
+    /// `timeout`: of a gateway call; a call the gateway answers after it is sent again (at
+    /// least once), so a test that counts sends gives the loaded machine room.
+    private func startServer(dataDir: String, gateway: String, databaseURL: String?, minInterval: String = "0",
+                             timeout: String = "0.5") throws -> ServerProcess {
         var args = ["--log-level", "warning", "--registrations-per-hour", "0", "--auth-failures-per-minute", "100000",
                     "--push-gateway", gateway, "--push-min-interval", minInterval, "--push-retry-seconds", "0.05",
-                    "--push-retry-max-seconds", "0.1", "--push-poll-seconds", "0.05", "--push-timeout", "0.5"]
+                    "--push-retry-max-seconds", "0.1", "--push-poll-seconds", "0.05", "--push-timeout", timeout]
         if let databaseURL { args += ["--database-url", databaseURL] }
         let s = try ServerProcess(binary: try ServerProcess.binary(), dataDir: dataDir, arguments: args)
         servers.append(s)
@@ -121,8 +124,10 @@ final class PushProcessTests: XCTestCase {
         defer { gateway.stop() }
         gateway.answer(Self.notifyPath, json: "{}")
         let notify = gateway.base + Self.notifyPath
-        let a = LoopbackHTTP(port: try startServer(dataDir: newDataDir(), gateway: notify, databaseURL: url, minInterval: "30").port)
-        let b = LoopbackHTTP(port: try startServer(dataDir: newDataDir(), gateway: notify, databaseURL: url, minInterval: "30").port)
+        let a = LoopbackHTTP(port: try startServer(dataDir: newDataDir(), gateway: notify, databaseURL: url, minInterval: "30",
+                                                   timeout: "10").port)
+        let b = LoopbackHTTP(port: try startServer(dataDir: newDataDir(), gateway: notify, databaseURL: url, minInterval: "30",
+                                                   timeout: "10").port)
         let keys = (0..<10).map { _ in Self.key() }
         let f = try family(a, keys: keys)
         for i in 0..<20 { add(i % 2 == 0 ? a : b, f) }

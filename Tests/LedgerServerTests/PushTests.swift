@@ -129,6 +129,16 @@ final class PushTests: XCTestCase {
         }
         XCTAssertEqual(s.call("GET", "/v1/tokens", token: dad).json["items"]?.arrayValue?.first?["push"], .null)
 
+        // Another account registering the same key takes nothing from Mum; Mum's other token
+        // registering her phone's key takes it over (the app was installed again).
+        let mumKey = Self.key()
+        XCTAssertEqual(register(mum, key: mumKey).status, 204)
+        XCTAssertEqual(register(dad, key: mumKey).status, 204)
+        XCTAssertEqual(s.call("GET", "/v1/tokens", token: mum).json["items"]!.arrayValue!.filter { $0["push"] != .null }.count, 2)
+        XCTAssertEqual(register(mum, key: mumKey, tokenId: secondId).status, 204)
+        let holders = s.call("GET", "/v1/tokens", token: mum).json["items"]!.arrayValue!.filter { $0["push"] != .null }
+        XCTAssertEqual(holders.compactMap { $0["id"]?.stringValue }, [secondId], "the key moved to the other token")
+
         // A revoked token cannot be registered again.
         XCTAssertEqual(s.call("DELETE", "/v1/tokens/\(secondId)", token: mum).status, 204)
         XCTAssertEqual(register(mum, key: Self.key(), tokenId: secondId).status, 404)

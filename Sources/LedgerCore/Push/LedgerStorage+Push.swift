@@ -11,7 +11,8 @@ package protocol PushReading {
 /// device and household, kept with the device's quiet time, so it never holds more than
 /// that, whatever the write rate).
 package protocol PushWriting: PushReading {
-    /// Registers (or replaces) the token's push key.
+    /// Registers (or replaces) the token's push key; another token of the same account that
+    /// held the key lets go of it.
     func upsertPushRegistration(_ registration: PushRegistration) throws
     /// Unregisters the token (its waiting wakes go with it); whether it was registered. With
     /// `pushKey`, only while the token is still registered with that key.
