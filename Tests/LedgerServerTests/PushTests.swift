@@ -297,6 +297,10 @@ final class PushTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(gaps[0], 0.04, "waits the base delay: \(gaps)")
         XCTAssertGreaterThan(gaps[2], gaps[0], "the delay grows: \(gaps)")
         XCTAssertEqual(try outboxRows(), 1, "one wake waits, however many attempts")
+        // Parents keep writing while the gateway is down: still one wake for the device.
+        for _ in 0..<20 { add(f.mum, f.household, f.child) }
+        XCTAssertEqual(try outboxRows(), 1, "one wake waits, however many changes")
+        XCTAssertEqual(try s.int("SELECT count(*) FROM push_wakes"), 1)
         gateway.answer(Self.notifyPath, json: "{}")
         try eventually("taken once the gateway is back") { try outboxRows() == 0 }
         let n = notifications.count
