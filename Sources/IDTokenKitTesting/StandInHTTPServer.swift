@@ -6,9 +6,10 @@ import Darwin
 #endif
 
 /// A loopback stand-in for the HTTP endpoints a server or client calls out to in tests (a
-/// provider's key set, Apple's `/auth/token` and `/auth/revoke`): HTTP/1.1 on 127.0.0.1 and
-/// an ephemeral port, one request per connection. Each path answers the status and JSON body
-/// set for it, any other path the fallback; every request is recorded with its body.
+/// provider's key set, Apple's `/auth/token` and `/auth/revoke`, a Matrix push gateway):
+/// HTTP/1.1 on 127.0.0.1, one request per connection. Each path answers the status and JSON
+/// body set for it (any other path the fallback), after the delay set for it; every request
+/// is recorded with its body and the time it arrived.
 public final class StandInHTTPServer: @unchecked Sendable {
     public struct Request: Sendable {
         public let method: String
@@ -17,6 +18,7 @@ public final class StandInHTTPServer: @unchecked Sendable {
         /// Field names in lower case.
         public let headers: [String: String]
         public let body: String
+        public let receivedAt: Date
 
         /// `application/x-www-form-urlencoded` members of the body.
         public var form: [String: String] {
@@ -35,14 +37,16 @@ public final class StandInHTTPServer: @unchecked Sendable {
     private let listener: Int32
     private let lock = NSLock()
     private var answers: [String: (status: Int, body: [UInt8])] = [:]
+    private var delays: [String: Double] = [:]
     private var fallback: (status: Int, body: [UInt8])
     private var received: [Request] = []
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Starts serving; paths without an answer of their own get `status` and `body`
-    /// (default 404 `{"error":"not_found"}`).
-    public init(status: Int = 404, body: [UInt8] = Array(#"{"error":"not_found"}"#.utf8)) throws {
+    /// Starts serving on `port` of 127.0.0.1 (0: an ephemeral one; another: the port of a
+    /// stand-in that stopped, to come back where the caller calls); paths without an answer of
+    /// their own get `status` and `body` (default 404 `{"error":"not_found"}`).
+    public init(port wanted: UInt16 = 0, status: Int = 404, body: [UInt8] = Array(#"{"error":"not_found"}"#.utf8)) throws {
         fallback = (status, body)
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -50,10 +54,12 @@ public final class StandInHTTPServer: @unchecked Sendable {
         let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw POSIXError(.EIO) }
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
+        address.sin_port = wanted.bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
@@ -82,6 +88,9 @@ public final class StandInHTTPServer: @unchecked Sendable {
     }
 
     public func answer(_ path: String, status: Int = 200, json: String) { answer(path, status: status, body: Array(json.utf8)) }
+
+    /// Answers `path` only after `seconds` from now on (a slow endpoint).
+    public func delay(_ path: String, seconds: Double) { locked { delays[path] = seconds } }
 
     /// Answers every path without an answer of its own with `status` and `body` from now on.
     public func respond(status: Int, body: [UInt8]) { locked { fallback = (status, body) } }
@@ -155,10 +164,12 @@ public final class StandInHTTPServer: @unchecked Sendable {
         let method = requestLine.first.map(String.init) ?? ""
         let path = requestLine.count > 1 ? String(requestLine[1]) : ""
         let body = String(decoding: data[(end + 4)...].prefix(contentLength), as: UTF8.self)
-        let (status, answer) = locked { () -> (Int, [UInt8]) in
-            received.append(Request(method: method, path: path, headers: headers, body: body))
-            return answers[path] ?? fallback
+        let (status, answer, delay) = locked { () -> (Int, [UInt8], Double) in
+            received.append(Request(method: method, path: path, headers: headers, body: body, receivedAt: Date()))
+            let (status, answer) = answers[path] ?? fallback
+            return (status, answer, delays[path] ?? 0)
         }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         let response = Array("HTTP/1.1 \(status) X\r\nContent-Type: application/json\r\nContent-Length: \(answer.count)\r\nConnection: close\r\n\r\n".utf8) + answer
         var sent = 0
         while sent < response.count {

@@ -28,6 +28,10 @@ package protocol LedgerStorage: Sendable {
     /// Whether it can serve now.
     func readiness() -> StorageReadiness
 
+    /// Whether commits queue push wakes (`LedgerWriting.queuePushWakes(for:now:)`); off by
+    /// default, on while a push gateway is configured.
+    var pushWakes: PushWakeSwitch { get }
+
     /// Runs `body` on the calling thread against one snapshot.
     func read<T>(_ body: (any LedgerReading) throws -> T) throws -> T
 
@@ -218,6 +222,10 @@ extension LedgerWriting {
 /// `LedgerWriting+Rules.swift`; these primitives do no checking of their own beyond the
 /// database's constraints.
 package protocol LedgerWriting: LedgerReading, AccountAccessWriting {
+    /// The changes of this write are made by the device holding `token` (`StorageCommit.author`):
+    /// they wake every other device of the household, not that one.
+    func attributeChanges(to token: String)
+
     // MARK: accounts and tokens
     /// The rules looked the handle up first; a handle taken meanwhile by a concurrent write
     /// fails on the database's unique key (and the write runs again where it may).

@@ -19,6 +19,8 @@ package struct TokenRecord: Sendable, Equatable {
     package var deviceName: String
     package var createdAt: Int64
     package var lastUsedAt: Int64?
+    /// Its push registration, where a list asked for it (`GET /v1/tokens`).
+    package var push: PushRegistration?
 
     @usableFromInline package init(id: String, accountId: String, deviceName: String, createdAt: Int64, lastUsedAt: Int64? = nil) {
         (self.id, self.accountId, self.deviceName, self.createdAt) = (id, accountId, deviceName, createdAt)

@@ -8,7 +8,7 @@ extension LedgerApp {
     /// touches storage on a fixed set of worker threads, and wires the change bus to this
     /// process's long-polls and token cache so commits of other processes reach them.
     static func openPostgres(url: String, _ configuration: LedgerAppConfiguration, notifier: ChangeNotifier,
-                             readCache: ReadCache, metrics: Metrics, logger: Logger) throws -> StorageBackend {
+                             readCache: ReadCache, metrics: Metrics, logger: Logger, push: PushWakeSender?) throws -> StorageBackend {
         if let problem = LedgerAppConfiguration.databaseURLProblem(url) {
             throw AdminCommands.Failure(description: "--database-url " + problem)
         }
@@ -16,8 +16,8 @@ extension LedgerApp {
         let workers = WorkerPool(name: "kl-worker", threads: connections, maxQueued: 4096)
         let hooks = PostgresLedgerStorage.CommitHooks(local: { commit in
             metrics.recordCommit(jobs: commit.writes)
-            apply(commit, readCache: readCache, notifier: notifier)
-        }, remote: { commit in apply(commit, readCache: readCache, notifier: notifier) }, resynced: {
+            apply(commit, readCache: readCache, notifier: notifier, push: push)
+        }, remote: { commit in apply(commit, readCache: readCache, notifier: notifier, push: push) }, resynced: {
             // Commits announced while nobody listened are lost: every waiter looks again and
             // token lookups are read afresh.
             readCache.bypassTokens = false

@@ -21,17 +21,21 @@ public final class LedgerApp: Sendable {
         let notifier = ChangeNotifier()
         let metrics = Metrics()
         let logger = Logger(level: configuration.logging ? (Logger.Level(rawValue: configuration.logLevel) ?? .info) : .none)
+        if let problem = configuration.pushProblem { throw AdminCommands.Failure(description: problem) }
+        let push = configuration.pushGateways.isEmpty ? nil : PushWakeSender(configuration: configuration, logger: logger)
         let readCache: ReadCache
         let backend: StorageBackend
         if let url = configuration.databaseURL {
             readCache = ReadCache(tokenLifetime: LedgerApp.tokenLifetimeWithSeveralProcesses)
             backend = try LedgerApp.openPostgres(url: url, configuration, notifier: notifier, readCache: readCache,
-                                                 metrics: metrics, logger: logger)
+                                                 metrics: metrics, logger: logger, push: push)
         } else {
             readCache = ReadCache()
             backend = try LedgerApp.openSQLite(configuration, notifier: notifier, readCache: readCache,
-                                               metrics: metrics, logger: logger)
+                                               metrics: metrics, logger: logger, push: push)
         }
+        // Without a gateway, commits queue no wakes (nobody would send them).
+        backend.storage.pushWakes.set(push != nil)
         let subscriptions = try SubscriptionService.make(configuration)
         let identity: IdentityService
         do { identity = try IdentityService(configuration: configuration, storage: backend.storage, logger: logger) } catch {
@@ -41,7 +45,7 @@ public final class LedgerApp: Sendable {
         let services = Services(configuration: configuration, backend: backend, readCache: readCache,
                                 notifier: notifier, metrics: metrics, logger: logger, subscriptions: subscriptions,
                                 entitlementKeys: try EntitlementKeys(dataDirectory: configuration.dataDirectory),
-                                identity: identity)
+                                identity: identity, push: push)
         self.services = services
         var http = configuration.http
         http.problemTypePrefix = Problem.typePrefix
@@ -81,16 +85,17 @@ public final class LedgerApp: Sendable {
     /// this process answers any of its writes): every kept GET answer is stale, and every
     /// remembered token too when one was revoked; the long-polls of the households it
     /// touched and of the tokens it revoked wake.
-    static func apply(_ commit: StorageCommit, readCache: ReadCache, notifier: ChangeNotifier) {
+    static func apply(_ commit: StorageCommit, readCache: ReadCache, notifier: ChangeNotifier, push: PushWakeSender?) {
         readCache.invalidate(tokens: !commit.revokedTokens.isEmpty)
         if !commit.revokedTokens.isEmpty { notifier.notify(tokens: commit.revokedTokens) }
         if !commit.touched.isEmpty { notifier.notify(commit.touched) }
+        push?.committed(commit)
     }
 
     /// SQLite in the data folder: one writer thread with group commit, the checkpointer,
     /// read connections; short requests run on the event loops.
     static func openSQLite(_ configuration: LedgerAppConfiguration, notifier: ChangeNotifier, readCache: ReadCache,
-                           metrics: Metrics, logger: Logger) throws -> StorageBackend {
+                           metrics: Metrics, logger: Logger, push: PushWakeSender?) throws -> StorageBackend {
         let options = SQLiteLedgerStorage.Options(dataDirectory: configuration.dataDirectory,
                                                   databasePath: configuration.databasePath,
                                                   writerCacheBytes: configuration.writerCacheBytes,
@@ -98,7 +103,7 @@ public final class LedgerApp: Sendable {
                                                   writerCPU: configuration.writerCPU)
         let storage = try SQLiteLedgerStorage.open(options, log: { logger.log($0) }) { commit in
             metrics.recordCommit(jobs: commit.writes)
-            apply(commit, readCache: readCache, notifier: notifier)
+            apply(commit, readCache: readCache, notifier: notifier, push: push)
         }
         return StorageBackend(storage: storage, workers: DispatchWorkers(queue: storage.reads.queue), offLoop: false,
                               stop: { storage.stop() })
@@ -106,7 +111,7 @@ public final class LedgerApp: Sendable {
 
     #if !Postgres
     static func openPostgres(url: String, _ configuration: LedgerAppConfiguration, notifier: ChangeNotifier,
-                             readCache: ReadCache, metrics: Metrics, logger: Logger) throws -> StorageBackend {
+                             readCache: ReadCache, metrics: Metrics, logger: Logger, push: PushWakeSender?) throws -> StorageBackend {
         throw AdminCommands.Failure(description: AdminCommands.noPostgresSupport)
     }
     #endif
@@ -125,6 +130,7 @@ public final class LedgerApp: Sendable {
     func startServices() {
         services.backend.waitUntilReady(5)
         services.identity?.start()
+        services.push?.start(storage: services.storage)
     }
 
     /// The bound port.
@@ -138,6 +144,7 @@ public final class LedgerApp: Sendable {
         server.shutdown(beforeDraining: { notifier.shutdown() })
         notifier.shutdown()   // when the app answered in process only (no listener to drain)
         services.identity?.stop()
+        services.push?.stop()
         services.backend.stop()
         services.logger.log(["event": "stopped"])
         services.logger.flush()

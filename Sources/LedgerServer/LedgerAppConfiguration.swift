@@ -112,6 +112,22 @@ public struct LedgerAppConfiguration: Sendable {
     public var appleRevocationRetrySeconds: Double = 60
     /// Seconds between two looks for due Apple revocations. Default 60.
     public var appleRevocationPollSeconds: Double = 60
+    /// The notify URLs of the Matrix push gateways devices may register with (the first is
+    /// the default). Empty (the default): push is off and its routes answer 404.
+    public var pushGateways: [String] = []
+    /// Seconds a device waits between two wakes: changes meanwhile fold into the next.
+    /// Default 10.
+    public var pushMinInterval: Double = 10
+    /// Seconds before a wake the gateway could not take is tried again (doubling each
+    /// attempt, up to ``pushRetryMaxSeconds``). Default 2.
+    public var pushRetrySeconds: Double = 2
+    /// Longest delay between two attempts at one wake, in seconds. Default 600.
+    public var pushRetryMaxSeconds: Double = 600
+    /// Seconds a gateway call may take before it counts as failed. Default 10.
+    public var pushTimeout: Double = 10
+    /// Longest wait between two looks for due wakes, in seconds (wakes queued by this
+    /// process, and commits other processes announce, start a look at once). Default 5.
+    public var pushPollSeconds: Double = 5
 
     public init(dataDirectory: String = "./data", host: String = "127.0.0.1", port: Int = 8080) {
         self.dataDirectory = dataDirectory

@@ -12,6 +12,8 @@ enum Routes {
         r.add("POST", "/v1/tokens", runs: .short, AccountRoutes.createToken)
         r.add("GET", "/v1/tokens", runs: .short, AccountRoutes.listTokens)
         r.add("DELETE", "/v1/tokens/{tokenId}", runs: .short, AccountRoutes.revokeToken)
+        r.add("PUT", "/v1/tokens/{tokenId}/push", runs: .short, PushRoutes.register)
+        r.add("DELETE", "/v1/tokens/{tokenId}/push", runs: .short, PushRoutes.unregister)
         r.add("POST", "/v1/households", runs: .short, HouseholdRoutes.create)
         r.add("GET", "/v1/households", runs: .short, HouseholdRoutes.list)
         r.add("GET", "/v1/households/{id}", runs: .short, HouseholdRoutes.get)

@@ -32,6 +32,8 @@ package final class PostgresLedgerStorage: LedgerStorage {
     let probe: PGPool?
     /// How many times a write lost to a concurrent one runs again before it fails.
     static let maxAttempts = 8
+    /// Whether commits queue push wakes.
+    package let pushWakes = PushWakeSwitch()
     /// Other processes commit too: nothing read may be kept past its request.
     package var cachesReads: Bool { false }
     /// Space on the database server is not tracked by this process.
@@ -66,8 +68,9 @@ package final class PostgresLedgerStorage: LedgerStorage {
         // batches, fewer leave the database idle while one commits); the rest serve reads
         // and other writes.
         let n = committers ?? max(1, connections / 8)
+        let wakes = pushWakes
         groupCommit = n == 0 ? nil : PostgresGroupCommit(committers: n) { gc, jobs in
-            Self.runBatch(jobs, of: gc, pool: pool, onCommit: onCommit, announce: announce)
+            Self.runBatch(jobs, of: gc, pool: pool, wakes: wakes.isOn, onCommit: onCommit, announce: announce)
         }
     }
 
@@ -100,7 +103,7 @@ package final class PostgresLedgerStorage: LedgerStorage {
             groupCommit.submit(PostgresGroupCommit.Job(household: household, body: body, completion: done))
         } else {
             workers.submit { [self] in
-                Self.runAlone(body, pool: pool, onCommit: onCommit, announce: announce, completion: done)
+                Self.runAlone(body, pool: pool, wakes: pushWakes.isOn, onCommit: onCommit, announce: announce, completion: done)
             }
         }
         if !accepted { done(.failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false))) }
@@ -108,18 +111,18 @@ package final class PostgresLedgerStorage: LedgerStorage {
 
     /// Runs one batch of the group commit (see `PostgresGroupCommit`) and answers each of
     /// its writes, or puts those that lost a race back in the queue.
-    private static func runBatch(_ jobs: [PostgresGroupCommit.Job], of gc: PostgresGroupCommit, pool: PGPool,
+    private static func runBatch(_ jobs: [PostgresGroupCommit.Job], of gc: PostgresGroupCommit, pool: PGPool, wakes: Bool,
                                  onCommit: @Sendable (StorageCommit) -> Void, announce: @Sendable (StorageCommit) -> Void) {
         if jobs.count == 1, let job = jobs.first {
             // Alone: no savepoint needed, and races are run again right here.
-            runAlone(job.run, pool: pool, onCommit: onCommit, announce: announce, completion: job.finish)
+            runAlone(job.run, pool: pool, wakes: wakes, onCommit: onCommit, announce: announce, completion: job.finish)
             return
         }
         var committed = GroupCommit.Committed(outcomes: [], commit: StorageCommit())
         do {
             try mapped {
                 try pool.with { db in
-                    let batch = Batch(PostgresLedgerTransaction(db, writing: true))
+                    let batch = Batch(PostgresLedgerTransaction(db, writing: true), wakes: wakes)
                     committed = try db.transaction(.readCommitted) { try GroupCommit.run(jobs, in: batch, optimistic: false) }
                 }
             }
@@ -156,8 +159,10 @@ package final class PostgresLedgerStorage: LedgerStorage {
     /// write undone takes the locks it took since its savepoint with it.
     private final class Batch: GroupCommitTransaction {
         let tx: PostgresLedgerTransaction
+        /// Whether the batch queues push wakes.
+        let wakes: Bool
 
-        init(_ tx: PostgresLedgerTransaction) { self.tx = tx }
+        init(_ tx: PostgresLedgerTransaction, wakes: Bool) { (self.tx, self.wakes) = (tx, wakes) }
 
         func begin(_ writes: [PostgresGroupCommit.Job]) throws {
             try tx.lock(households: Array(Set(writes.map(\.household))))
@@ -194,6 +199,12 @@ package final class PostgresLedgerStorage: LedgerStorage {
             return (e.lostARace ? .race : .write, e.statementTag ?? index)
         }
 
+        func queueWakes(for commit: StorageCommit) throws -> Int {
+            guard wakes, !commit.touched.isEmpty else { return 0 }
+            tx.sendDeferred()
+            return try tx.queuePushWakes(for: commit, now: Timestamp.nowMs())
+        }
+
         func commit() { tx.sendDeferred() }
 
         /// `PGConnection.transaction` rolls the connection's transaction back.
@@ -201,10 +212,10 @@ package final class PostgresLedgerStorage: LedgerStorage {
     }
 
     /// Runs `body` in a write transaction of its own (again after a lost race), and answers it.
-    private static func runAlone<T>(_ body: (any LedgerWriting) throws -> T, pool: PGPool,
+    private static func runAlone<T>(_ body: (any LedgerWriting) throws -> T, pool: PGPool, wakes: Bool,
                                     onCommit: @Sendable (StorageCommit) -> Void, announce: @Sendable (StorageCommit) -> Void,
                                     completion: (Result<T, any Error>) -> Void) {
-        switch Result(catching: { try run(body, in: pool) }) {
+        switch Result(catching: { try run(body, in: pool, wakes: wakes) }) {
         case .success(let (value, commit)):
             onCommit(commit)
             completion(.success(value))
@@ -230,7 +241,7 @@ package final class PostgresLedgerStorage: LedgerStorage {
 
     /// Runs `body` in a write transaction on the calling thread, again after a lost race.
     package func writeNow<T>(_ body: (any LedgerWriting) throws -> T) throws -> T {
-        let (value, commit) = try Self.run(body, in: pool)
+        let (value, commit) = try Self.run(body, in: pool, wakes: pushWakes.isOn)
         onCommit(commit)
         if !commit.isEmpty { announce(commit) }
         return value
@@ -241,20 +252,25 @@ package final class PostgresLedgerStorage: LedgerStorage {
         (try? pool.with { try $0.queryOne("SELECT 1") }) != nil
     }
 
-    private static func run<T>(_ body: (any LedgerWriting) throws -> T, in pool: PGPool) throws -> (T, StorageCommit) {
+    /// `wakes`: whether the write queues push wakes.
+    private static func run<T>(_ body: (any LedgerWriting) throws -> T, in pool: PGPool, wakes: Bool) throws -> (T, StorageCommit) {
         var attempt = 1
         while true {
             do {
                 return try mapped {
                     try pool.with { db in
                         let tx = PostgresLedgerTransaction(db, writing: true)
+                        var queued = 0
                         let value = try db.transaction(.readCommitted) {
                             let value = try body(tx)
                             tx.sendDeferred()
+                            // The push wakes of its changes, in its transaction.
+                            if wakes { queued = try tx.queuePushWakes(for: tx.currentEffects, now: Timestamp.nowMs()) }
                             return value
                         }
                         var effects = tx.takeEffects()
                         effects.writes = 1
+                        effects.wakesQueued = queued
                         return (value, effects)
                     }
                 }

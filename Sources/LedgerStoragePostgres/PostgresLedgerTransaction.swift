@@ -83,6 +83,11 @@ final class PostgresLedgerTransaction: LedgerWriting {
         }
     }
 
+    func attributeChanges(to token: String) { effects.author = token }
+
+    /// What the running write changed so far.
+    var currentEffects: StorageCommit { effects }
+
     /// What was changed since the last call (a write's effects, once it ran).
     func takeEffects() -> StorageCommit {
         defer { effects = StorageCommit() }
@@ -223,8 +228,11 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func revokeToken(id: String, account: String, at: Int64) throws -> Bool {
         let n = try db.query("UPDATE tokens SET revoked_at = $3 WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL",
                              [.uuid(id), .uuid(account), .timestamp(ms: at)]).affectedRows
-        if n > 0 { effects.revokedTokens.insert(id) }
-        return n > 0
+        guard n > 0 else { return false }
+        effects.revokedTokens.insert(id)
+        // A signed-out device is woken no more.
+        try db.query("DELETE FROM push_registrations WHERE token_id = $1", [.uuid(id)])
+        return true
     }
 
     // MARK: households

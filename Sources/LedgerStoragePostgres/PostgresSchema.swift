@@ -263,6 +263,35 @@ enum PostgresSchema {
             reserved_until timestamptz NOT NULL
         );
         """),
+        // Push (SQLite's version 14): registrations with a Matrix push gateway and the wake
+        // outbox, one row per device and household (its quiet time in the row: a change and an
+        // answer meeting on it are ordered by the row's lock), written with the change that wakes. A
+        // process takes due rows with FOR UPDATE SKIP LOCKED, moving their due time to its
+        // lease's end, so of several processes one sends each wake.
+        (7, """
+        CREATE TABLE push_registrations (
+            token_id uuid PRIMARY KEY REFERENCES tokens(id),
+            account_id uuid NOT NULL,
+            app_id text NOT NULL,
+            push_key text NOT NULL,
+            gateway text NOT NULL,
+            registered_at timestamptz NOT NULL
+        );
+        CREATE INDEX push_registrations_account ON push_registrations(account_id);
+        CREATE UNIQUE INDEX push_registrations_key ON push_registrations(account_id, app_id, push_key);
+        CREATE TABLE push_wakes (
+            token_id uuid NOT NULL REFERENCES push_registrations(token_id) ON DELETE CASCADE,
+            household_id uuid NOT NULL,
+            seq bigint NOT NULL,
+            sent_seq bigint NOT NULL DEFAULT 0,
+            due_at timestamptz,
+            quiet_until timestamptz NOT NULL DEFAULT 'epoch',
+            attempts integer NOT NULL DEFAULT 0,
+            queued_at timestamptz NOT NULL,
+            PRIMARY KEY (token_id, household_id)
+        );
+        CREATE INDEX push_wakes_due ON push_wakes(due_at) WHERE due_at IS NOT NULL;
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

@@ -18,6 +18,7 @@ package final class SQLiteLedgerStorage: LedgerStorage {
     let folderLock: DataFolderLock?
 
     package var cachesReads: Bool { true }
+    package var pushWakes: PushWakeSwitch { writer.pushWakes }
     package var isOutOfSpace: Bool { writer.isOutOfSpace }
 
     init(reads: ReadPool, writer: WriteQueue, keys: TransactionKeys, folderLock: DataFolderLock? = nil) {

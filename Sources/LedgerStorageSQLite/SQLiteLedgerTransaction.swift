@@ -102,6 +102,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         "SELECT \(txColumns), t.seq FROM \(ledgerRows) WHERE h.id = ? AND t.seq \(only ? "=" : ">") ? ORDER BY t.seq LIMIT ?"
     }
 
+    func attributeChanges(to token: String) { effects.author = token }
+
     // MARK: accounts and tokens
 
     func caller(tokenHash: [UInt8]) throws -> Caller? {
@@ -153,6 +155,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
                    [.integer(at), .text(id), .text(account)])
         guard connection.changes == 1 else { return false }
         effects.revokedTokens.insert(id)
+        // A signed-out device is woken no more.
+        try connection.run("DELETE FROM push_registrations WHERE token_id = ?", [.text(id)])
         return true
     }
 

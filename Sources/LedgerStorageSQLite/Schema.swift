@@ -463,6 +463,36 @@ enum Schema {
             reserved_until INTEGER NOT NULL
         ) WITHOUT ROWID;
         """),
+        // Push: a device token's registration with a Matrix push gateway, and the wake
+        // outbox, written in the transaction of the change that wakes: one row per device and
+        // household, kept with its quiet time; a change makes it due (now, or when its quiet
+        // time ends) unless it is already; an attempt takes it by moving its due time to the
+        // lease's end; an answer leaves it due no more, or due when the quiet time ends if a
+        // change came meanwhile.
+        Migration(version: 14, sql: """
+        CREATE TABLE push_registrations (
+            token_id TEXT PRIMARY KEY REFERENCES tokens(id),
+            account_id TEXT NOT NULL,
+            app_id TEXT NOT NULL,
+            push_key TEXT NOT NULL,
+            gateway TEXT NOT NULL,
+            registered_at INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX push_registrations_account ON push_registrations(account_id);
+        CREATE UNIQUE INDEX push_registrations_key ON push_registrations(account_id, app_id, push_key);
+        CREATE TABLE push_wakes (
+            token_id TEXT NOT NULL REFERENCES push_registrations(token_id) ON DELETE CASCADE,
+            household_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            sent_seq INTEGER NOT NULL DEFAULT 0,
+            due_at INTEGER,
+            quiet_until INTEGER NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            queued_at INTEGER NOT NULL,
+            PRIMARY KEY (token_id, household_id)
+        );
+        CREATE INDEX push_wakes_due ON push_wakes(due_at) WHERE due_at IS NOT NULL;
+        """),
     ]
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import LedgerCore
+import LedgerModel
 import SQLiteKit
 import Synchronization
 import SystemKit
@@ -126,6 +127,8 @@ package final class WriteQueue: Sendable {
     private let checkpointer: Checkpointer?
     /// Which CPUs the writer thread runs on; nil: wherever the scheduler puts it.
     private let placement: WriterPlacement?
+    /// Whether commits queue push wakes.
+    let pushWakes = PushWakeSwitch()
     /// What the batch's jobs hold back until COMMIT (used on the writer thread only).
     nonisolated(unsafe) let batchState: BatchState?
     /// Where completions run, in commit order.
@@ -227,7 +230,7 @@ package final class WriteQueue: Sendable {
     private func commit(_ batch: [Job]) {
         let committed: GroupCommit.Committed
         do {
-            committed = try GroupCommit.run(batch, in: Transaction(db, state: batchState), optimistic: true)
+            committed = try GroupCommit.run(batch, in: Transaction(db, state: batchState, wakes: pushWakes.isOn), optimistic: true)
         } catch {
             if let full = error as? SQLiteError, full.isFull { spaceChanged(full) }
             completions.async { for job in batch { job.task.complete(.failure(error)) } }
@@ -264,10 +267,13 @@ package final class WriteQueue: Sendable {
     private final class Transaction: GroupCommitTransaction {
         let db: SQLiteConnection
         let state: BatchState?
+        /// Whether the batch queues push wakes.
+        let wakes: Bool
 
-        init(_ db: SQLiteConnection, state: BatchState?) {
+        init(_ db: SQLiteConnection, state: BatchState?, wakes: Bool) {
             self.db = db
             self.state = state
+            self.wakes = wakes
         }
 
         func begin(_ writes: [Job]) throws {
@@ -305,6 +311,12 @@ package final class WriteQueue: Sendable {
         func judge(_ error: any Error, write index: Int) -> (GroupCommit.Failure, culprit: Int) {
             guard db.isInTransaction, !((error as? SQLiteError)?.isFull ?? false) else { return (.batch, index) }
             return (error is any WriteRefusal ? .refusal : .write, index)
+        }
+
+        func queueWakes(for commit: StorageCommit) throws -> Int {
+            guard wakes, !commit.touched.isEmpty else { return 0 }
+            try state?.flush(db, beforeOtherStatements: false)
+            return try SQLiteLedgerTransaction(db).queuePushWakes(for: commit, now: Timestamp.nowMs())
         }
 
         func commit() throws {

@@ -26,6 +26,8 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--apple-team-id ID --apple-key-id ID --apple-private-key FILE.p8] [--apple-auth-url URL]
                               [--link-code-failures-per-minute N] [--link-code-failures-per-code N]
                               [--recovery-failures-per-minute N] [--recovery-failures-per-handle-per-hour N]
+                              [--push-gateway URL]... [--push-min-interval S] [--push-retry-seconds S]
+                              [--push-retry-max-seconds S] [--push-timeout S] [--push-poll-seconds S]
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]   (SQLite; for PostgreSQL it prints how to use pg_dump)
        kidledger-server check [--data-dir DIR | --database-url postgres://…]
@@ -56,7 +58,11 @@ separated by |), KIDLEDGER_APPLE_TEAM_ID, KIDLEDGER_APPLE_KEY_ID, KIDLEDGER_APPL
 tokens are revoked when an account is deleted), KIDLEDGER_APPLE_AUTH_URL (default https://appleid.apple.com),
 KIDLEDGER_LINK_CODE_FAILURES_PER_MINUTE (per client address, default 10), KIDLEDGER_LINK_CODE_FAILURES_PER_CODE (default 10),
 KIDLEDGER_RECOVERY_FAILURES_PER_MINUTE (per client address, default 10), KIDLEDGER_RECOVERY_FAILURES_PER_HANDLE_PER_HOUR (default 10)
-(0: no limit). An empty variable counts as unset.
+(0: no limit), KIDLEDGER_PUSH_GATEWAYS (comma-separated notify URLs of Matrix push gateways; the first is the default;
+push is off without one), KIDLEDGER_PUSH_MIN_INTERVAL (seconds between two wakes of one device, default 10),
+KIDLEDGER_PUSH_RETRY_SECONDS (first retry of a failed wake, doubling, default 2), KIDLEDGER_PUSH_RETRY_MAX_SECONDS
+(default 600), KIDLEDGER_PUSH_TIMEOUT (seconds per gateway call, default 10), KIDLEDGER_PUSH_POLL_SECONDS (default 5).
+An empty variable counts as unset.
 """
 
 func fail(_ message: String, code: Int32 = 2) -> Never {
@@ -70,7 +76,7 @@ struct Options {
     var flags: Set<String> = []
 
     static let multiNames: Set<String> = ["product-id", "environment", "trusted-root", "trusted-proxies", "apple-client-id",
-                                          "oidc-provider"]
+                                          "oidc-provider", "push-gateway"]
     static let flagNames: Set<String> = ["quiet", "help"]
 
     init(_ args: ArraySlice<String>, allowed: Set<String>) {
@@ -222,6 +228,17 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let n = o.int("link-code-failures-per-code") { c.accountAccess.linkCodeFailuresPerCode = n }
     if let n = o.int("recovery-failures-per-minute") { c.accountAccess.recoveryFailuresPerMinute = n }
     if let n = o.int("recovery-failures-per-handle-per-hour") { c.accountAccess.recoveryFailuresPerHandlePerHour = n }
+    // The environment variable of --push-gateway is plural, like the list it holds.
+    c.pushGateways = o.multi["push-gateway"] != nil ? o.values("push-gateway") : o.values("push-gateways")
+    if let v = o.value("push-min-interval") {
+        guard let d = Double(v), d.isFinite, d >= 0 else { fail("--push-min-interval must be zero or more seconds, got \(v)") }
+        c.pushMinInterval = d
+    }
+    if let s = o.seconds("push-retry-seconds") { c.pushRetrySeconds = s }
+    if let s = o.seconds("push-retry-max-seconds") { c.pushRetryMaxSeconds = s }
+    if let s = o.seconds("push-timeout") { c.pushTimeout = s }
+    if let s = o.seconds("push-poll-seconds") { c.pushPollSeconds = s }
+    if let problem = c.pushProblem { fail(problem) }
     return c
 }
 
@@ -248,7 +265,9 @@ let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "da
                                  "tokens-per-account", "apple-client-id", "apple-jwks", "oidc-provider", "apple-team-id",
                                  "apple-key-id", "apple-private-key", "apple-auth-url",
                                  "link-code-failures-per-minute", "link-code-failures-per-code",
-                                 "recovery-failures-per-minute", "recovery-failures-per-handle-per-hour"]
+                                 "recovery-failures-per-minute", "recovery-failures-per-handle-per-hour",
+                                 "push-gateway", "push-gateways", "push-min-interval", "push-retry-seconds",
+                                 "push-retry-max-seconds", "push-timeout", "push-poll-seconds"]
 let args = CommandLine.arguments.dropFirst()
 guard let command = args.first else { print(usage); exit(2) }
 

@@ -2,7 +2,7 @@
 struct Arguments {
     static let valued: Set<String> = ["--store", "--server", "--note", "--source", "--name", "--handle",
                                       "--device-name", "--token", "--out", "--provider", "--id-token", "--nonce",
-                                      "--code", "--confirm"]
+                                      "--code", "--confirm", "--seconds"]
     static let flags: Set<String> = ["--json", "--yes", "--watch", "--read-only", "--replace-local", "--no-sync",
                                      "--help", "--pinned", "--revoke-others", "--delete-shared"]
 

@@ -85,6 +85,7 @@ final class CLI {
         case "recover": try await recover(rest)
         case "owner": try await owner(rest)
         case "account": try await account(rest)
+        case "push": try await push(rest)
         default: throw Arguments.UsageError(description: "unknown command '\(command)' (try `kidledger help`)")
         }
     }
@@ -102,6 +103,7 @@ final class CLI {
           signin-oidc --provider P --id-token T [--nonce N] [--handle H --name N]
           link   redeem CODE   recovery-codes   recover --handle H --code C [--revoke-others]
           owner transfer HANDLE   account delete --confirm HANDLE [--delete-shared] [--out FILE]
+          push register APPID KEY   push unregister   push refresh [--seconds S]
         environment: KIDLEDGER_STORE, KIDLEDGER_SERVER
         """
 }

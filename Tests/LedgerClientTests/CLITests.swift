@@ -355,6 +355,23 @@ final class CLITests: XCTestCase {
         assertOneLineError(try kl("again", "recover", "--handle", "mum", "--code", codes[0]), contains: "do not open an account")
     }
 
+    func testAPushKeyIsRegisteredFromTheCommandLine() throws {
+        try mumsFamily()
+        let key = String(repeating: "ab", count: 32)
+        assertOneLineError(try kl("mum", "push", "register", "com.example.kidmoney", key), contains: "no push wakes")
+        assertOneLineError(try kl("mum", "push", "register", "com.example.kidmoney", "xyz"), contains: "not a device token")
+        // The same server with a gateway (nothing listens there: registering never calls it).
+        let port = app.port
+        app.stop()
+        app = try LoopbackServer.start(in: directory, port: port) { c in c.pushGateways = ["http://127.0.0.1:9/_matrix/push/v1/notify"] }
+        let registered = try kl("mum", "push", "register", "com.example.kidmoney", key)
+        XCTAssertEqual(registered.status, 0, registered.err)
+        XCTAssertTrue(registered.out.contains("woken"), registered.out)
+        XCTAssertEqual(try json(try kl("mum", "--json", "push", "refresh"))["changed"], .bool(false))
+        XCTAssertEqual(try kl("mum", "add", "Ann", "1").status, 0)
+        XCTAssertEqual(try kl("mum", "push", "unregister").status, 0)
+    }
+
     func testOwnershipIsHandedToAParticipant() throws {
         try mumsFamily()
         XCTAssertEqual(try kl("dad", "signup", "--handle", "dad", "--name", "Dad").status, 0)

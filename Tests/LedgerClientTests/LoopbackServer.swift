@@ -13,8 +13,12 @@ enum LoopbackServer {
     }
 
     /// Starts a server with its database in `directory/server`; port 0 picks a free one.
-    static func start(in directory: String, port: Int = 0) throws -> LedgerApp {
-        try TestServer(.live, dataDirectory: directory + "/server", port: port) { $0.http.eventLoops = 1 }.app
+    static func start(in directory: String, port: Int = 0,
+                      configure: (inout LedgerAppConfiguration) -> Void = { _ in }) throws -> LedgerApp {
+        try TestServer(.live, dataDirectory: directory + "/server", port: port) {
+            $0.http.eventLoops = 1
+            configure(&$0)
+        }.app
     }
 }
 

@@ -34,6 +34,8 @@ final class AuthorizationTests: XCTestCase {
             $0.bundleId = "com.example.kidledger"
             $0.productIds = ["com.example.kidledger.pro"]
             $0.appAppleId = 1_234_567_890
+            // Registration never calls the gateway; nothing listens there.
+            $0.pushGateways = ["http://127.0.0.1:9/_matrix/push/v1/notify"]
         }
     }
     override func tearDown() {

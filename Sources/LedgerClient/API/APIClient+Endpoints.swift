@@ -1,9 +1,11 @@
+import Foundation
 /// Request bodies that have no wire type of their own.
 private struct SignupBody: Encodable { var handle: String; var displayName: String; var deviceName: String? }
 private struct HouseholdBody: Encodable { var name: String; var currency: String? }
 private struct InviteBody: Encodable { var handle: String; var permission: String }
 private struct PermissionBody: Encodable { var permission: String }
 private struct Empty: Codable {}
+private struct PushBody: Encodable { var appId: String; var pushKey: String }
 
 extension APIClient {
     /// `POST /v1/accounts`: a new account and this device's token.
@@ -20,6 +22,18 @@ extension APIClient {
     /// `DELETE /v1/tokens/{id}`: revokes a token (this device's signs it out).
     func deleteToken(id: String) throws(APIError) {
         _ = try call("DELETE", "/v1/tokens/\(id)")
+    }
+
+    /// `PUT /v1/tokens/{id}/push`: registers the token's push key (its wakes go through the
+    /// server's default gateway).
+    func registerPush(tokenId: String, appId: String, pushKey: String) throws(APIError) {
+        let body = (try? JSONEncoder().encode(PushBody(appId: appId, pushKey: pushKey))).map { Array($0) } ?? []
+        _ = try call("PUT", "/v1/tokens/\(tokenId)/push", body: body)
+    }
+
+    /// `DELETE /v1/tokens/{id}/push`: the token is woken no more.
+    func unregisterPush(tokenId: String) throws(APIError) {
+        _ = try call("DELETE", "/v1/tokens/\(tokenId)/push")
     }
 
     /// `PUT /v1/households/{id}`: idempotent create with the device's id (201 or 200).

@@ -66,6 +66,7 @@ extension Ledger {
     public func signOut() async throws {
         if let tokenId = try publicErrors({ try store.string(.tokenId) }), server != nil || transportOverride != nil,
            await currentToken() != nil {
+            await unregisterPushForSignOut(tokenId: tokenId)
             do {
                 try await onServer(retry: RetryPolicy(maxAttempts: 1)) { engine in
                     let api = engine.api
@@ -140,5 +141,7 @@ extension Ledger {
         signedOut = false
         if !keepsLedgerAccount { emit(.attentionRequired(.accountChanged)) }
         await publish()
+        // The new token is woken like the old one was.
+        await registerPushQuietly()
     }
 }

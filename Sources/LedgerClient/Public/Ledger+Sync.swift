@@ -52,6 +52,8 @@ extension Ledger {
             if counted { syncing -= 1 }
             try? setMeta(.offlineSince, nil)
             await afterSync(before: before, report: report, failure: nil)
+            // A push registration made offline, or for an earlier token, catches up.
+            if lane == .push, meta(.pushKey) != nil, meta(.pushRegisteredTokenId) != meta(.tokenId) { await registerPushQuietly() }
             return SyncReport(report)
         } catch {
             if counted { syncing -= 1 }

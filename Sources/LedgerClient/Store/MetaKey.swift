@@ -46,4 +46,9 @@ enum MetaKey: String, Sendable, CaseIterable {
     /// with, for answering offline.
     case entitlementToken = "entitlement_token"
     case entitlementKeys = "entitlement_keys"
+    /// The app's push registration (`Ledger.registerForPush`): its app id and push key, and
+    /// the token id the server has them for (absent: to register again).
+    case pushAppId = "push_app_id"
+    case pushKey = "push_key"
+    case pushRegisteredTokenId = "push_registered_token_id"
 }

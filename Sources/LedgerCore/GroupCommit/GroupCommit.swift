@@ -66,6 +66,7 @@
     static func pass<Tx: GroupCommitTransaction>(_ writes: [Tx.Write], in tx: Tx, savepoints: Bool) throws -> Committed {
         var outcomes: [Outcome] = []
         outcomes.reserveCapacity(writes.count)
+        var commit = StorageCommit()
         do {
             try tx.begin(writes)
             // The write before this one and its savepoint, while a failure may still be
@@ -100,15 +101,17 @@
                     previous = nil
                 }
             }
+            commit = StorageCommit()
+            for case .succeeded(let effects) in outcomes {
+                commit.merge(effects)
+                commit.writes += 1
+            }
+            // The push wakes of the batch's changes, in its transaction: durable with them.
+            commit.wakesQueued = try tx.queueWakes(for: commit)
             try tx.commit()
         } catch {
             tx.rollBack()
             throw error
-        }
-        var commit = StorageCommit()
-        for case .succeeded(let effects) in outcomes {
-            commit.merge(effects)
-            commit.writes += 1
         }
         return Committed(outcomes: outcomes, commit: commit)
     }
@@ -138,6 +141,9 @@
     /// What `error`, thrown while the `index`th write ran, means, and which write it is
     /// charged to (that one, or the one before).
     func judge(_ error: any Error, write index: Int) -> (GroupCommit.Failure, culprit: Int)
+    /// Queues what the batch's merged changes (`commit`) wake (push wakes), inside the
+    /// transaction, before COMMIT; how many wakes it queued.
+    func queueWakes(for commit: StorageCommit) throws -> Int
     func commit() throws
     /// Rolls the whole transaction back, if it is still open.
     func rollBack()

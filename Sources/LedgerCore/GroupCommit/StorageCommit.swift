@@ -9,9 +9,23 @@
     /// Writes made durable (those of a group commit that succeeded; 0 for what another
     /// process announced).
     @usableFromInline package var writes = 0
+    /// The device token whose request made this write (nil: no device's, e.g. an admin
+    /// command): its changes wake the household's other devices, never that one.
+    @usableFromInline package var author: String?
+    /// Of merged writes: per household touched, the one device token that made every change
+    /// to it ("" when several did, or a change no device made).
+    @usableFromInline package var authors: [String: String] = [:]
+    /// Push wakes queued or updated in the outbox by the commit.
+    @usableFromInline package var wakesQueued = 0
 
     @usableFromInline package init(touched: Set<String> = [], revokedTokens: Set<String> = [], writes: Int = 0) {
         (self.touched, self.revokedTokens, self.writes) = (touched, revokedTokens, writes)
+    }
+
+    /// The device token that made every change to `household` here (nil: none did alone).
+    package func author(of household: String) -> String? {
+        if let a = authors[household] { return a.isEmpty ? nil : a }
+        return author
     }
 
     /// Whether it changed anything another process must hear of.
@@ -19,6 +33,11 @@
 
     /// Adds what `other` changed, and its writes.
     @usableFromInline package mutating func merge(_ other: StorageCommit) {
+        for h in other.touched {
+            let theirs = other.author(of: h) ?? ""
+            authors[h] = !touched.contains(h) || (author(of: h) ?? "") == theirs ? theirs : ""
+        }
+        wakesQueued += other.wakesQueued
         // The first write's sets are taken as they are (no hashing, no copy).
         if touched.isEmpty { touched = other.touched } else if !other.touched.isEmpty { touched.formUnion(other.touched) }
         if !other.revokedTokens.isEmpty { revokedTokens.formUnion(other.revokedTokens) }

@@ -23,7 +23,11 @@ extension RequestContext {
         let done: @Sendable (Result<T, any Error>) -> Void = { [self] result in
             do { respond(try answer(result.get())) } catch { respond(error) }
         }
-        services.storage.write(household: household, answeringOn: answersOnLoop ? self : nil, body, completion: done)
+        // What an authenticated request changes wakes the household's other devices, not its own.
+        let attributed: @Sendable (any LedgerWriting) throws -> T = if let token = caller?.tokenId {
+            { w in w.attributeChanges(to: token); return try body(w) }
+        } else { body }
+        services.storage.write(household: household, answeringOn: answersOnLoop ? self : nil, attributed, completion: done)
         return .pending
     }
 

@@ -48,6 +48,8 @@ final class Services: Sendable {
     let handleLookupLimiter: HandleLookupLimiter
     /// Sign-in with OpenID Connect identities; nil only where a server is made without it.
     let identity: IdentityService?
+    /// The push wake sender; nil when no push gateway is configured (push is off).
+    let push: PushWakeSender?
     /// The link-code and recovery limits this process has seen refuse (`AttemptGate`).
     let accountAccessGate = AttemptGate()
 
@@ -62,7 +64,8 @@ final class Services: Sendable {
 
     init(configuration: LedgerAppConfiguration, backend: StorageBackend, readCache: ReadCache,
          notifier: ChangeNotifier, metrics: Metrics, logger: Logger, subscriptions: SubscriptionService?,
-         entitlementKeys: EntitlementKeys, identity: IdentityService? = nil) {
+         entitlementKeys: EntitlementKeys, identity: IdentityService? = nil, push: PushWakeSender? = nil) {
+        self.push = push
         self.configuration = configuration
         self.backend = backend
         self.storage = backend.storage

@@ -66,8 +66,11 @@ enum AccountRoutes {
     static func listTokens(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         return try ctx.list("tokens \(c.accountId)", read: { r, after, limit in
-            try r.activeTokens(account: c.accountId, after: after, limit: limit)
-        }, item: { $0.json(current: c.tokenId) })
+            var page = try r.activeTokens(account: c.accountId, after: after, limit: limit)
+            let push = try r.pushReading().pushRegistrations(tokens: page.items.map(\.id))
+            for i in page.items.indices { page.items[i].push = push[page.items[i].id] }
+            return page
+        }, item: { $0.json(current: c.tokenId, withPush: true) })
     }
 
     static func revokeToken(_ ctx: RequestContext) throws -> Reply {
@@ -90,11 +93,18 @@ extension AccountRecord {
 
 extension TokenRecord {
     /// The API JSON form; `current`: the caller's token id, to mark the one in use.
-    func json(current: String? = nil) -> JSONValue {
+    /// `withPush`: with `push` (what of the registration a list shows: never the key).
+    func json(current: String? = nil, withPush: Bool = false) -> JSONValue {
         var o: JSONObject = ["id": .string(id), "deviceName": .string(deviceName),
                              "createdAt": .string(Timestamp.format(ms: createdAt)),
                              "lastUsedAt": lastUsedAt.map { .string(Timestamp.format(ms: $0)) } ?? .null]
         if let current { o["current"] = .bool(id == current) }
+        if withPush {
+            o["push"] = push.map { p in
+                .object(["appId": .string(p.appId), "gateway": .string(p.gateway),
+                         "registeredAt": .string(Timestamp.format(ms: p.registeredAt))])
+            } ?? .null
+        }
         return .object(o)
     }
 }

@@ -21,6 +21,7 @@ enum OperationsRoutes {
         let text = ctx.services.metrics.render(openConnections: ctx.services.connectionCount(),
                                                refusedConnections: ctx.services.refusedConnections.get([:]),
                                                parkedPolls: ctx.services.notifier.parked)
+            + (ctx.services.push.map { $0.metrics.render(outboxDepth: $0.outboxDepth()) } ?? "")
         return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: text))
     }
 
