@@ -59,7 +59,8 @@ final class ScheduleTests: XCTestCase {
         XCTAssertEqual(got.json["note"]?.stringValue, "Pocket money")
         XCTAssertNil(got.json["catchUp"])
 
-        // Paged list.
+        // Paged list, oldest first.
+        clock.set("2026-12-01T08:00:01Z")
         let second = s.addSchedule(owner, h, kid, ScheduleFixtures.allowance(100, "monthly", from: "2027-01-31", zone: "UTC"))
         XCTAssertEqual(second.status, 201)
         let page1 = s.call("GET", "/v1/households/\(h)/children/\(kid)/schedules?limit=1", token: owner)
