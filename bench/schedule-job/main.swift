@@ -30,7 +30,7 @@ try app.start()
 let storage = app.storage
 let created = now.withLock { $0 }
 let account = try storage.writeAndWait { w in
-    try w.createAccount(handle: "bench", displayName: "Bench", deviceName: "bench", now: created).0.id
+    try w.createAccount(handle: "bench-" + UUID().lowercased.prefix(8), displayName: "Bench", deviceName: "bench", now: created).0.id
 }
 let terms = ScheduleTerms(firstDate: LocalDate("2027-01-05")!, cadence: .weekly,
                           timeZone: try ScheduleTimeZone(identifier: "Europe/Zurich"))
