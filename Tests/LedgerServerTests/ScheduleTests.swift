@@ -206,6 +206,27 @@ final class ScheduleTests: XCTestCase {
         XCTAssertEqual(s.balance(owner, h, kid), 3500)
     }
 
+    /// The job's payments wake a long-poll like any other commit.
+    func testJobPaymentsWakeLongPolls() throws {
+        let id = s.addSchedule(owner, h, kid, ScheduleFixtures.allowance(500, "weekly", from: "2026-12-04", zone: "UTC")).json["id"]!.stringValue!
+        let since = try XCTUnwrap(s.pull(owner, h).json["nextToken"]?.stringValue)
+        let (server, household, token) = (s!, h, owner)
+        let answer = Locked<TestServer.Reply?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let started = Date()
+        DispatchQueue.global().async {
+            answer.withLock { $0 = server.pull(token, household, since: since, wait: 20) }
+            done.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        clock.set("2026-12-04T00:00:00Z")
+        XCTAssertEqual(s.payDue().payments, 1)
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "woken by the commit, not by the wait running out")
+        let txs = answer.withLock { $0 }?.json["transactions"]?.arrayValue ?? []
+        XCTAssertEqual(txs.map { $0["id"]!.stringValue! }, [ScheduleFixtures.paymentId("allowance", id, "2026-12-04")])
+    }
+
     /// A device that paid a date offline and the server's job write one transaction; an
     /// undone payment stays undone whoever runs later.
     func testDevicePaymentsAndUndoAreNeverPaidAgain() {
