@@ -93,6 +93,9 @@ let package = Package(
         .executableTarget(name: "ledger-app-example", dependencies: ["LedgerClient"], path: "Examples/LedgerAppExample"),
         // bench/propagation.sh: a change on one device reaching another's snapshots() stream.
         .executableTarget(name: "ledger-propagation-bench", dependencies: ["LedgerClient"], path: "bench/propagation"),
+        // bench/schedule-job.sh: the schedule payment job over many schedules due at once.
+        .executableTarget(name: "schedule-job-bench", dependencies: ["LedgerServer", "LedgerCore", "LedgerModel"],
+                          path: "bench/schedule-job"),
         // bench/idtoken.sh: CPU per ID token verification, accepted and refused.
         .executableTarget(name: "idtoken-bench", dependencies: ["IDTokenKit", "IDTokenKitTesting", "LedgerModel"], path: "bench/idtoken"),
 
@@ -107,7 +110,7 @@ let package = Package(
         .testTarget(name: "LedgerServerTests",
                     dependencies: ["LedgerServer", "LedgerServerTesting", "LedgerCore", "LedgerStorageSQLite", "LedgerModel",
                                    "SQLiteKit", "SQLiteServerKit", "HTTPServer",
-                                   "AppStoreTestSupport", "IDTokenKit", "IDTokenKitTesting", "StoreKitJWS",
+                                   "AppStoreTestSupport", "IDTokenKit", "IDTokenKitTesting", "StoreKitJWS", "LedgerClientTesting",
                                    .target(name: "LedgerStoragePostgres", condition: .when(traits: ["Postgres"])),
                                    .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerServerTesting",

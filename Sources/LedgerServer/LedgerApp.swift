@@ -12,6 +12,11 @@ public final class LedgerApp: Sendable {
     /// Routes each request and runs its handler (also without a socket: `answer`).
     let handler: AppHandler
     private let server: HTTPServer
+    /// Pays due schedules (at start, then every `scheduleJobInterval` seconds).
+    package let scheduleJob: ScheduleJob
+
+    /// The storage the app runs over (benchmarks and admin tools).
+    package var storage: any LedgerStorage { services.storage }
 
     /// Opens (creating and migrating) the database and prepares the listener.
     public init(configuration: LedgerAppConfiguration) throws {
@@ -47,6 +52,8 @@ public final class LedgerApp: Sendable {
                                 entitlementKeys: try EntitlementKeys(dataDirectory: configuration.dataDirectory),
                                 identity: identity, push: push)
         self.services = services
+        self.scheduleJob = ScheduleJob(storage: backend.storage, clock: configuration.clock,
+                                       interval: configuration.scheduleJobInterval, logger: logger)
         var http = configuration.http
         http.problemTypePrefix = Problem.typePrefix
         let accessLines = logger.accessLines
@@ -131,6 +138,7 @@ public final class LedgerApp: Sendable {
         services.backend.waitUntilReady(5)
         services.identity?.start()
         services.push?.start(storage: services.storage)
+        scheduleJob.start()
     }
 
     /// The bound port.
@@ -145,6 +153,7 @@ public final class LedgerApp: Sendable {
         notifier.shutdown()   // when the app answered in process only (no listener to drain)
         services.identity?.stop()
         services.push?.stop()
+        scheduleJob.stop()
         services.backend.stop()
         services.logger.log(["event": "stopped"])
         services.logger.flush()

@@ -27,7 +27,7 @@ public final class TestServer: @unchecked Sendable {
     public enum Mode: Sendable { case router, live }
 
     /// The server itself (its configuration, and `port` in live mode).
-    public let app: LedgerApp
+    public private(set) var app: LedgerApp
     public let mode: Mode
     /// Where the server keeps its data (with PostgreSQL, only its keys).
     public let dataDirectory: String
@@ -108,6 +108,18 @@ public final class TestServer: @unchecked Sendable {
         } catch {
             if let schema { TestServer.dropSchema(schema) }
             throw error
+        }
+    }
+
+    /// Stops the server and starts another over the same data, in the same mode (a process
+    /// restart); a live server's port changes.
+    public func restart() throws {
+        let configuration = app.configuration
+        app.stop()
+        app = try LedgerApp(configuration: configuration)
+        switch mode {
+        case .router: app.startInProcess()
+        case .live: try app.start()
         }
     }
 

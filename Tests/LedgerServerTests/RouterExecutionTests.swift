@@ -27,6 +27,8 @@ final class RouterExecutionTests: XCTestCase {
             "POST /v1/households/{id}/children/{childId}/transactions",
             "POST /v1/households/{id}/transactions/{txId}/reversal",
             "POST /v1/households/{id}/children/{childId}/undo-last",
+            "POST /v1/households/{id}/children/{childId}/schedules", "PATCH /v1/households/{id}/schedules/{scheduleId}",
+            "DELETE /v1/households/{id}/schedules/{scheduleId}",
         ])
         XCTAssertEqual(declared["GET /v1/households/{id}/children"], .short)
     }
