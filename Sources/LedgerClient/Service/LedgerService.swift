@@ -130,11 +130,14 @@ final class LedgerService {
         if let existing = try store.reversal(of: original.id) { return existing }
         guard let uuid = LedgerIDs.parse(original.id) else { throw ClientError.transactionNotFound(transactionId) }
         return try record(childId: original.childId, amount: -original.amountCents, note: "",
-                          source: original.source, id: LedgerIDs.reversalID(of: uuid).lowercased, reverses: original.id)
+                          source: original.source, id: LedgerIDs.reversalID(of: uuid).lowercased, reverses: original.id,
+                          potId: original.potId)
     }
 
-    private func record(childId: String, amount: Int64, note: String, source: String, id: String,
-                        reverses: String?) throws -> TransactionRecord {
+    /// Writes one transaction and queues it; `createdAt` defaults to now, `potId` nil is the
+    /// child's default pot.
+    func record(childId: String, amount: Int64, note: String, source: String, id: String,
+                reverses: String?, createdAt: Int64? = nil, potId: String? = nil) throws -> TransactionRecord {
         if amount.magnitude > UInt64(Cents.maxTransactionMagnitude) {
             throw ClientError.invalid(field: "amount", message: "must be at most 1000000000.00")
         }
@@ -148,7 +151,8 @@ final class LedgerService {
             guard try store.child(id: childId) != nil else { throw ClientError.childNotFound(childId) }
             guard Cents.add(try store.balance(childId: childId), amount) != nil else { throw ClientError.balanceOverflow }
             let tx = TransactionRecord(id: id, childId: childId, amountCents: amount, note: cleanNote, source: source,
-                                       createdAt: now(), authorAccountId: try store.string(.accountId), reversesId: reverses)
+                                       createdAt: createdAt ?? now(), authorAccountId: try store.string(.accountId),
+                                       reversesId: reverses, potId: potId)
             try store.upsert(tx)
             try queue(.transaction, tx.id)
             return tx
@@ -172,15 +176,15 @@ final class LedgerService {
         if phase.queuesChanges, try store.household().permission == .readOnly { throw ClientError.frozen(.readOnly) }
     }
 
-    private func queue(_ kind: RecordKind, _ id: String) throws {
+    func queue(_ kind: RecordKind, _ id: String) throws {
         if try store.phase().queuesChanges { try store.enqueue(kind, id: id) }
     }
 
-    private func stamp() throws -> Int64 {
+    func stamp() throws -> Int64 {
         LWW.stamp(now: now(), newestSeen: try store.newestSeenModifiedAt())
     }
 
-    private func author() throws -> String {
+    func author() throws -> String {
         if let account = try store.string(.accountId) { return account }
         return try store.string(.deviceId) ?? ""
     }
