@@ -98,17 +98,26 @@ final class LedgerService {
     /// Adds `cents` (> 0) to a child's balance.
     @discardableResult
     func addMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
-                         id: String = UUID().lowercased) throws -> TransactionRecord {
+                         id: String = UUID().lowercased, potId: String? = nil) throws -> TransactionRecord {
         guard cents > 0 else { throw ClientError.invalid(field: "amount", message: "must be more than zero") }
-        return try record(childId: childId, amount: cents, note: note, source: source.rawValue, id: id, reverses: nil)
+        return try record(childId: childId, amount: cents, note: note, source: source.rawValue, id: id, reverses: nil,
+                          potId: try potOfChild(potId, childId: childId))
     }
 
     /// Takes `cents` (> 0) from a child's balance; balances may go negative.
     @discardableResult
     func takeMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
-                          id: String = UUID().lowercased) throws -> TransactionRecord {
+                          id: String = UUID().lowercased, potId: String? = nil) throws -> TransactionRecord {
         guard cents > 0 else { throw ClientError.invalid(field: "amount", message: "must be more than zero") }
-        return try record(childId: childId, amount: -cents, note: note, source: source.rawValue, id: id, reverses: nil)
+        return try record(childId: childId, amount: -cents, note: note, source: source.rawValue, id: id, reverses: nil,
+                          potId: try potOfChild(potId, childId: childId))
+    }
+
+    /// The replica's form of pot `potId` of `childId`: nil for none or the default pot.
+    private func potOfChild(_ potId: String?, childId: String) throws -> String? {
+        guard let potId else { return nil }
+        guard let pot = try existingPot(potId), pot.childId == childId else { throw ClientError.potNotFound(potId) }
+        return pot.id == Self.defaultPot(of: childId) ? nil : pot.id
     }
 
     /// Undoes the child's newest transaction that is neither a reversal nor reversed.

@@ -1,0 +1,217 @@
+import Foundation
+import LedgerModel
+
+extension Ledger {
+    // MARK: Schedules
+
+    /// Adds an allowance or interest schedule to a child. An allowance whose first date is
+    /// already due pays the periods due (at most the latest 366) at once, on this device.
+    /// - Parameters:
+    ///   - endDate: the last date that may be paid; nil for none.
+    ///   - note: the note of each payment (0…500 characters).
+    @discardableResult
+    public func addSchedule(_ schedule: NewSchedule, for childId: String, endDate: LocalDate? = nil,
+                            note: String = "") async throws -> Schedule {
+        let draft: LedgerService.ScheduleDraft
+        switch schedule {
+        case let .allowance(cents, cadence, first, zone):
+            draft = .init(kind: .allowance, amountCents: cents, cadence: cadence, firstDate: first,
+                          timeZone: zone.identifier, endDate: endDate, note: note)
+        case let .interest(basisPoints, cadence, first, zone):
+            draft = .init(kind: .interest, rateBasisPoints: Int64(basisPoints), cadence: cadence, firstDate: first,
+                          timeZone: zone.identifier, endDate: endDate, note: note)
+        }
+        let record = try publicErrors { try service.addSchedule(childId: try existingChild(childId), draft) }
+        await didMutate()
+        return try publicSchedule(record)
+    }
+
+    /// Pauses a schedule: what is due now is paid first, then nothing until it is resumed.
+    @discardableResult
+    public func pause(_ scheduleId: String) async throws -> Schedule {
+        try await editSchedule(scheduleId, LedgerService.ScheduleEdit(paused: true))
+    }
+
+    /// Resumes a paused schedule. The periods that fell due while paused are skipped, unless
+    /// `backPay` is true: then they are paid now (at most 366).
+    @discardableResult
+    public func resume(_ scheduleId: String, backPay: Bool = false) async throws -> Schedule {
+        try await editSchedule(scheduleId, LedgerService.ScheduleEdit(paused: false, backPay: backPay))
+    }
+
+    /// Edits a schedule; nil arguments stay as they are (`endDate: .some(nil)` removes the end
+    /// date). What is due is paid with the terms before the edit; the new terms apply from
+    /// the next unpaid period.
+    @discardableResult
+    public func editSchedule(_ scheduleId: String, cents: Int64? = nil, rateBasisPoints: Int? = nil,
+                             every cadence: ScheduleCadence? = nil, firstDate: LocalDate? = nil, timeZone: TimeZone? = nil,
+                             endDate: LocalDate?? = nil, note: String? = nil) async throws -> Schedule {
+        try await editSchedule(scheduleId, LedgerService.ScheduleEdit(
+            amountCents: cents, rateBasisPoints: rateBasisPoints.map(Int64.init), cadence: cadence, firstDate: firstDate,
+            timeZone: timeZone?.identifier, endDate: endDate, note: note))
+    }
+
+    /// Removes a schedule: what is due now is paid, nothing later; paid periods stay.
+    public func remove(_ scheduleId: String) async throws {
+        _ = try publicErrors { try service.removeSchedule(id: scheduleId.lowercased()) }
+        await didMutate()
+    }
+
+    /// The schedules of a child (every child's when nil), oldest first.
+    public func schedules(for childId: String? = nil) async throws -> [Schedule] {
+        try publicErrors {
+            try store.schedules(childId: try childId.map(existingChild)).map(publicSchedule)
+        }
+    }
+
+    private func editSchedule(_ id: String, _ edit: LedgerService.ScheduleEdit) async throws -> Schedule {
+        let record = try publicErrors { try service.editSchedule(id: id.lowercased(), edit) }
+        await didMutate()
+        return try publicSchedule(record)
+    }
+
+    func publicSchedule(_ s: ScheduleRecord) throws -> Schedule {
+        Schedule(id: s.id, childId: s.childId, kind: s.kind, amountCents: s.amountCents,
+                 rateBasisPoints: s.rateBasisPoints.map { Int($0) }, cadence: s.cadence, firstDate: s.firstDate,
+                 timeZone: s.timeZone, endDate: s.endDate, note: s.note, paused: s.paused,
+                 nextDueDate: s.deleted ? nil : s.state.flatMap(LedgerService.nextDue),
+                 isPending: try store.pendingVersion(.schedule, id: s.id) != nil)
+    }
+
+    // MARK: Pots
+
+    /// Adds a pot to a child, with a goal of `target` cents by `date` when given.
+    @discardableResult
+    public func addPot(named name: String, for childId: String, target: Int64? = nil, by date: LocalDate? = nil) async throws -> Pot {
+        let record = try publicErrors {
+            try service.addPot(childId: try existingChild(childId), name: name, targetCents: target, targetDate: date)
+        }
+        await didMutate()
+        return try publicErrors { try potSummary(record) }
+    }
+
+    /// Renames a pot (the default pot too).
+    @discardableResult
+    public func renamePot(_ potId: String, to name: String) async throws -> Pot {
+        try await editPot(potId, LedgerService.PotEdit(name: name))
+    }
+
+    /// Archives (or, false, restores) a pot; its money and history stay.
+    @discardableResult
+    public func setArchived(_ archived: Bool, forPot potId: String) async throws -> Pot {
+        try await editPot(potId, LedgerService.PotEdit(archived: archived))
+    }
+
+    /// Sets a pot's goal: `target` cents by `date` (nil removes that part of the goal).
+    @discardableResult
+    public func setGoal(target: Int64?, by date: LocalDate? = nil, for potId: String) async throws -> Pot {
+        try await editPot(potId, LedgerService.PotEdit(targetCents: .some(target), targetDate: .some(date)))
+    }
+
+    /// Moves `cents` (> 0) from one pot of a child to another: one transfer, two transactions,
+    /// written together here and uploaded together.
+    @discardableResult
+    public func move(cents: Int64, from fromPot: String, to toPot: String, note: String = "") async throws -> PotTransfer {
+        let id = UUID()
+        let (out, into) = try publicErrors { try service.transfer(cents: cents, from: fromPot, to: toPot, note: note, id: id) }
+        await didMutate()
+        return PotTransfer(id: id.lowercased, out: LedgerTransaction(out, isPending: try isQueued(out.id)),
+                           in: LedgerTransaction(into, isPending: try isQueued(into.id)))
+    }
+
+    /// A child's pots with their balances, the default pot first.
+    public func pots(of childId: String) async throws -> [PotSummary] {
+        try publicErrors {
+            guard let child = try store.child(id: childId.lowercased()) else { throw LedgerError.notFound }
+            return try potSummaries(of: child)
+        }
+    }
+
+    private func editPot(_ id: String, _ edit: LedgerService.PotEdit) async throws -> Pot {
+        let record = try publicErrors { try service.editPot(id: id, edit) }
+        await didMutate()
+        return try publicErrors { try potSummary(record) }
+    }
+
+    func potSummary(_ pot: PotRecord) throws -> PotSummary {
+        let defaultPot = LedgerService.defaultPot(of: pot.childId)
+        let balance = try store.potBalances(childId: pot.childId, defaultPot: defaultPot)[pot.id] ?? 0
+        return PotSummary(pot, balanceCents: balance, isDefault: pot.id == defaultPot)
+    }
+
+    /// The pots of `child` (the default one first, then by creation) with their balances.
+    func potSummaries(of child: ChildRecord) throws -> [PotSummary] {
+        let defaultPot = LedgerService.defaultPot(of: child.id)
+        let balances = try store.potBalances(childId: child.id, defaultPot: defaultPot)
+        var pots = try store.pots(childId: child.id)
+        if let i = pots.firstIndex(where: { $0.id == defaultPot }) { pots.insert(pots.remove(at: i), at: 0) }
+        else { pots.insert(LedgerService.defaultPotRecord(of: child), at: 0) }
+        var summaries = pots.map { PotSummary($0, balanceCents: balances[$0.id] ?? 0, isDefault: $0.id == defaultPot) }
+        // Money in a pot this device has no record of yet still counts toward the child.
+        for (id, cents) in balances where !pots.contains(where: { $0.id == id }) {
+            summaries.append(PotSummary(id: id, childId: child.id, name: "", isDefault: false, archived: false,
+                                        balanceCents: cents, targetCents: nil, targetDate: nil, progress: nil))
+        }
+        return summaries
+    }
+
+    /// The next allowance payment of `childId`: the earliest date a running schedule pays, with
+    /// what every schedule pays that day.
+    func nextPayment(of childId: String) throws -> NextPayment? {
+        var next: NextPayment?
+        for schedule in try store.schedules(childId: childId) where schedule.kind == .allowance {
+            guard let amount = schedule.amountCents, let date = schedule.state.flatMap(LedgerService.nextDue) else { continue }
+            if next == nil || date < next!.date { next = NextPayment(date: date, cents: amount) }
+            else if date == next!.date { next!.cents = Cents.add(next!.cents, amount) ?? next!.cents }
+        }
+        return next
+    }
+
+    // MARK: Paying
+
+    /// Pays the allowance due now on this device (offline or not); observers hear of it.
+    func payDueAllowances() async {
+        let paid = (try? service.payDueAllowances()) ?? 0
+        if paid > 0 { await didMutate() }
+    }
+
+    /// While automatic sync runs: pays each allowance when it falls due, waking at the next due
+    /// instant (at least every `allowanceCheckInterval` seconds, so a clock change is noticed).
+    func startAllowanceTimer() {
+        guard allowanceTimer == nil else { return }
+        allowanceTimer = Task { [weak self] in
+            while !Task.isCancelled {
+                guard let self else { return }
+                await self.payDueAllowances()
+                let delay = await self.secondsUntilNextDue()
+                try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            }
+        }
+    }
+
+    func stopAllowanceTimer() {
+        allowanceTimer?.cancel()
+        allowanceTimer = nil
+    }
+
+    /// Seconds from now (on the ledger's clock) to the earliest due instant of a running
+    /// allowance, at most `options.allowanceCheckInterval`.
+    private func secondsUntilNextDue() -> Double {
+        let now = options.clock()
+        var earliest = Int64.max
+        for schedule in (try? store.schedules()) ?? [] where schedule.kind == .allowance {
+            guard let state = schedule.state, let date = LedgerService.nextDue(state) else { continue }
+            earliest = min(earliest, state.terms.dueInstantMs(date))
+        }
+        let seconds = earliest == .max ? options.allowanceCheckInterval : Double(max(0, earliest - now)) / 1000 + 0.01
+        return min(seconds, options.allowanceCheckInterval)
+    }
+}
+
+extension PotSummary {
+    init(_ p: PotRecord, balanceCents: Int64, isDefault: Bool) {
+        let progress = p.targetCents.map { target in target > 0 ? min(1, max(0, Double(balanceCents) / Double(target))) : 1 }
+        self.init(id: p.id, childId: p.childId, name: p.name, isDefault: isDefault, archived: p.archived,
+                  balanceCents: balanceCents, targetCents: p.targetCents, targetDate: p.targetDate, progress: progress)
+    }
+}
