@@ -41,8 +41,8 @@ extension LedgerService {
     /// periods now (at most 366, the latest ones).
     @discardableResult
     func addSchedule(childId: String, _ draft: ScheduleDraft, id: String = UUID().lowercased) throws -> ScheduleRecord {
-        let zone = try Self.zone(draft.timeZone)
         try Self.checkAmounts(kind: draft.kind, amount: draft.amountCents, rate: draft.rateBasisPoints)
+        let zone = try Self.zone(draft.timeZone)
         let note = try Self.validNote(draft.note)
         return try store.transaction {
             try checkWritable()
@@ -172,6 +172,9 @@ extension LedgerService {
     }
 
     private static func zone(_ name: String) throws -> ScheduleTimeZone {
+        // Foundation names UTC "GMT" on some platforms; the tz database's aliases of UTC are UTC.
+        let utcAliases: Set<String> = ["GMT", "Etc/UTC", "Etc/GMT", "Etc/Universal", "Etc/Zulu", "Universal", "Zulu", "UCT", "Etc/UCT"]
+        let name = utcAliases.contains(name) ? "UTC" : name
         do { return try ScheduleTimeZone(identifier: name) } catch {
             throw ClientError.invalid(field: "timeZone", message: error.description)
         }
