@@ -175,29 +175,30 @@ final class FakeLedgerServer: Sendable {
                     h.children[c.id] = (stored, h.seq)
                     results.append(["type": "child", "id": c.id, "status": "saved", "changeTag": stored.changeTag!])
                 }
-                for p in batch.pots {
-                    if let (cur, _) = h.pots[p.id], p.baseChangeTag != cur.changeTag {
-                        results.append(["type": "pot", "id": p.id, "status": "conflict", "serverRecord": try JSONSerialization.jsonObject(with: JSONEncoder().encode(cur))])
-                        continue
+                /// Saves a pot or schedule pushed on top of the current version; a conflict otherwise.
+                func save<R: Codable>(_ type: String, _ id: String, base: String?, in records: WritableKeyPath<Household, [String: (R, Int64)]>,
+                                      tag: (R) -> String?, stamp: (inout R, String) -> Void, _ pushed: R) throws {
+                    if let (cur, _) = h[keyPath: records][id], base != tag(cur) {
+                        results.append(["type": type, "id": id, "status": "conflict", "serverRecord": try JSONSerialization.jsonObject(with: JSONEncoder().encode(cur))])
+                        return
                     }
                     s.tagCounter += 1; h.seq += 1
-                    var stored = p
-                    stored.householdId = hid; stored.baseChangeTag = nil; stored.changeTag = "tag\(s.tagCounter)"
-                    h.pots[p.id] = (stored, h.seq)
-                    results.append(["type": "pot", "id": p.id, "status": "saved", "changeTag": stored.changeTag!])
+                    var stored = pushed
+                    stamp(&stored, "tag\(s.tagCounter)")
+                    h[keyPath: records][id] = (stored, h.seq)
+                    results.append(["type": type, "id": id, "status": "saved", "changeTag": "tag\(s.tagCounter)"])
+                }
+                for p in batch.pots {
+                    try save("pot", p.id, base: p.baseChangeTag, in: \.pots, tag: \.changeTag, stamp: {
+                        $0.householdId = hid; $0.baseChangeTag = nil; $0.changeTag = $1
+                    }, p)
                 }
                 for sc in batch.schedules {
-                    if let (cur, _) = h.schedules[sc.id], sc.baseChangeTag != cur.changeTag {
-                        results.append(["type": "schedule", "id": sc.id, "status": "conflict", "serverRecord": try JSONSerialization.jsonObject(with: JSONEncoder().encode(cur))])
-                        continue
-                    }
-                    s.tagCounter += 1; h.seq += 1
-                    var stored = sc
-                    stored.householdId = hid; stored.baseChangeTag = nil; stored.changeTag = "tag\(s.tagCounter)"
-                    // A server that has paid nothing yet: everything from the first date is due.
-                    stored.nextDueDate = stored.deleted == true ? nil : stored.firstDate
-                    h.schedules[sc.id] = (stored, h.seq)
-                    results.append(["type": "schedule", "id": sc.id, "status": "saved", "changeTag": stored.changeTag!])
+                    try save("schedule", sc.id, base: sc.baseChangeTag, in: \.schedules, tag: \.changeTag, stamp: {
+                        $0.householdId = hid; $0.baseChangeTag = nil; $0.changeTag = $1
+                        // A server that has paid nothing yet: everything from the first date is due.
+                        $0.nextDueDate = $0.deleted == true ? nil : $0.firstDate
+                    }, sc)
                 }
                 for t in batch.transactions {
                     let stored = Wire.Transaction(id: t.id, householdId: hid, childId: t.childId, amountCents: t.amountCents, note: t.note, source: t.source,

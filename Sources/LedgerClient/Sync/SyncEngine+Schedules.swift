@@ -22,9 +22,11 @@ extension SyncEngine {
         return true
     }
 
-    /// Merges the server's version of a schedule (see `mergePot`). The payer state is kept
-    /// when the calendar is the same and moved past every date the server paid or skipped
-    /// (those before its `nextDueDate`); a new calendar pays from the server's next due date.
+    /// Merges the server's version of a schedule (see `mergePot`). The payer state follows the
+    /// edit that made that version (`ScheduleState.edited` at its `modifiedAt`, or now if that
+    /// is later than this device's clock) and moves past
+    /// every date the server paid or skipped (those before its `nextDueDate`); a schedule new
+    /// to this device pays from the server's next due date.
     @discardableResult
     func mergeSchedule(_ wire: Wire.Schedule, pending: Bool = false) throws -> Bool {
         guard var server = wire.record() else { return false }
@@ -35,11 +37,18 @@ extension SyncEngine {
             try store.setChangeTag(scheduleId: server.id, server.changeTag)
             return true
         }
-        if let local, local.firstDate == server.firstDate, local.cadence == server.cadence, local.timeZone == server.timeZone {
-            server.termsFrom = local.termsFrom
-            server.lastSettled = local.lastSettled
-            if let next = server.nextDueDate, let before = next.adding(days: -1) {
-                server.lastSettled = max(before, local.lastSettled ?? before)
+        if let local, let state = local.state, let terms = server.terms {
+            // Another device's edit (a pause, a resume, a new calendar) takes effect here as it
+            // did there, at its instant: a resume skips the held dates, a new calendar pays from
+            // the next unpaid period. What was due before it was paid by that device, with the
+            // same ids, and arrives with the feed.
+            // (Never later than now: a stamp may run ahead of this device's clock.)
+            let next = state.terms == terms ? state : state.edited(to: terms, atMs: min(server.modifiedAt, now())).state
+            server.termsFrom = next.termsFrom
+            server.lastSettled = next.lastSettled
+            if let due = server.nextDueDate, let before = due.adding(days: -1), before >= server.termsFrom {
+                // The server paid or skipped every date before its next due date.
+                server.lastSettled = max(before, next.lastSettled ?? before)
             }
         }
         try store.upsert(server)
