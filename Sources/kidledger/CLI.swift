@@ -85,6 +85,9 @@ final class CLI {
         case "recover": try await recover(rest)
         case "owner": try await owner(rest)
         case "account": try await account(rest)
+        case "schedule": try await scheduleCommand(rest)
+        case "pot": try await potCommand(rest)
+        case "goal": try await goalCommand(rest)
         default: throw Arguments.UsageError(description: "unknown command '\(command)' (try `kidledger help`)")
         }
     }
@@ -102,6 +105,11 @@ final class CLI {
           signin-oidc --provider P --id-token T [--nonce N] [--handle H --name N]
           link   redeem CODE   recovery-codes   recover --handle H --code C [--revoke-others]
           owner transfer HANDLE   account delete --confirm HANDLE [--delete-shared] [--out FILE]
+          schedule add CHILD AMOUNT --every weekly|every-two-weeks|monthly --first YYYY-MM-DD [--time-zone ZONE]
+                       [--end YYYY-MM-DD] [--note T]   (or --rate PERCENT instead of AMOUNT: interest)
+          schedule list [CHILD]   schedule pause|remove ID   schedule resume ID [--back-pay]
+          pot add CHILD NAME [--target AMOUNT] [--by YYYY-MM-DD]   pot list CHILD
+          pot move CHILD AMOUNT FROM-POT TO-POT [--note T]   goal set CHILD POT AMOUNT|none [--by YYYY-MM-DD]
         environment: KIDLEDGER_STORE, KIDLEDGER_SERVER
         """
 }

@@ -176,7 +176,7 @@ extension LedgerService {
         let utcAliases: Set<String> = ["GMT", "Etc/UTC", "Etc/GMT", "Etc/Universal", "Etc/Zulu", "Universal", "Zulu", "UCT", "Etc/UCT"]
         let name = utcAliases.contains(name) ? "UTC" : name
         do { return try ScheduleTimeZone(identifier: name) } catch {
-            throw ClientError.invalid(field: "timeZone", message: error.description)
+            throw ClientError.invalid(field: "timeZone", message: "must be an IANA name such as Europe/Zurich, or UTC, not \"\(name)\"")
         }
     }
 
