@@ -4,15 +4,11 @@ import LedgerModel
 
 /// `schedule add|list|pause|resume|remove`, `pot add|list|move`, `goal set`.
 extension CLI {
-    static let scheduleUsage = """
-        usage: kidledger schedule add CHILD AMOUNT --every weekly|every-two-weeks|monthly --first YYYY-MM-DD [--time-zone ZONE] [--end YYYY-MM-DD] [--note T]
-               kidledger schedule add CHILD --rate PERCENT --every … --first … (interest, paid by the server)
-               kidledger schedule list [CHILD] | pause ID | resume ID [--back-pay] | remove ID
-        """
-    static let potUsage = """
-        usage: kidledger pot add CHILD NAME [--target AMOUNT] [--by YYYY-MM-DD]
-               kidledger pot list CHILD | pot move CHILD AMOUNT FROM-POT TO-POT [--note T]
-        """
+    static let scheduleUsage = "usage: kidledger schedule add CHILD AMOUNT|--rate PERCENT --every weekly|every-two-weeks|monthly "
+        + "--first YYYY-MM-DD [--time-zone ZONE] [--end YYYY-MM-DD] [--note T] | schedule list [CHILD] | "
+        + "schedule pause|remove ID | schedule resume ID [--back-pay]"
+    static let potUsage = "usage: kidledger pot add CHILD NAME [--target AMOUNT] [--by YYYY-MM-DD] | pot list CHILD | "
+        + "pot move CHILD AMOUNT FROM-POT TO-POT [--note T]"
     static let goalUsage = "usage: kidledger goal set CHILD POT AMOUNT|none [--by YYYY-MM-DD]"
 
     // MARK: schedule
