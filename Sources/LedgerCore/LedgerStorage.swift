@@ -142,6 +142,19 @@ package protocol LedgerReading: AccountAccessReading {
     /// The child's newest transaction that is neither a reversal nor reversed.
     func newestUndoable(household: String, child: String) throws -> LedgerTransaction?
 
+    // MARK: schedules
+    /// The schedule `id`, a deleted one included.
+    func schedule(household: String, id: String) throws -> ScheduleRecord?
+    /// The child's schedules that are not deleted, by creation time then id, after `after`.
+    func schedules(household: String, child: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<ScheduleRecord, TimeAndIdPosition>
+    /// How many schedules the child has that are not deleted.
+    func scheduleCount(household: String, child: String) throws -> Int
+    /// The sum of the child's transactions created before `beforeMs` (the balance at that
+    /// instant, as interest reads it).
+    func balance(household: String, child: String, createdBefore beforeMs: Int64) throws -> Int64
+    /// Schedules of any household with a date due at `atMs`, the longest due first, at most `limit`.
+    func dueSchedules(atMs: Int64, limit: Int) throws -> [DueSchedule]
+
     // MARK: sharing
     func participant(household: String, account: String) throws -> Participant?
     /// The participant row holding `invitation`, only when it is addressed to `account`.
@@ -257,6 +270,13 @@ package protocol LedgerWriting: LedgerReading, AccountAccessWriting {
     func insertsBeforeLookup(household: String) -> Bool
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws
     func setBalance(household: String, child: String, cents: Int64) throws
+
+    // MARK: schedules
+    /// A new schedule, stamped with `seq`.
+    func insertSchedule(_ s: ScheduleRecord, seq: Int64) throws
+    /// Replaces the stored schedule; stamps it with `seq` (nil: a change devices need not
+    /// pull, such as the dates the job settled).
+    func updateSchedule(_ s: ScheduleRecord, seq: Int64?) throws
 
     // MARK: sharing
     func insertParticipant(household: String, account: String, permission: Membership.Permission,

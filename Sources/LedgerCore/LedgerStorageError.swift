@@ -7,6 +7,8 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case householdNotFound
     case childNotFound
     case transactionNotFound
+    /// No such schedule (or it was deleted).
+    case scheduleNotFound
     case tokenNotFound
     case participantNotFound
     case invitationNotFound
@@ -28,6 +30,8 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     /// An idempotent create (PUT) named a household of another account.
     case householdOfAnotherAccount(String)
     case childIdTaken(String)
+    /// A different schedule (or a deleted one) has this id; `existing` is it.
+    case scheduleIdTaken(ScheduleRecord)
     /// A different transaction has this id; `existing` is it.
     case transactionIdTaken(LedgerTransaction)
     /// The id derived from an `Idempotency-Key` is held by a different transaction, `existing`.
@@ -55,6 +59,8 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case tooManyHouseholds(limit: Int)
     /// The household holds `limit` children already (archived ones count).
     case tooManyChildren(limit: Int)
+    /// The child has `limit` schedules already.
+    case tooManySchedules(limit: Int)
     /// The inviter has `pending` invitations out, or the invitee has that many waiting (or
     /// that many from this inviter), and `limit` is the most allowed.
     case tooManyInvitations(InvitationQuota, limit: Int, pending: Int64)

@@ -21,6 +21,24 @@ package struct PushBatch: Sendable {
         }
     }
 
+    /// A schedule as a device pushes it: the schedule, whether it is deleted, and whether
+    /// its edit asks for back pay.
+    package struct ScheduleItem: Sendable {
+        package var draft: ScheduleDraft
+        package var deleted: Bool
+        package var backPay: Bool
+        package var createdAt: Int64
+        package var modifiedAt: Int64
+        package var modifiedBy: String
+        package var baseChangeTag: String?
+
+        package init(draft: ScheduleDraft, deleted: Bool, backPay: Bool, createdAt: Int64, modifiedAt: Int64,
+                     modifiedBy: String, baseChangeTag: String? = nil) {
+            (self.draft, self.deleted, self.backPay, self.createdAt) = (draft, deleted, backPay, createdAt)
+            (self.modifiedAt, self.modifiedBy, self.baseChangeTag) = (modifiedAt, modifiedBy, baseChangeTag)
+        }
+    }
+
     /// A record that parsed, or why it is rejected: a `code` (`validation_failed` with the
     /// field errors, `clock_skew`).
     package enum Item<Record: Sendable>: Sendable {
@@ -30,10 +48,12 @@ package struct PushBatch: Sendable {
 
     package var children: [Item<ChildRecord>] = []
     package var transactions: [Item<NewTransaction>] = []
+    package var schedules: [Item<ScheduleItem>] = []
 
-    package init(children: [Item<ChildRecord>] = [], transactions: [Item<NewTransaction>] = []) {
-        (self.children, self.transactions) = (children, transactions)
+    package init(children: [Item<ChildRecord>] = [], transactions: [Item<NewTransaction>] = [],
+                 schedules: [Item<ScheduleItem>] = []) {
+        (self.children, self.transactions, self.schedules) = (children, transactions, schedules)
     }
 
-    package var count: Int { children.count + transactions.count }
+    package var count: Int { children.count + transactions.count + schedules.count }
 }

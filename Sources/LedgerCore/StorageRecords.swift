@@ -211,26 +211,37 @@ package struct FeedChanges: Sendable {
     package var childSeqs: [Int64] = []
     package var transactions: [LedgerTransaction] = []
     package var transactionSeqs: [Int64] = []
+    /// Schedules changed (deleted ones included, as tombstones).
+    package var schedules: [ScheduleRecord] = []
+    package var scheduleSeqs: [Int64] = []
 
     @usableFromInline package init(children: [Child] = [], childSeqs: [Int64] = [], transactions: [LedgerTransaction] = [],
-                 transactionSeqs: [Int64] = []) {
+                 transactionSeqs: [Int64] = [], schedules: [ScheduleRecord] = [], scheduleSeqs: [Int64] = []) {
         (self.children, self.childSeqs, self.transactions) = (children, childSeqs, transactions)
         self.transactionSeqs = transactionSeqs
+        (self.schedules, self.scheduleSeqs) = (schedules, scheduleSeqs)
     }
 
-    package var count: Int { children.count + transactions.count }
+    package var count: Int { children.count + transactions.count + schedules.count }
 
-    /// The sequence values of the first `limit` changes in feed order (by sequence value,
-    /// children before transactions within one).
+    /// The sequence values of the first `limit` changes in feed order (by sequence value;
+    /// children, then transactions, then schedules within one).
     package func mergedSeqs(limit: Int) -> [Int64] {
+        let out = FeedChanges.merge(childSeqs, transactionSeqs, limit: limit)
+        // Schedules change seldom: merged into the first two's order afterwards.
+        return scheduleSeqs.isEmpty ? out : FeedChanges.merge(out, scheduleSeqs, limit: limit)
+    }
+
+    /// The first `limit` values of two ascending lists, merged (`a`'s first among equals).
+    static func merge(_ a: [Int64], _ b: [Int64], limit: Int) -> [Int64] {
         var out: [Int64] = []
-        out.reserveCapacity(min(limit, count))
+        out.reserveCapacity(min(limit, a.count + b.count))
         var i = 0, j = 0
-        while out.count < limit && (i < childSeqs.count || j < transactionSeqs.count) {
-            if j >= transactionSeqs.count || (i < childSeqs.count && childSeqs[i] <= transactionSeqs[j]) {
-                out.append(childSeqs[i]); i += 1
+        while out.count < limit && (i < a.count || j < b.count) {
+            if j >= b.count || (i < a.count && a[i] <= b[j]) {
+                out.append(a[i]); i += 1
             } else {
-                out.append(transactionSeqs[j]); j += 1
+                out.append(b[j]); j += 1
             }
         }
         return out
@@ -242,6 +253,8 @@ package struct FeedChanges: Sendable {
         children.removeLast(kids); childSeqs.removeLast(kids)
         let txs = transactionSeqs.count - (transactionSeqs.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
         transactions.removeLast(txs); transactionSeqs.removeLast(txs)
+        let plans = scheduleSeqs.count - (scheduleSeqs.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
+        schedules.removeLast(plans); scheduleSeqs.removeLast(plans)
     }
 }
 
@@ -251,6 +264,7 @@ package struct FeedPage: Sendable {
     package var membership: Membership
     package var children: [Child]
     package var transactions: [LedgerTransaction]
+    package var schedules: [ScheduleRecord] = []
     /// Where the page ends.
     package var next: SyncPosition
     /// The position the page started after (0 for a full pull).
@@ -263,7 +277,7 @@ package struct FeedPage: Sendable {
         (self.transactions, self.next, self.since, self.moreComing) = (transactions, next, since, moreComing)
     }
 
-    package var records: Int { children.count + transactions.count }
+    package var records: Int { children.count + transactions.count + schedules.count }
     /// Whether the household changed after `since`.
     package var hasNews: Bool { next.seq > since || records > 0 }
 }

@@ -90,6 +90,15 @@ public struct ScheduleState: Hashable, Sendable, Codable {
         return Swift.max(from, after)
     }
 
+    /// The next date to pay, due already or not: the earliest payable date (the schedule's
+    /// `nextDueDate`). Nil while paused and once the schedule has ended.
+    public var nextPayableDate: LocalDate? {
+        guard !terms.paused, let from = payableFrom else { return nil }
+        let recurrence = terms.recurrence
+        let k = recurrence.index(onOrAfter: from)
+        return k < terms.countThroughEnd ? recurrence.date(at: k) : nil
+    }
+
     /// What to pay at `instantMs` (milliseconds since the epoch): the payable dates due then,
     /// oldest first, at most `cap` (default `maxPeriods`). Pay them, then store
     /// `settled(by:)`. While paused: nothing, and the count of held dates.

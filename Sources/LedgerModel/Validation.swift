@@ -1,6 +1,6 @@
 /// Where a transaction came from.
 public enum TransactionSource: String, Sendable, CaseIterable, Codable {
-    case manual, siri, api, `import`, allowance
+    case manual, siri, api, `import`, allowance, interest
 }
 
 /// The field rules of API.md, shared by server and clients. Each check returns the cleaned

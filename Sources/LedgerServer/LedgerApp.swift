@@ -10,6 +10,8 @@ public final class LedgerApp: Sendable {
     public let configuration: LedgerAppConfiguration
     let services: Services
     private let server: HTTPServer
+    /// Pays due schedules (at start, then every `scheduleJobInterval` seconds).
+    let scheduleJob: ScheduleJob
 
     /// Opens (creating and migrating) the database and prepares the listener.
     public init(configuration: LedgerAppConfiguration) throws {
@@ -41,6 +43,8 @@ public final class LedgerApp: Sendable {
                                 entitlementKeys: try EntitlementKeys(dataDirectory: configuration.dataDirectory),
                                 identity: identity)
         self.services = services
+        self.scheduleJob = ScheduleJob(storage: backend.storage, clock: configuration.clock,
+                                       interval: configuration.scheduleJobInterval, logger: logger)
         var http = configuration.http
         http.problemTypePrefix = Problem.typePrefix
         let accessLines = logger.accessLines
@@ -113,6 +117,7 @@ public final class LedgerApp: Sendable {
         services.backend.waitUntilReady(5)
         services.identity?.start()
         try server.start()
+        scheduleJob.start()
         services.logger.log(["event": "listening", "host": .string(configuration.http.host), "port": .int(Int64(server.port)),
                              "maxConnections": .int(Int64(configuration.http.maxConnections)),
                              "maxConnectionsPerAddress": .int(Int64(configuration.http.maxConnectionsPerAddress))])
@@ -128,6 +133,7 @@ public final class LedgerApp: Sendable {
         let notifier = services.notifier
         server.shutdown(beforeDraining: { notifier.shutdown() })
         services.identity?.stop()
+        scheduleJob.stop()
         services.backend.stop()
         services.logger.log(["event": "stopped"])
         services.logger.flush()

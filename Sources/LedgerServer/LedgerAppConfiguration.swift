@@ -1,4 +1,5 @@
 import HTTPServer
+import LedgerModel
 import LedgerStorageSQLite
 
 /// Everything `kidledger-server serve` can be told.
@@ -64,6 +65,15 @@ public struct LedgerAppConfiguration: Sendable {
     /// Children one household may hold, archived ones included (children are never
     /// deleted); then 409 `too_many_children`. 0: no limit. Default 100.
     public var maxChildrenPerHousehold: Int = 100
+    /// Schedules one child may have (deleted ones do not count). Default 20.
+    public var maxSchedulesPerChild: Int = 20
+    /// Seconds between runs of the job that pays due schedules (it also runs at start).
+    /// Default 60; 0 runs it only when asked (`LedgerApp.paySchedules`, tests).
+    public var scheduleJobInterval: Double = 60
+    /// The clock schedules are settled by, in milliseconds since the epoch: when a request
+    /// creates, edits or deletes a schedule, and when the job runs. Default the system's;
+    /// tests move it.
+    public var clock: @Sendable () -> Int64 = { Timestamp.nowMs() }
     /// Pending invitations one account may have received; then 409 `too_many_invitations`.
     /// 0: no limit. Default 50.
     public var maxPendingInvitationsPerInvitee: Int = 50

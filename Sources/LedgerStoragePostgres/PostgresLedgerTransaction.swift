@@ -192,7 +192,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     /// A placeholder id for a position that is absent (the statement does not read it then).
-    private static let noId = "00000000-0000-0000-0000-000000000000"
+    static let noId = "00000000-0000-0000-0000-000000000000"
 
     func activeTokenCount(account: String) throws -> Int {
         Int(try db.queryOne("SELECT count(*) FROM tokens WHERE account_id = $1 AND revoked_at IS NULL", [.uuid(account)])?.int(0) ?? 0)
@@ -582,9 +582,12 @@ final class PostgresLedgerTransaction: LedgerWriting {
         let params: [PGValue] = [.uuid(household), .int(onlySeq ?? after), .int(Int64(min(limit, Int(Int32.max))))]
         let kids = try db.query("SELECT \(Self.childColumns), seq FROM children WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
         let txs = try db.query("SELECT \(Self.txColumns), seq FROM transactions WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
+        let plans = try db.query("SELECT \(Self.scheduleColumns), seq FROM schedules WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params)
+            .rows.filter { ScheduleRecord(row: $0) != nil }
         return FeedChanges(children: [Child](decoding: kids) { Child(row: $0) }, childSeqs: kids.map { $0.int(10) },
                            transactions: [LedgerTransaction](decoding: txs) { LedgerTransaction(row: $0) },
-                           transactionSeqs: txs.map { $0.int(11) })
+                           transactionSeqs: txs.map { $0.int(11) },
+                           schedules: plans.map { ScheduleRecord(row: $0)! }, scheduleSeqs: plans.map { $0.int(5) })
     }
 
     func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {
@@ -594,6 +597,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
             SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at,
                    (SELECT count(*) FROM children c WHERE c.household_id = $1 AND c.seq > d.last_pull_seq)
                    + (SELECT count(*) FROM transactions x WHERE x.household_id = $1 AND x.seq > d.last_pull_seq)
+                   + (SELECT count(*) FROM schedules s WHERE s.household_id = $1 AND s.seq > d.last_pull_seq)
             FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
             JOIN households h ON h.id = d.household_id
             WHERE d.household_id = $1 AND (t.account_id = h.owner_account_id OR EXISTS (

@@ -263,6 +263,26 @@ enum PostgresSchema {
             reserved_until timestamptz NOT NULL
         );
         """),
+        // Allowance and interest schedules (`ScheduleRecord`): the columns the rules query,
+        // the rest one JSON document. A deleted schedule stays as a tombstone for the change
+        // feed. `due_at` is the instant its next date falls due (NULL: nothing to pay) — the
+        // payment job's index.
+        (7, """
+        CREATE TABLE schedules (
+            household_id uuid NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            id uuid NOT NULL,
+            child_id uuid NOT NULL,
+            seq bigint NOT NULL,
+            deleted boolean NOT NULL DEFAULT false,
+            due_at timestamptz,
+            created_at timestamptz NOT NULL,
+            doc text NOT NULL,
+            PRIMARY KEY (household_id, id)
+        );
+        CREATE INDEX schedules_child ON schedules(household_id, child_id, created_at, id);
+        CREATE INDEX schedules_feed ON schedules(household_id, seq);
+        CREATE INDEX schedules_due ON schedules(due_at) WHERE due_at IS NOT NULL;
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

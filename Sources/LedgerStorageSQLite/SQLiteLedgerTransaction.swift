@@ -254,6 +254,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         try db.run("DELETE FROM device_sync WHERE household_id = ?", [.text(id)])
         // The ledger has no foreign key to cascade along.
         try db.run("DELETE FROM transactions WHERE household_key = \(Schema.ledgerKey(1))", [.text(id)])
+        try db.run("DELETE FROM schedules WHERE household_id = ?", [.text(id)])
         try db.run("DELETE FROM households WHERE id = ?", [.text(id)])
         effects.touched.insert(id)
     }
@@ -578,10 +579,12 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         let params: [SQLiteValue] = [.text(household), .integer(onlySeq ?? after), .integer(Int64(min(limit, Int(Int32.max))))]
         let kids = try db.query(Self.changedChildrenSQL[which], params)
         let txs = try db.query(Self.changedTransactionsSQL[which], params)
+        let plans = try db.query(Self.changedSchedulesSQL[which], params).filter { ScheduleRecord(row: $0) != nil }
         // Each record is made in its array's storage (no copy of it on the way).
         return FeedChanges(children: [Child](decoding: kids) { Child(row: $0) }, childSeqs: kids.map { $0.int(10) },
                            transactions: [LedgerTransaction](decoding: txs) { LedgerTransaction(row: $0) },
-                           transactionSeqs: txs.map { $0.int(11) })
+                           transactionSeqs: txs.map { $0.int(11) },
+                           schedules: plans.map { ScheduleRecord(row: $0)! }, scheduleSeqs: plans.map { $0.int(5) })
     }
 
     func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {
@@ -589,6 +592,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             SELECT d.token_id, t.account_id, t.device_name, d.last_pull_at, d.last_push_at,
                    (SELECT COUNT(*) FROM children c WHERE c.household_id = ?1 AND c.seq > d.last_pull_seq)
                    + (SELECT COUNT(*) FROM transactions x WHERE x.household_key = h.ledger_key AND x.seq > d.last_pull_seq)
+                   + (SELECT COUNT(*) FROM schedules s WHERE s.household_id = ?1 AND s.seq > d.last_pull_seq)
             FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
             JOIN households h ON h.id = d.household_id
             WHERE d.household_id = ?1 AND (t.account_id = h.owner_account_id OR EXISTS (

@@ -463,6 +463,26 @@ enum Schema {
             reserved_until INTEGER NOT NULL
         ) WITHOUT ROWID;
         """),
+        // Allowance and interest schedules (`ScheduleRecord`): the columns the rules query,
+        // the rest one JSON document. A deleted schedule stays as a tombstone for the change
+        // feed. `due_at` is the instant its next date falls due (NULL: nothing to pay) — the
+        // payment job's index.
+        Migration(version: 14, sql: """
+        CREATE TABLE schedules (
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            id TEXT NOT NULL,
+            child_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            deleted INTEGER NOT NULL DEFAULT 0,
+            due_at INTEGER,
+            created_at INTEGER NOT NULL,
+            doc TEXT NOT NULL,
+            PRIMARY KEY (household_id, id)
+        ) WITHOUT ROWID;
+        CREATE INDEX schedules_child ON schedules(household_id, child_id, created_at, id);
+        CREATE INDEX schedules_feed ON schedules(household_id, seq);
+        CREATE INDEX schedules_due ON schedules(due_at) WHERE due_at IS NOT NULL;
+        """),
     ]
 }
 

@@ -15,7 +15,7 @@ final class AuthorizationTests: XCTestCase {
     /// A household with one caller of every kind.
     struct World {
         var household = "", child = "", transaction = "", invitation = "", ownerTokenId = "", ownerId = ""
-        var readWriteId = "", strangerHandle = "", identityId = "", ownerSubject = ""
+        var readWriteId = "", strangerHandle = "", identityId = "", ownerSubject = "", schedule = ""
         var tokens: [Caller: String] = [:]
     }
 
@@ -65,6 +65,9 @@ final class AuthorizationTests: XCTestCase {
         w.child = s.child(owner, household: w.household)
         w.transaction = try must(s.call("POST", "/v1/households/\(w.household)/children/\(w.child)/transactions", token: owner,
                                         json: .obj(["amountCents": 500])), 201, "transaction").json["transaction"]!["id"]!.stringValue!
+        w.schedule = try must(s.call("POST", "/v1/households/\(w.household)/children/\(w.child)/schedules", token: owner,
+                                     json: .obj(["kind": "allowance", "amountCents": 500, "cadence": "monthly",
+                                                 "firstDate": "2030-01-31", "timeZone": "UTC"])), 201, "schedule").json["id"]!.stringValue!
         w.ownerTokenId = try must(s.call("POST", "/v1/tokens", token: owner, json: .obj(["deviceName": "Spare"])), 201, "token").json["id"]!.stringValue!
         _ = try must(s.call("POST", "/v1/households/\(w.household)/share", token: owner), 201, "share")
         w.ownerSubject = IdentityFixture.subject()
@@ -114,6 +117,7 @@ final class AuthorizationTests: XCTestCase {
         return path.replacingOccurrences(of: "{id}", with: w.household)
             .replacingOccurrences(of: "{childId}", with: w.child)
             .replacingOccurrences(of: "{txId}", with: w.transaction)
+            .replacingOccurrences(of: "{scheduleId}", with: w.schedule)
             .replacingOccurrences(of: "{accountId}", with: account)
             .replacingOccurrences(of: "{invitationId}", with: w.invitation)
             .replacingOccurrences(of: "{tokenId}", with: w.ownerTokenId)
@@ -180,7 +184,7 @@ final class AuthorizationTests: XCTestCase {
                 XCTFail("the router does not serve \(row.method) \(row.path)")
                 continue
             }
-            for param in ["{id}", "{childId}", "{txId}", "{accountId}", "{invitationId}", "{tokenId}", "{identityId}"]
+            for param in ["{id}", "{childId}", "{txId}", "{scheduleId}", "{accountId}", "{invitationId}", "{tokenId}", "{identityId}"]
             where row.path.contains(param) {
                 let path = concrete(row.path.replacingOccurrences(of: param, with: "x%27%20OR%201%3D1"), w)
                 let caller: Caller = param == "{invitationId}" ? .invitee : .owner

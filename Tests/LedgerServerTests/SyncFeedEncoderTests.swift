@@ -57,11 +57,19 @@ final class SyncFeedEncoderTests: XCTestCase {
                                 createdAt: 1, modifiedAt: 2, changeTag: "v2", shared: true)
         let m = Membership(householdId: h.id, role: .participant, permission: .readWrite, ownerAccountId: h.ownerAccountId)
         let token = SyncPosition(household: h.id, incarnation: 7, seq: 42)
-        for (children, transactions) in [(kids, txs), ([], [])] {
-            let page = FeedPage(household: h, membership: m, children: children, transactions: transactions, next: token,
+        let zone = try ScheduleTimeZone(identifier: "Europe/Zurich")
+        let plan = ScheduleRecord(id: kids[0].id, householdId: h.id, childId: kids[0].id, kind: .allowance, amountCents: 500,
+                                  rateBasisPoints: 0, note: "weekly \"pocket\" money",
+                                  state: ScheduleState(terms: ScheduleTerms(firstDate: LocalDate("2026-12-04")!, cadence: .weekly,
+                                                                            timeZone: zone)),
+                                  deleted: true, createdAt: 1, modifiedAt: 2, modifiedBy: h.ownerAccountId, changeTag: "v3")
+        for (children, transactions, schedules) in [(kids, txs, [plan]), ([], [], [])] {
+            var page = FeedPage(household: h, membership: m, children: children, transactions: transactions, next: token,
                                 since: 3, moreComing: !children.isEmpty)
+            page.schedules = schedules
             let expected: JSONValue = .object([
                 "household": h.json(m), "children": .array(children.map(\.json)), "transactions": .array(transactions.map(\.json)),
+                "schedules": .array(schedules.map(\.json)),
                 "access": m.accessJSON, "nextToken": .string(token.token), "moreComing": .bool(!children.isEmpty),
             ])
             XCTAssertEqual(String(decoding: page.body, as: UTF8.self), expected.serializedString)

@@ -71,9 +71,11 @@ extension LedgerReading {
             return whole.mergedSeqs(limit: Int.max)
         }
         if let wholeCommit { records = wholeCommit } else { records.keep(through: endSeq) }
-        return FeedPage(household: h, membership: m, children: records.children, transactions: records.transactions,
-                        next: SyncPosition(household: household, incarnation: head.incarnation, seq: endSeq),
-                        since: after, moreComing: moreComing)
+        var page = FeedPage(household: h, membership: m, children: records.children, transactions: records.transactions,
+                            next: SyncPosition(household: household, incarnation: head.incarnation, seq: endSeq),
+                            since: after, moreComing: moreComing)
+        page.schedules = records.schedules
+        return page
     }
 
     /// A feed page for `caller`'s device, with its token checked in the same snapshot: a

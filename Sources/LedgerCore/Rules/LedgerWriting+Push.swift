@@ -2,7 +2,7 @@ import LedgerModel
 
 /// What became of one pushed record.
 package struct PushResult: Sendable {
-    package enum Kind: String, Sendable { case child, transaction }
+    package enum Kind: String, Sendable { case child, transaction, schedule }
 
     package enum Outcome: Sendable {
         /// Saved as pushed; a child's new change tag.
@@ -13,6 +13,8 @@ package struct PushResult: Sendable {
         case childConflict(Child)
         /// A different transaction holds the id: the server's.
         case transactionConflict(LedgerTransaction)
+        /// Another version of the schedule holds the id: the server's.
+        case scheduleConflict(ScheduleRecord)
         /// Refused by a ledger rule or a quota.
         case refused(LedgerStorageError)
         /// Refused before storage was asked (`validation_failed` with the field errors,
@@ -34,7 +36,8 @@ extension LedgerWriting {
     /// children first, then its transactions, each through the same rules as the single
     /// writes (`pushChild` within the `maxChildren` cap, `addTransaction`), and records the
     /// push. A record's refusal is its result and leaves the rest of the batch alone.
-    package func push(_ batch: PushBatch, household: String, caller: Caller, maxChildren: Int, now: Int64) throws -> [PushResult] {
+    package func push(_ batch: PushBatch, household: String, caller: Caller, maxChildren: Int, maxSchedules: Int = 0,
+                      now: Int64) throws -> [PushResult] {
         _ = try membership(household: household, account: caller.accountId, need: .write)
         var results: [PushResult] = []
         results.reserveCapacity(batch.count)
@@ -57,6 +60,31 @@ extension LedgerWriting {
                     outcome = .refused(e)
                 }
                 results.append(PushResult(kind: .child, id: record.id, outcome: outcome))
+            }
+        }
+        // Schedules before transactions: a new schedule pays what is due, so the payments a
+        // device made offline and pushes with it come back unchanged.
+        for item in batch.schedules {
+            switch item {
+            case .invalid(let id, let code, let fields):
+                results.append(PushResult(kind: .schedule, id: id, outcome: .invalid(code: code, fields: fields)))
+            case .valid(let record) where record.modifiedBy != caller.accountId:
+                results.append(PushResult(kind: .schedule, id: record.draft.id,
+                                          outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
+            case .valid(let record):
+                let outcome: PushResult.Outcome
+                do {
+                    switch try pushSchedule(household: household, record, maxSchedules: maxSchedules, now: now) {
+                    case .saved(let tag): outcome = .saved(changeTag: tag)
+                    case .unchanged(let tag): outcome = .unchanged(changeTag: tag)
+                    case .conflict(let current): outcome = .scheduleConflict(current)
+                    }
+                } catch LedgerStorageError.scheduleIdTaken(let existing) {
+                    outcome = .scheduleConflict(existing)
+                } catch let e as LedgerStorageError where e == .childNotFound || e == .tooManySchedules(limit: maxSchedules) {
+                    outcome = .refused(e)
+                }
+                results.append(PushResult(kind: .schedule, id: record.draft.id, outcome: outcome))
             }
         }
         for item in batch.transactions {

@@ -9,6 +9,7 @@ extension LedgerStorageError {
         case .householdNotFound: return .notFound("No such household.")
         case .childNotFound: return .notFound("No such child.")
         case .transactionNotFound: return .notFound("No such transaction.")
+        case .scheduleNotFound: return .notFound("No such schedule.")
         case .tokenNotFound: return .notFound("No such token.")
         case .participantNotFound: return .notFound("No such participant.")
         case .invitationNotFound: return .notFound("No such invitation.")
@@ -23,6 +24,9 @@ extension LedgerStorageError {
         case .householdOfAnotherAccount(let id): return APIError(409, "id_conflict", "Household id \(id) belongs to another account.")
         case .childIdTaken(let id):
             return APIError(409, "id_conflict", "A different child with id \(id) already exists in this household.")
+        case .scheduleIdTaken(let existing):
+            return APIError(409, "id_conflict", "A different schedule with id \(existing.id) already exists in this household.",
+                            current: existing.json)
         case .transactionIdTaken(let existing):
             return APIError(409, "id_conflict", "A different transaction with id \(existing.id) already exists.", current: existing.json)
         case .idempotencyKeyReused(let key, let existing):
@@ -51,6 +55,9 @@ extension LedgerStorageError {
                                   limit: limit)
         case .tooManyChildren(let limit):
             return APIError.quota("too_many_children", "A household may hold at most \(limit) children, archived ones included.",
+                                  limit: limit)
+        case .tooManySchedules(let limit):
+            return APIError.quota("too_many_schedules", "A child may have at most \(limit) schedules; delete one first.",
                                   limit: limit)
         case .notShared: return APIError(404, "not_shared", "This household is not shared.")
         case .shareRequired: return APIError(409, "not_shared", "Share the household (POST …/share) before inviting parents.")

@@ -24,6 +24,8 @@ extension NewTransaction {
         if let s = b.string("source", required: complete) {
             source = TransactionSource(rawValue: s)
             if source == nil { b.fail("source", "must be one of " + TransactionSource.allCases.map(\.rawValue).joined(separator: ", ")) }
+            // Interest depends on the balance at its due instant: only the server pays it.
+            if source == .interest { b.fail("source", "interest is paid by the server only") }
         }
         let createdAt = b.timestamp("createdAt", required: complete)
         guard b.errors.isEmpty, let amount, let source, complete ? (note != nil && createdAt != nil) : true else { return nil }

@@ -53,6 +53,9 @@ final class Services: Sendable {
 
     func connectionCount() -> Int { connections.get(0) }
 
+    /// The clock schedules are settled by (`LedgerAppConfiguration.clock`), in milliseconds.
+    func now() -> Int64 { configuration.clock() }
+
     /// Where work that may wait for storage runs, off the event loops (handlers that read
     /// or write a lot, woken long-polls; over PostgreSQL every handler that touches storage).
     var workers: any RequestWorkers { backend.workers }

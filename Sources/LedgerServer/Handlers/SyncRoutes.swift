@@ -31,10 +31,13 @@ enum SyncRoutes {
     static func push(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
-        let batch = try PushBatch.parse(try ctx.body(), maxRecords: ctx.services.configuration.maxPushRecords)
-        let maxChildren = ctx.services.configuration.maxChildrenPerHousehold
+        let services = ctx.services
+        let batch = try PushBatch.parse(try ctx.body(), maxRecords: services.configuration.maxPushRecords, now: services.now())
+        let maxChildren = services.configuration.maxChildrenPerHousehold
+        let maxSchedules = services.configuration.maxSchedulesPerChild
         return ctx.write(household: household, { w in
-            try w.push(batch, household: household, caller: c, maxChildren: maxChildren, now: Timestamp.nowMs())
+            try w.push(batch, household: household, caller: c, maxChildren: maxChildren, maxSchedules: maxSchedules,
+                       now: services.now())
         }, answer: { results in
             RequestContext.jsonResponse(200, body: PushResult.answerBody(results))
         })

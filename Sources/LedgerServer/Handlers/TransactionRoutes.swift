@@ -41,7 +41,7 @@ enum TransactionRoutes {
         }
         try b.check()
         guard let fields else { throw APIError.internal() }
-        if let skew = NewTransaction.clockSkew("createdAt", fields.createdAt, now: Timestamp.nowMs()) { throw skew }
+        if let skew = NewTransaction.clockSkew("createdAt", fields.createdAt, now: ctx.services.now()) { throw skew }
         let keyed = id == nil ? key : nil
         let chosen = id != nil
         if let keyed { id = LedgerIDs.idempotencyID(accountIdText: c.accountId, key: keyed, sha1: .openSSL)!.lowercased }
@@ -50,7 +50,7 @@ enum TransactionRoutes {
                                  clientChosenId: chosen)
         return ctx.write(household: household, { w in
             do {
-                return try w.addTransaction(household: household, author: c.accountId, new, now: Timestamp.nowMs(),
+                return try w.addTransaction(household: household, author: c.accountId, new, now: ctx.services.now(),
                                             checkingAccess: .write)
             } catch LedgerStorageError.transactionIdTaken(let existing) where keyed != nil {
                 // The id was derived from the key: name the key that was used before.
@@ -94,7 +94,7 @@ enum TransactionRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let txId = try ctx.id("txId")
-        return ctx.write(household: household, { w in try w.reverse(household: household, author: c.accountId, transaction: txId, now: Timestamp.nowMs()) },
+        return ctx.write(household: household, { w in try w.reverse(household: household, author: c.accountId, transaction: txId, now: ctx.services.now()) },
                          answer: result)
     }
 
@@ -107,7 +107,7 @@ enum TransactionRoutes {
         let expected = b.uuid("expectedTransactionId")
         try b.check()
         return ctx.write(household: household, { w in
-            try w.undoLast(household: household, author: c.accountId, child: childId, expected: expected, now: Timestamp.nowMs())
+            try w.undoLast(household: household, author: c.accountId, child: childId, expected: expected, now: ctx.services.now())
         }, answer: result)
     }
 }

@@ -36,6 +36,11 @@ extension FeedPage {
                 out.transaction(records.baseAddress! + i)
             }
         }
+        out.raw("],\"schedules\":[")
+        for (i, s) in schedules.enumerated() {
+            if i > 0 { out.raw(",") }
+            out.value(s.json)
+        }
         out.raw("],\"access\":"); out.value(membership.accessJSON)
         out.raw(",\"nextToken\":"); out.string(next.token)
         out.raw(",\"moreComing\":"); out.bool(moreComing)

@@ -9,11 +9,13 @@ extension PushBatch {
     /// Stamps more than 24 hours after `now` reject their record (`clock_skew`).
     static func parse(_ body: JSONBody, maxRecords: Int, now: Int64 = Timestamp.nowMs()) throws -> PushBatch {
         var envelope = body
-        envelope.allowOnly(["children", "transactions"])
+        envelope.allowOnly(["children", "transactions", "schedules"])
         let kids = array(&envelope, "children"), txs = array(&envelope, "transactions")
+        let plans = array(&envelope, "schedules")
         try envelope.check()
-        if kids.count + txs.count > maxRecords {
-            throw APIError(413, "batch_too_large", "A push holds at most \(maxRecords) records; this one has \(kids.count + txs.count).")
+        let total = kids.count + txs.count + plans.count
+        if total > maxRecords {
+            throw APIError(413, "batch_too_large", "A push holds at most \(maxRecords) records; this one has \(total).")
         }
         var idErrors: [String: String] = [:]
         var batch = PushBatch()
@@ -26,6 +28,10 @@ extension PushBatch {
         for (i, v) in txs.enumerated() {
             guard let (o, id) = identified(v, "transactions", i, &idErrors) else { continue }
             batch.transactions.append(transaction(o, id: id, now: now))
+        }
+        for (i, v) in plans.enumerated() {
+            guard let (o, id) = identified(v, "schedules", i, &idErrors) else { continue }
+            batch.schedules.append(schedule(o, id: id, now: now))
         }
         if !idErrors.isEmpty { throw APIError.validation(idErrors) }
         return batch
@@ -74,6 +80,32 @@ extension PushBatch {
         }
         return .valid(ChildRecord(id: id, name: name, sortOrder: sortOrder, archived: archived, createdAt: createdAt,
                                   modifiedAt: modifiedAt, modifiedBy: modifiedBy, baseChangeTag: base))
+    }
+
+    private static let scheduleFields = ["id", "childId", "kind", "amountCents", "rateBasisPoints", "cadence", "firstDate",
+                                         "timeZone", "endDate", "note", "paused", "split", "deleted", "backPay", "createdAt",
+                                         "modifiedAt", "modifiedBy", "baseChangeTag", "nextDueDate"]
+
+    /// A pushed schedule: the fields of a POST, `childId`, the stamps, and `deleted?`,
+    /// `backPay?`, `baseChangeTag?` (`nextDueDate`, the server's, is ignored).
+    private static func schedule(_ o: JSONObject, id: String, now: Int64) -> Item<ScheduleItem> {
+        var b = JSONBody(o)
+        b.allowOnly(scheduleFields)
+        let childId = b.uuid("childId", required: true)
+        let draft = b.scheduleDraft(id: id, childId: childId ?? id)
+        let deleted = b.bool("deleted") ?? false, backPay = b.bool("backPay") ?? false
+        let createdAt = b.timestamp("createdAt", required: true)
+        let modifiedAt = b.timestamp("modifiedAt", required: true)
+        let modifiedBy = b.uuid("modifiedBy", required: true)
+        let base = b.string("baseChangeTag")
+        guard b.errors.isEmpty, childId != nil, let draft, let createdAt, let modifiedAt, let modifiedBy else {
+            return .invalid(id: id, code: "validation_failed", fields: b.errors)
+        }
+        if NewTransaction.clockSkew([("createdAt", createdAt), ("modifiedAt", modifiedAt)], now: now) != nil {
+            return .invalid(id: id, code: "clock_skew", fields: [:])
+        }
+        return .valid(ScheduleItem(draft: draft, deleted: deleted, backPay: backPay, createdAt: createdAt,
+                                   modifiedAt: modifiedAt, modifiedBy: modifiedBy, baseChangeTag: base))
     }
 
     private static func transaction(_ o: JSONObject, id: String, now: Int64) -> Item<NewTransaction> {

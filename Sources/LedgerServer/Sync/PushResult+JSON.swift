@@ -15,6 +15,9 @@ extension PushResult {
         case .transactionConflict(let record):
             o["status"] = .string("conflict")
             o["serverRecord"] = record.json
+        case .scheduleConflict(let record):
+            o["status"] = .string("conflict")
+            o["serverRecord"] = record.json
         case .refused(let e):
             o["status"] = .string("rejected")
             o["code"] = .string(e.pushRejectionCode ?? e.apiError.code)
@@ -56,14 +59,18 @@ extension PushResult {
         case .unchanged(let tag): (status, extraKey, extra) = ("unchanged", tag == nil ? nil : "changeTag", tag)
         case .refused(let e): (status, extraKey, extra) = ("rejected", "code", e.pushRejectionCode ?? e.apiError.code)
         case .invalid(let code, let fields) where fields.isEmpty: (status, extraKey, extra) = ("rejected", "code", code)
-        case .childConflict, .transactionConflict, .invalid:
+        case .childConflict, .transactionConflict, .scheduleConflict, .invalid:
             json.write(into: &out)
             return
         }
         // `{"type":"transaction","id":` 27, `,"status":"unchanged"` 21, `}` 1; `,"changeTag":` 13.
         let bound = 49 + ByteWriter.jsonStringBound(id) + (extra.map { ByteWriter.jsonStringBound($0) + 13 } ?? 0)
         out.appendWriting(maxCount: bound) { w in
-            w.put(literal: kind == .child ? #"{"type":"child","id":"# : #"{"type":"transaction","id":"#)
+            switch kind {
+            case .child: w.put(literal: #"{"type":"child","id":"#)
+            case .transaction: w.put(literal: #"{"type":"transaction","id":"#)
+            case .schedule: w.put(literal: #"{"type":"schedule","id":"#)
+            }
             w.putJSONString(id)
             w.put(literal: #","status":""#)
             w.put(literal: status)
