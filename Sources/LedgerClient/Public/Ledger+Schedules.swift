@@ -74,7 +74,7 @@ extension Ledger {
         Schedule(id: s.id, childId: s.childId, kind: s.kind, amountCents: s.amountCents,
                  rateBasisPoints: s.rateBasisPoints.map { Int($0) }, cadence: s.cadence, firstDate: s.firstDate,
                  timeZone: s.timeZone, endDate: s.endDate, note: s.note, paused: s.paused,
-                 nextDueDate: s.deleted ? nil : s.state.flatMap(LedgerService.nextDue),
+                 nextDueDate: s.deleted ? nil : s.state?.nextPayableDate,
                  isPending: try store.pendingVersion(.schedule, id: s.id) != nil)
     }
 
@@ -160,7 +160,7 @@ extension Ledger {
     func nextPayment(of childId: String) throws -> NextPayment? {
         var next: NextPayment?
         for schedule in try store.schedules(childId: childId) where schedule.kind == .allowance {
-            guard let amount = schedule.amountCents, let date = schedule.state.flatMap(LedgerService.nextDue) else { continue }
+            guard let amount = schedule.amountCents, let date = schedule.state?.nextPayableDate else { continue }
             if next == nil || date < next!.date { next = NextPayment(date: date, cents: amount) }
             else if date == next!.date { next!.cents = Cents.add(next!.cents, amount) ?? next!.cents }
         }
@@ -200,7 +200,7 @@ extension Ledger {
         let now = options.clock()
         var earliest = Int64.max
         for schedule in (try? store.schedules()) ?? [] where schedule.kind == .allowance {
-            guard let state = schedule.state, let date = LedgerService.nextDue(state) else { continue }
+            guard let state = schedule.state, let date = state.nextPayableDate else { continue }
             earliest = min(earliest, state.terms.dueInstantMs(date))
         }
         let seconds = earliest == .max ? options.allowanceCheckInterval : Double(max(0, earliest - now)) / 1000 + 0.01

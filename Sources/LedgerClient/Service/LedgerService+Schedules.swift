@@ -59,7 +59,7 @@ extension LedgerService {
             try store.upsert(schedule)
             try queue(.schedule, schedule.id)
             try pay(schedule, dates: change.payWithNewTerms, amount: schedule.amountCents)
-            schedule.nextDueDate = Self.nextDue(change.state)
+            schedule.nextDueDate = change.state.nextPayableDate
             try store.upsert(schedule)
             return schedule
         }
@@ -91,7 +91,7 @@ extension LedgerService {
             try pay(schedule, dates: change.payWithNewTerms, amount: schedule.amountCents)
             schedule.termsFrom = change.state.termsFrom
             schedule.lastSettled = change.state.lastSettled
-            schedule.nextDueDate = Self.nextDue(change.state)
+            schedule.nextDueDate = change.state.nextPayableDate
             schedule.modifiedAt = try stamp()
             schedule.modifiedBy = try author()
             try store.upsert(schedule)
@@ -141,15 +141,6 @@ extension LedgerService {
             }
             return paid
         }
-    }
-
-    /// The next date `state` pays, nil when paused, ended or removed.
-    static func nextDue(_ state: ScheduleState) -> LocalDate? {
-        guard !state.terms.paused, let from = state.payableFrom else { return nil }
-        let recurrence = state.terms.recurrence
-        guard let date = recurrence.date(at: recurrence.index(onOrAfter: from)) else { return nil }
-        if let end = state.terms.endDate, date > end { return nil }
-        return date
     }
 
     /// Writes the payments of `schedule` for `dates` with `amount` that are not held yet
