@@ -53,7 +53,8 @@ final class ScheduleServerTests: XCTestCase {
         try await ledger.history(of: child, limit: 1000).items.filter { $0.source == .allowance && $0.reversesId == nil }.map(\.id).sorted()
     }
 
-    func testTwoOfflinePhonesAndTheServerPayEachPeriodOnce() async throws {
+    /// Mum's shared ledger with Ada, and Dad joined to it.
+    private func family() async throws -> (mum: Ledger, dad: Ledger, ada: String) {
         let mum = try await device("mum")
         try await mum.signUp(handle: "mum", displayName: "Mum", deviceName: "Mum's phone")
         let ada = try await mum.addChild(named: "Ada")
@@ -63,6 +64,12 @@ final class ScheduleServerTests: XCTestCase {
         _ = try await mum.invite(handle: "dad", permission: .readWrite)
         let invitation = try await dad.pendingInvitations()[0]
         try await dad.join(invitation.id, replacingLocal: false)
+        return (mum, dad, ada.id)
+    }
+
+    func testTwoOfflinePhonesAndTheServerPayEachPeriodOnce() async throws {
+        let (mum, dad, adaId) = try await family()
+        let ada = try await mum.snapshot().children.first { $0.id == adaId }!
 
         let utc = try XCTUnwrap(TimeZone(identifier: "UTC"))
         let schedule = try await mum.addSchedule(.allowance(cents: 500, every: .weekly, firstDate: LocalDate(2026, 1, 8), timeZone: utc),
@@ -107,6 +114,39 @@ final class ScheduleServerTests: XCTestCase {
             XCTAssertEqual(snap.children[0].balanceCents, 2_000, "01-08 undone, 02-05 paid")
             let ids = try await allowanceIds(ledger, ada.id)
             XCTAssertEqual(ids.count, 5)
+        }
+    }
+
+    /// Pots and transfers reach the server whole, or wait queued (never refused, never half)
+    /// while the server does not hold pots; the rest of the queue goes on meanwhile.
+    func testTransfersUnderConcurrentWritersArriveWholeOrWait() async throws {
+        let (mum, dad, ada) = try await family()
+        try await mum.add(cents: 1_000, to: ada)
+        try await mum.syncNow()
+        try await dad.syncNow()
+        let save = try await mum.addPot(named: "Save", for: ada, target: 5_000)
+        let main = try await mum.pots(of: ada)[0]
+        async let moves: Void = {
+            for i in 1...5 { _ = try await mum.move(cents: Int64(10 * i), from: main.id, to: save.id) }
+        }()
+        async let adds: Void = {
+            for _ in 1...5 { _ = try await dad.take(cents: 20, from: ada) }
+        }()
+        _ = try await (moves, adds)
+        try await mum.syncNow(); try await dad.syncNow(); try await mum.syncNow()
+
+        let mumSnap = try await mum.snapshot(), dadSnap = try await dad.snapshot()
+        XCTAssertEqual(mumSnap.rejected, [])
+        XCTAssertEqual(dadSnap.rejected, [])
+        XCTAssertEqual(mumSnap.children[0].balanceCents, 900, "transfers leave the balance as it was")
+        XCTAssertEqual(dadSnap.children[0].balanceCents, 900, "everything else reached the other phone")
+        XCTAssertEqual(mumSnap.children[0].pots.map(\.balanceCents).reduce(0, +), 900)
+        if mumSnap.status.pendingCount == 0 {
+            XCTAssertEqual(dadSnap.children[0].pots.map(\.balanceCents), mumSnap.children[0].pots.map(\.balanceCents))
+        } else {
+            // A server without pots: the pot and its ten transactions wait, whole.
+            XCTAssertEqual(mumSnap.status.pendingCount, 11)
+            XCTAssertEqual(dadSnap.children[0].pots.map(\.balanceCents), [900])
         }
     }
 }

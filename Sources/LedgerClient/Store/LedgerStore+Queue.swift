@@ -44,6 +44,11 @@ extension LedgerStore {
         }
     }
 
+    /// The ids of the queued records of `kind`.
+    func pendingIds(_ kind: RecordKind) throws -> [String] {
+        try db.query("SELECT id FROM pending WHERE kind = ?", [.text(kind.rawValue)]).map { $0.string(0) }
+    }
+
     /// The queued version of a record, nil when it has no local change.
     func pendingVersion(_ kind: RecordKind, id: String) throws -> Int64? {
         try db.queryOne("SELECT version FROM pending WHERE kind = ? AND id = ?", [.text(kind.rawValue), .text(id)])?.int(0)

@@ -43,9 +43,29 @@ extension SyncEngine {
                     else { try store.dequeue(.transaction, id: change.id, ifVersion: change.version) }
                 }
             }
+            // A transaction waits for its pot to reach the server (a transfer's two halves together).
+            let pendingPots = Set(try store.pendingIds(.pot))
+            request = try request.holdingBack(pots: pendingPots.subtracting(request.pots.map(\.id)), store: store)
             if !request.isEmpty {
                 let api = self.api
-                let results = try retrying { () throws(APIError) in try api.push(householdId: householdId, request) }
+                let sent = request
+                var refused: APIError?
+                var results: [Wire.PushResult] = []
+                do throws(APIError) {
+                    results = try retrying { () throws(APIError) in try api.push(householdId: householdId, sent) }
+                } catch {
+                    refused = error
+                }
+                if let refused {
+                    // A server without pots refuses the whole batch: push the rest, keep the pots
+                    // and what names them queued for a server that has them.
+                    guard refused.status == 422, !request.pots.isEmpty else { throw refused }
+                    request = try request.holdingBack(pots: pendingPots, store: store)
+                    request.pots = []
+                    if request.isEmpty { return false }
+                    let reduced = request
+                    results = try retrying { () throws(APIError) in try api.push(householdId: householdId, reduced) }
+                }
                 var events: [SyncEvent] = []
                 try store.transaction {
                     let versions = Dictionary(batch.map { ("\($0.kind.rawValue):\($0.id)", $0.version) }, uniquingKeysWith: max)
@@ -181,5 +201,19 @@ extension SyncEngine {
         case "id_conflict": return "Its id belongs to another household."
         default: return "The server refused it (\(code))."
         }
+    }
+}
+
+extension Wire.PushRequest {
+    /// The request without the transactions in `pots` (and the other half of each such
+    /// transfer made on this device).
+    func holdingBack(pots: Set<String>, store: LedgerStore) throws -> Wire.PushRequest {
+        guard !pots.isEmpty else { return self }
+        var held = Set(transactions.filter { $0.potId.map(pots.contains) ?? false }.map(\.id))
+        guard !held.isEmpty else { return self }
+        for id in held { if let partner = try store.transferPartner(of: id) { held.insert(partner) } }
+        var copy = self
+        copy.transactions.removeAll { held.contains($0.id) }
+        return copy
     }
 }
