@@ -19,9 +19,10 @@ final class LedgerSchedulesTests: XCTestCase {
         if let directory { try? FileManager.default.removeItem(at: directory) }
     }
 
-    private func open(_ name: String = "family") async throws -> Ledger {
+    private func open(_ name: String = "family", check interval: Double = 300) async throws -> Ledger {
         var options = Ledger.Options()
         options.clock = { [clock] in clock.withLock { $0 } }
+        options.allowanceCheckInterval = interval
         return try await Ledger.open(store: directory.appendingPathComponent("\(name).store"), server: nil,
                                      credentials: FileCredentialStore(directory: directory), transport: nil, options: options)
     }
@@ -113,6 +114,31 @@ final class LedgerSchedulesTests: XCTestCase {
         XCTAssertEqual(snap.children[0].balanceCents, 500, "a removed schedule pays nothing more")
         let left = try await ledger.schedules(for: ada.id)
         XCTAssertEqual(left, [])
+    }
+
+    func testWhileAutomaticSyncRunsAllowanceIsPaidWhenItFallsDue() async throws {
+        try setClock("2026-04-01T00:00:00.000Z")
+        let ledger = try await open(check: 0.05)
+        let ada = try await ledger.addChild(named: "Ada")
+        let utc = try XCTUnwrap(TimeZone(identifier: "UTC"))
+        _ = try await ledger.addSchedule(.allowance(cents: 300, every: .weekly, firstDate: LocalDate(2026, 4, 2), timeZone: utc), for: ada.id)
+        await ledger.startAutomaticSync()
+        defer { Task { await ledger.stopAutomaticSync() } }
+        let paid = Task {
+            for await snap in ledger.snapshots() where snap.children.first?.balanceCents == 300 { return true }
+            return false
+        }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let early = try await ledger.history(of: ada.id).items.count
+        XCTAssertEqual(early, 0, "nothing before the due instant")
+        try setClock("2026-04-02T00:00:00.000Z")
+        let deadline = Task {
+            try await Task.sleep(nanoseconds: 5_000_000_000)
+            paid.cancel()
+        }
+        let seen = await paid.value
+        deadline.cancel()
+        XCTAssertTrue(seen, "the timer paid the allowance without a call")
     }
 
     func testTwoLedgersOnOneStorePayEachPeriodOnce() async throws {
