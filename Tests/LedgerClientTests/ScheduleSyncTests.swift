@@ -147,4 +147,37 @@ final class ScheduleSyncTests: XCTestCase {
         XCTAssertEqual(try dad.store.potBalances(childId: ann.id, defaultPot: main),
                        try mom.store.potBalances(childId: ann.id, defaultPot: main))
     }
+
+    func testAJoinBringsSchedulesAndPotsAndAnExportCarriesThem() throws {
+        try at("2026-05-20T12:00:00.000Z")
+        let server = FakeLedgerServer()
+        let mom = try Device(server: server), dad = try Device(server: server, seed: 2)
+        onClock(mom, dad)
+        let ann = try mom.service.addChild(name: "Ann")
+        let save = try mom.service.addPot(childId: ann.id, name: "Save", targetCents: 900, targetDate: LocalDate(2026, 12, 24))
+        let schedule = try mom.service.addSchedule(childId: ann.id, weekly(400, from: LocalDate(2026, 5, 1)))  // 3 dates paid
+        let main = LedgerService.defaultPot(of: ann.id)
+        try mom.service.transfer(cents: 500, from: main, to: save.id)
+        try mom.signup("mom"); try dad.signup("dad")
+        try ShareFlow(engine: mom.engine).enable(name: "Smiths")
+        let p = try ShareFlow(engine: mom.engine).invite(handle: "dad", readOnly: false)
+        _ = try JoinFlow(engine: dad.engine).join(invitationId: p.invitationId!, replaceLocal: false)
+
+        XCTAssertEqual(try dad.store.schedule(id: schedule.id)?.amountCents, 400)
+        XCTAssertEqual(try dad.store.pot(id: save.id)?.targetDate, LocalDate(2026, 12, 24))
+        XCTAssertEqual(try dad.store.potBalances(childId: ann.id, defaultPot: main), [main: 700, save.id: 500])
+        XCTAssertEqual(try dad.service.payDueAllowances(), 0, "the dates Mum paid are paid")
+
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("schedules-\(UUID().uuidString).json.gz").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try LedgerExporter(store: mom.store).export(to: path, now: clock.withLock { $0 })
+        let restored = try Device(server: FakeLedgerServer())
+        onClock(restored)
+        try LedgerExporter(store: restored.store).importFile(path, now: clock.withLock { $0 })
+        XCTAssertEqual(try restored.store.potBalances(childId: ann.id, defaultPot: main), [main: 700, save.id: 500])
+        XCTAssertEqual(try restored.store.pot(id: save.id)?.targetCents, 900)
+        XCTAssertEqual(try restored.service.payDueAllowances(), 0, "an import pays nothing twice")
+        try at("2026-05-29T12:00:00.000Z")
+        XCTAssertEqual(try restored.service.payDueAllowances(), 2, "and goes on paying from the next date: 05-22 and 05-29")
+    }
 }

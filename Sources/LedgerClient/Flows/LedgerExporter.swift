@@ -46,10 +46,10 @@ struct LedgerExporter {
 
     /// An imported schedule pays from the first date after the newest payment the export
     /// holds (or from its first date), so the import neither pays twice nor skips a date.
-    private func resumingPayments(_ s: ScheduleRecord) throws -> ScheduleRecord {
+    private func resumingPayments(_ s: ScheduleRecord, now: Int64) throws -> ScheduleRecord {
         var schedule = s
         schedule.termsFrom = s.firstDate
-        schedule.lastSettled = try store.newestPaymentDate(of: s)
+        schedule.lastSettled = try store.newestPaymentDate(of: s, nowMs: now)
         return schedule
     }
 
@@ -115,7 +115,7 @@ struct LedgerExporter {
                 guard let schedule = s.record(), try store.child(id: schedule.childId) != nil else {
                     throw ClientError.invalidExport("schedule \(s.id) is malformed or names an unknown child")
                 }
-                try store.upsert(resumingPayments(schedule))
+                try store.upsert(resumingPayments(schedule, now: now))
             }
             return (doc.children.count, doc.transactions.count)
         }

@@ -67,7 +67,7 @@ extension LedgerStore {
 extension LedgerStore {
     /// The latest due date of `schedule` whose payment (or its reversal) is held, searching
     /// back from today's date in its zone; nil when none is.
-    func newestPaymentDate(of schedule: ScheduleRecord, nowMs: Int64 = Timestamp.nowMs()) throws -> LocalDate? {
+    func newestPaymentDate(of schedule: ScheduleRecord, nowMs: Int64) throws -> LocalDate? {
         guard let terms = schedule.terms, let scheduleId = LedgerIDs.parse(schedule.id) else { return nil }
         let dates = terms.recurrence.dueDates(through: terms.timeZone.localDate(atMs: nowMs))
         for date in dates.reversed().prefix(ScheduleState.maxPeriods * 2)
