@@ -99,6 +99,7 @@ let package = Package(
         .testTarget(name: "LedgerServerTests",
                     dependencies: ["LedgerServer", "LedgerCore", "LedgerStorageSQLite", "LedgerModel", "SQLiteKit", "SQLiteServerKit",
                                    "HTTPServer", "AppStoreTestSupport", "IDTokenKit", "IDTokenKitTesting", "StoreKitJWS",
+                                   "LedgerClientTesting",
                                    .target(name: "LedgerStoragePostgres", condition: .when(traits: ["Postgres"])),
                                    .target(name: "PostgresKit", condition: .when(traits: ["Postgres"]))]),
         .testTarget(name: "LedgerClientTests", dependencies: ["LedgerClient", "LedgerClientTesting", "LedgerServer", "LedgerModel", "HTTPServer",

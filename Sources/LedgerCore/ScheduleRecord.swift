@@ -72,35 +72,41 @@ package struct ScheduleRecord: Sendable, Equatable {
     // MARK: stored form
 
     /// What the database keeps beside the columns it queries (household, id, child, seq,
-    /// deletion, due instant): one JSON document, the same on both backends.
-    private struct Document: Codable {
-        var kind: ScheduleKind
-        var amountCents: Int64
-        var rateBasisPoints: Int64
-        var note: String
-        var state: ScheduleState
-        var createdAt: Int64
-        var modifiedAt: Int64
-        var modifiedBy: String
-        var changeTag: String
-    }
-
-    /// The stored document.
+    /// deletion, due instant): one JSON object, the same on both backends, written and read
+    /// by hand (the payment job reads and writes one per schedule it pays).
     package var document: String {
-        let d = Document(kind: kind, amountCents: amountCents, rateBasisPoints: rateBasisPoints, note: note, state: state,
-                         createdAt: createdAt, modifiedAt: modifiedAt, modifiedBy: modifiedBy, changeTag: changeTag)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        // Every member is a plain value: encoding cannot fail.
-        return String(decoding: (try? encoder.encode(d)) ?? Data("{}".utf8), as: UTF8.self)
+        let o: JSONObject = [
+            "kind": .string(kind.rawValue), "amountCents": .int(amountCents), "rateBasisPoints": .int(rateBasisPoints),
+            "note": .string(note), "firstDate": .string(terms.firstDate.description), "cadence": .string(terms.cadence.rawValue),
+            "timeZone": .string(terms.timeZone.identifier), "endDate": terms.endDate.map { .string($0.description) } ?? .null,
+            "paused": .bool(terms.paused), "termsFrom": .string(state.termsFrom.description),
+            "lastSettled": state.lastSettled.map { .string($0.description) } ?? .null,
+            "createdAt": .int(createdAt), "modifiedAt": .int(modifiedAt), "modifiedBy": .string(modifiedBy),
+            "changeTag": .string(changeTag),
+        ]
+        return JSONValue.object(o).serializedString
     }
 
     /// The record of a stored row; nil when its document does not decode (`check` says so).
     package init?(householdId: String, id: String, childId: String, deleted: Bool, document: String) {
-        guard let d = try? JSONDecoder().decode(Document.self, from: Data(document.utf8)) else { return nil }
-        self.init(id: id, householdId: householdId, childId: childId, kind: d.kind, amountCents: d.amountCents,
-                  rateBasisPoints: d.rateBasisPoints, note: d.note, state: d.state, deleted: deleted,
-                  createdAt: d.createdAt, modifiedAt: d.modifiedAt, modifiedBy: d.modifiedBy, changeTag: d.changeTag)
+        guard case .object(let o)? = try? JSONValue.parse(document),
+              let kind = o["kind"]?.stringValue.flatMap(ScheduleKind.init(rawValue:)),
+              let amountCents = o["amountCents"]?.intValue, let rateBasisPoints = o["rateBasisPoints"]?.intValue,
+              let note = o["note"]?.stringValue,
+              let firstDate = o["firstDate"]?.stringValue.flatMap(LocalDate.init),
+              let cadence = o["cadence"]?.stringValue.flatMap(ScheduleCadence.init(rawValue:)),
+              let zone = o["timeZone"]?.stringValue.flatMap({ try? ScheduleTimeZone(identifier: $0) }),
+              let paused = o["paused"]?.boolValue,
+              let termsFrom = o["termsFrom"]?.stringValue.flatMap(LocalDate.init),
+              let createdAt = o["createdAt"]?.intValue, let modifiedAt = o["modifiedAt"]?.intValue,
+              let modifiedBy = o["modifiedBy"]?.stringValue, let changeTag = o["changeTag"]?.stringValue else { return nil }
+        let terms = ScheduleTerms(firstDate: firstDate, cadence: cadence, timeZone: zone,
+                                  endDate: o["endDate"]?.stringValue.flatMap(LocalDate.init), paused: paused)
+        self.init(id: id, householdId: householdId, childId: childId, kind: kind, amountCents: amountCents,
+                  rateBasisPoints: rateBasisPoints, note: note,
+                  state: ScheduleState(terms: terms, termsFrom: termsFrom,
+                                       lastSettled: o["lastSettled"]?.stringValue.flatMap(LocalDate.init)),
+                  deleted: deleted, createdAt: createdAt, modifiedAt: modifiedAt, modifiedBy: modifiedBy, changeTag: changeTag)
     }
 
     /// `household_id, id, child_id, deleted, doc` of a row.

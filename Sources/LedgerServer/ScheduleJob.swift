@@ -66,6 +66,14 @@ final class ScheduleJob: Sendable {
         finished.wait()
     }
 
+    /// Pays what is due at `at` on the schedules `ids` of `household`, in one write.
+    private func pay(_ household: String, _ ids: [String], at: Int64,
+                     _ done: @escaping @Sendable (Result<Int, any Error>) -> Void) {
+        storage.write(household: household, { w in
+            try ids.reduce(0) { $0 + (try w.payDue(household: household, schedule: $1, now: at)) }
+        }, completion: done)
+    }
+
     /// One run at `now` (default: the clock): pays every schedule with a date due then, the
     /// longest due first, and waits until every write is durable.
     @discardableResult
@@ -84,17 +92,34 @@ final class ScheduleJob: Sendable {
             let fresh = due.filter { seen.insert($0).inserted }
             if fresh.isEmpty { break }
             report.schedules += fresh.count
+            // One write per household (its schedules paid together: one lock, one slot in
+            // a group commit); a household whose write fails is tried again schedule by
+            // schedule, so one bad schedule holds back no other.
+            var byHousehold: [String: [String]] = [:]
+            for s in fresh { byHousehold[s.householdId, default: []].append(s.id) }
             let group = DispatchGroup(), slots = DispatchSemaphore(value: ScheduleJob.inFlight)
-            for s in fresh {
+            for (household, ids) in byHousehold {
                 slots.wait()
                 group.enter()
-                storage.write(household: s.householdId, { w in try w.payDue(household: s.householdId, schedule: s.id, now: at) }) { result in
+                pay(household, ids, at: at) { result in
                     switch result {
-                    case .success(let n): paid.add(n, ordering: .relaxed)
-                    case .failure: failed.add(1, ordering: .relaxed)
+                    case .success(let n): paid.add(n, ordering: .relaxed); slots.signal(); group.leave()
+                    case .failure where ids.count > 1:
+                        let each = DispatchGroup()
+                        for id in ids {
+                            each.enter()
+                            self.pay(household, [id], at: at) { one in
+                                switch one {
+                                case .success(let n): paid.add(n, ordering: .relaxed)
+                                case .failure: failed.add(1, ordering: .relaxed)
+                                }
+                                each.leave()
+                            }
+                        }
+                        each.notify(queue: .global()) { slots.signal(); group.leave() }
+                    case .failure:
+                        failed.add(1, ordering: .relaxed); slots.signal(); group.leave()
                     }
-                    slots.signal()
-                    group.leave()
                 }
             }
             group.wait()

@@ -59,7 +59,8 @@ final class ScheduleTests: XCTestCase {
         XCTAssertEqual(got.json["note"]?.stringValue, "Pocket money")
         XCTAssertNil(got.json["catchUp"])
 
-        // Paged list.
+        // Paged list, oldest first.
+        clock.set("2026-12-01T08:00:01Z")
         let second = s.addSchedule(owner, h, kid, ScheduleFixtures.allowance(100, "monthly", from: "2027-01-31", zone: "UTC"))
         XCTAssertEqual(second.status, 201)
         let page1 = s.call("GET", "/v1/households/\(h)/children/\(kid)/schedules?limit=1", token: owner)
@@ -390,6 +391,55 @@ final class ScheduleTests: XCTestCase {
         orphan["id"] = .string(SyncRecords.newId())
         orphan["childId"] = .string(SyncRecords.newId())
         XCTAssertEqual(push(.object(orphan))["code"]?.stringValue, "unknown_child")
+    }
+
+    /// Several payers at once — two runs of the job (over PostgreSQL, of two server
+    /// processes) and a device pushing the same payments — write each payment once.
+    func testConcurrentPayersPayEachDateOnce() throws {
+        var ids: [String] = []
+        for i in 0..<12 {
+            ids.append(s.addSchedule(owner, h, kid, ScheduleFixtures.allowance(Int64(100 + i), "weekly", from: "2026-12-04",
+                                                                            zone: "Europe/Zurich")).json["id"]!.stringValue!)
+        }
+        var jobs = [s.app.scheduleJob]
+        var second: LedgerApp?
+        if TestServer.postgresURL != nil {
+            // Another process over the same database; its own job runs at its start too.
+            let other = try LedgerApp(configuration: s.app.configuration)
+            try other.start()
+            second = other
+            jobs.append(other.scheduleJob)
+        }
+        defer { second?.stop() }
+        clock.set("2027-03-01T12:00:00Z")  // 13 Fridays due on each
+        let dates = (0..<13).map { LocalDate("2026-12-04")!.adding(days: 7 * $0)!.description }
+        let device: [JSONValue] = ids.enumerated().flatMap { i, id in
+            dates.map { d -> JSONValue in
+                let due = try! ScheduleTimeZone(identifier: "Europe/Zurich").startOfDayMs(LocalDate(d)!)
+                return .obj(["id": .string(ScheduleFixtures.paymentId("allowance", id, d)), "childId": .string(kid),
+                             "amountCents": .int(Int64(100 + i)), "note": "", "source": "allowance",
+                             "createdAt": .string(Timestamp.format(ms: due))])
+            }
+        }
+        let statuses = Locked<[String]>([])
+        let (server, household, token, payers) = (s!, h, owner, jobs)
+        DispatchQueue.concurrentPerform(iterations: 4) { k in
+            switch k {
+            case 0, 1: payers[k % payers.count].run()
+            case 2:
+                let r = server.call("POST", "/v1/households/\(household)/changes", token: token,
+                                    json: .obj(["transactions": .array(device)]))
+                statuses.withLock { $0 += (r.json["results"]?.arrayValue ?? []).map { $0["status"]?.stringValue ?? "" } }
+            default: payers.last!.run()
+            }
+        }
+        XCTAssertEqual(statuses.withLock { $0.count }, 12 * 13)
+        XCTAssertTrue(statuses.withLock { $0.allSatisfy { $0 == "saved" || $0 == "unchanged" } })
+        let txs = s.transactions(owner, h, kid)
+        XCTAssertEqual(txs.count, 12 * 13)
+        XCTAssertEqual(Set(txs.map { $0["id"]!.stringValue! }).count, 12 * 13)
+        XCTAssertEqual(s.balance(owner, h, kid), 13 * (0..<12).reduce(Int64(0)) { $0 + 100 + Int64($1) })
+        XCTAssertEqual(s.payDue().payments, 0)
     }
 
     /// A read-only participant reads schedules but cannot write them.

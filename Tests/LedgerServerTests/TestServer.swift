@@ -19,7 +19,7 @@ import PostgresKit
 /// database instead of SQLite, so the same HTTP tests run against both backends; tests of
 /// something only SQLite has call `TestServer.requireSQLite(_:)` first.
 final class TestServer: @unchecked Sendable {
-    let app: LedgerApp
+    private(set) var app: LedgerApp
     let dataDirectory: String
     /// The PostgreSQL schema this server's data lives in (nil: SQLite).
     let schema: String?
@@ -84,6 +84,15 @@ final class TestServer: @unchecked Sendable {
             if let schema { TestServer.dropSchema(schema) }
             throw error
         }
+    }
+
+    /// Stops the server and starts another over the same data (a process restart); the
+    /// port changes.
+    func restart() throws {
+        let configuration = app.configuration
+        app.stop()
+        app = try LedgerApp(configuration: configuration)
+        try app.start()
     }
 
     func stop() {
