@@ -179,6 +179,41 @@ final class CLITests: XCTestCase {
         assertOneLineError(try kl("mum", "pot", "move", "Ann", "1", "main", "nowhere", server: false), contains: "no pot named")
     }
 
+    func testAllowancePaidOfflineOnOnePhoneAndByTheServerArrivesOnceOnTheOther() throws {
+        XCTAssertEqual(try kl("mum", "signup", "--handle", "mum", "--name", "Mum").status, 0)
+        XCTAssertEqual(try kl("mum", "child", "add", "Ann").status, 0)
+        XCTAssertEqual(try kl("mum", "share", "enable", "--yes").status, 0)
+        XCTAssertEqual(try kl("dad", "signup", "--handle", "dad", "--name", "Dad").status, 0)
+        XCTAssertEqual(try kl("mum", "share", "invite", "dad").status, 0)
+        let invitation = try XCTUnwrap(try json(try kl("dad", "--json", "invitations")).arrayValue?.first?["id"]?.stringValue)
+        XCTAssertEqual(try kl("dad", "join", invitation).status, 0)
+
+        // Offline (no sync): Mum's phone pays the five dates already due itself.
+        let today = try ScheduleTimeZone(identifier: "UTC").localDate(atMs: Timestamp.nowMs())
+        let first = try XCTUnwrap(today.adding(days: -28)).description
+        let added = try kl("mum", "--no-sync", "schedule", "add", "Ann", "1", "--every", "weekly", "--first", first, "--time-zone", "UTC")
+        XCTAssertTrue(added.out.contains("paid 5.00 already due"), added.out + added.err)
+        XCTAssertEqual(try json(try kl("mum", "--json", "status"))["pending"], .int(6))
+        // The upload settles the schedule on the server too (the same five dates, the same ids).
+        XCTAssertEqual(try kl("mum", "sync").status, 0)
+        XCTAssertEqual(try kl("dad", "sync").status, 0)
+        XCTAssertEqual(try kl("mum", "sync").status, 0)
+        for phone in ["mum", "dad"] {
+            XCTAssertEqual(try json(try kl(phone, "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 500, phone)
+            let history = try json(try kl(phone, "--json", "history", "Ann")).arrayValue ?? []
+            XCTAssertEqual(history.filter { $0["source"]?.stringValue == "allowance" }.count, 5, phone)
+            XCTAssertEqual(try json(try kl(phone, "--json", "status"))["state"], .string("synced"), phone)
+        }
+        let dads = try json(try kl("dad", "--json", "schedule", "list", "Ann")).arrayValue ?? []
+        XCTAssertEqual(dads.first?["nextDueDate"]?.stringValue, today.adding(days: 7)?.description)
+
+        // Dad pauses; Mum's phone learns it and pauses too.
+        let id = try XCTUnwrap(dads.first?["id"]?.stringValue)
+        XCTAssertEqual(try kl("dad", "schedule", "pause", id).status, 0)
+        XCTAssertEqual(try kl("mum", "sync").status, 0)
+        XCTAssertEqual(try json(try kl("mum", "--json", "schedule", "list")).arrayValue?.first?["paused"], .bool(true))
+    }
+
     func testUsageErrorsOpenNoStore() throws {
         for args in [["add"], ["add", "Ann"], ["frobnicate"], ["child"], ["share", "enable", "extra"], ["--bogus", "children"], []] {
             let run = try kl("never", args, server: false)
