@@ -179,14 +179,19 @@ final class CLITests: XCTestCase {
         assertOneLineError(try kl("mum", "pot", "move", "Ann", "1", "main", "nowhere", server: false), contains: "no pot named")
     }
 
-    func testAllowancePaidOfflineOnOnePhoneAndByTheServerArrivesOnceOnTheOther() throws {
+    /// Mum signs up with Ann, shares, and Dad joins.
+    private func shareWithDad() throws {
         XCTAssertEqual(try kl("mum", "signup", "--handle", "mum", "--name", "Mum").status, 0)
         XCTAssertEqual(try kl("mum", "child", "add", "Ann").status, 0)
         XCTAssertEqual(try kl("mum", "share", "enable", "--yes").status, 0)
         XCTAssertEqual(try kl("dad", "signup", "--handle", "dad", "--name", "Dad").status, 0)
         XCTAssertEqual(try kl("mum", "share", "invite", "dad").status, 0)
-        let invitation = try XCTUnwrap(try json(try kl("dad", "--json", "invitations")).arrayValue?.first?["id"]?.stringValue)
-        XCTAssertEqual(try kl("dad", "join", invitation).status, 0)
+        let id = try XCTUnwrap(try json(try kl("dad", "--json", "invitations")).arrayValue?.first?["id"]?.stringValue)
+        XCTAssertEqual(try kl("dad", "join", id).status, 0)
+    }
+
+    func testAllowancePaidOfflineOnOnePhoneAndByTheServerArrivesOnceOnTheOther() throws {
+        try shareWithDad()
 
         // Offline (no sync): Mum's phone pays the five dates already due itself.
         let today = try ScheduleTimeZone(identifier: "UTC").localDate(atMs: Timestamp.nowMs())
@@ -256,13 +261,7 @@ final class CLITests: XCTestCase {
     }
 
     func testSyncWatchPrintsChangesAsTheyArrive() throws {
-        XCTAssertEqual(try kl("mum", "signup", "--handle", "mum", "--name", "Mum").status, 0)
-        XCTAssertEqual(try kl("mum", "child", "add", "Ann").status, 0)
-        XCTAssertEqual(try kl("mum", "share", "enable", "--yes").status, 0)
-        XCTAssertEqual(try kl("dad", "signup", "--handle", "dad", "--name", "Dad").status, 0)
-        XCTAssertEqual(try kl("mum", "share", "invite", "dad").status, 0)
-        let id = try XCTUnwrap(try json(try kl("dad", "--json", "invitations")).arrayValue?.first?["id"]?.stringValue)
-        XCTAssertEqual(try kl("dad", "join", id).status, 0)
+        try shareWithDad()
 
         let watch = Process()
         watch.executableURL = executable
