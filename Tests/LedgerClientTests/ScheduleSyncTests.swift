@@ -180,4 +180,18 @@ final class ScheduleSyncTests: XCTestCase {
         try at("2026-05-29T12:00:00.000Z")
         XCTAssertEqual(try restored.service.payDueAllowances(), 2, "and goes on paying from the next date: 05-22 and 05-29")
     }
+
+    func testAScheduleOfAChildNotHereYetDoesNotHoldUpTheOthers() throws {
+        try at("2026-02-01T12:00:00.000Z")
+        let device = try Device(server: FakeLedgerServer())
+        onClock(device)
+        let ann = try device.service.addChild(name: "Ann")
+        var orphan = try device.service.addSchedule(childId: ann.id, weekly(100, from: LocalDate(2026, 2, 2)))
+        orphan.id = UUID().lowercased
+        orphan.childId = UUID().lowercased  // as a feed page can bring it before its child
+        try device.store.upsert(orphan)
+        try at("2026-02-10T12:00:00.000Z")
+        XCTAssertEqual(try device.service.payDueAllowances(), 2, "Ann's schedule pays 02-02 and 02-09")
+        XCTAssertEqual(try device.balances(), [ann.id: 200])
+    }
 }

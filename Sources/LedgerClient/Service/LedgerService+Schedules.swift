@@ -149,7 +149,8 @@ extension LedgerService {
     @discardableResult
     private func pay(_ schedule: ScheduleRecord, dates: [LocalDate], amount: Int64?) throws -> Int {
         guard schedule.kind == .allowance, schedule.split == nil, let amount, amount > 0,
-              let terms = schedule.terms, let scheduleId = LedgerIDs.parse(schedule.id) else { return 0 }
+              let terms = schedule.terms, let scheduleId = LedgerIDs.parse(schedule.id),
+              try store.hasChild(id: schedule.childId) else { return 0 }
         var paid = 0
         for date in dates {
             let id = ScheduleIDs.payment(kind: .allowance, scheduleId: scheduleId, date: date)

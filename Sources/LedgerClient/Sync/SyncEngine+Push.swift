@@ -177,8 +177,11 @@ extension SyncEngine {
                 try store.markRejected(.pot, id: id, code: code, detail: why, json: Wire.Pot(p).jsonText(), now: now())
             }
         case .schedule:
-            if let s = try store.schedule(id: id) {
+            if var s = try store.schedule(id: id) {
                 try store.markRejected(.schedule, id: id, code: code, detail: why, json: Wire.Schedule(s).jsonText(), now: now())
+                // The shared ledger does not hold it: it stops paying here too.
+                s.deleted = true
+                try store.upsert(s)
             }
         }
         try store.dequeue(kind, id: id)
