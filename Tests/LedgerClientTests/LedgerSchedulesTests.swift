@@ -228,6 +228,9 @@ final class LedgerSchedulesTests: XCTestCase {
         let interest = try await ledger.addSchedule(.interest(basisPoints: 100, every: .monthly, firstDate: LocalDate(2026, 1, 1), timeZone: utc),
                                                     for: ada.id)
         XCTAssertEqual(interest.rateBasisPoints, 100)
+        await assertThrows(.invalidInput(field: "source", message: "interest is paid by the server only")) {
+            try await ledger.add(cents: 5, to: ada.id, source: .interest)
+        }
         let snap = try await ledger.snapshot()
         XCTAssertEqual(snap.children[0].balanceCents, 0, "interest is the server's to pay")
     }

@@ -100,6 +100,7 @@ final class LedgerService {
     func addMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
                          id: String = UUID().lowercased, potId: String? = nil) throws -> TransactionRecord {
         guard cents > 0 else { throw ClientError.invalid(field: "amount", message: "must be more than zero") }
+        try Self.checkSource(source)
         return try record(childId: childId, amount: cents, note: note, source: source.rawValue, id: id, reverses: nil,
                           potId: try potOfChild(potId, childId: childId))
     }
@@ -109,8 +110,14 @@ final class LedgerService {
     func takeMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
                           id: String = UUID().lowercased, potId: String? = nil) throws -> TransactionRecord {
         guard cents > 0 else { throw ClientError.invalid(field: "amount", message: "must be more than zero") }
+        try Self.checkSource(source)
         return try record(childId: childId, amount: -cents, note: note, source: source.rawValue, id: id, reverses: nil,
                           potId: try potOfChild(potId, childId: childId))
+    }
+
+    /// Interest depends on the balance at its due instant: only the server pays it.
+    private static func checkSource(_ source: TransactionSource) throws {
+        if source == .interest { throw ClientError.invalid(field: "source", message: "interest is paid by the server only") }
     }
 
     /// The replica's form of pot `potId` of `childId`: nil for none or the default pot.
