@@ -98,7 +98,9 @@ final class ScheduleJob: Sendable {
             var byHousehold: [String: [String]] = [:]
             for s in fresh { byHousehold[s.householdId, default: []].append(s.id) }
             let group = DispatchGroup(), slots = DispatchSemaphore(value: ScheduleJob.inFlight)
-            for (household, ids) in byHousehold {
+            // In random order: processes running the job at once mostly take different
+            // households, and one that comes second to a household finds it settled.
+            for (household, ids) in byHousehold.shuffled() {
                 slots.wait()
                 group.enter()
                 pay(household, ids, at: at) { result in

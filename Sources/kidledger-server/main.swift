@@ -17,7 +17,8 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--log-level debug|info|warning|error]
                               [--trusted-proxies ADDR[,ADDR|CIDR]...] [--auth-failures-per-minute N] [--quiet]
                               [--registrations-per-hour N] [--max-households-per-account N]
-                              [--max-children-per-household N] [--max-pending-invitations-per-invitee N]
+                              [--max-children-per-household N] [--max-schedules-per-child N]
+                              [--schedule-job-interval SECONDS] [--max-pending-invitations-per-invitee N]
                               [--max-pending-invitations-per-inviter N]
                               [--max-pending-invitations-per-inviter-for-invitee N]
                               [--failed-handle-lookups-per-minute N] [--tokens-per-account N]
@@ -47,7 +48,9 @@ KIDLEDGER_WRITER_CPU (SQLite: any, the default, leaves the writer thread to the 
 that take the data disk's completion interrupts when those are some but not all of the process's; or a CPU list such as 1 or 0-3),
 KIDLEDGER_LOG_LEVEL, KIDLEDGER_TRUSTED_PROXIES (comma-separated),
 KIDLEDGER_AUTH_FAILURES_PER_MINUTE, KIDLEDGER_REGISTRATIONS_PER_HOUR, KIDLEDGER_MAX_HOUSEHOLDS_PER_ACCOUNT,
-KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE,
+KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD, KIDLEDGER_MAX_SCHEDULES_PER_CHILD (default 20),
+KIDLEDGER_SCHEDULE_JOB_INTERVAL (seconds between runs of the job paying due schedules, default 60; 0: at start only),
+KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE,
 KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER_FOR_INVITEE (default 3),
 KIDLEDGER_FAILED_HANDLE_LOOKUPS_PER_MINUTE (default 10), KIDLEDGER_TOKENS_PER_ACCOUNT (default 100)
 (0: no limit), KIDLEDGER_APPLE_CLIENT_IDS (comma-separated; Sign in with Apple is offered when set),
@@ -204,6 +207,8 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let n = o.int("registrations-per-hour") { c.registrationsPerHour = n }
     if let n = o.int("max-households-per-account") { c.maxHouseholdsPerAccount = n }
     if let n = o.int("max-children-per-household") { c.maxChildrenPerHousehold = n }
+    if let n = o.int("max-schedules-per-child") { c.maxSchedulesPerChild = n }
+    if let n = o.int("schedule-job-interval") { c.scheduleJobInterval = Double(max(0, n)) }
     if let n = o.int("max-pending-invitations-per-invitee") { c.maxPendingInvitationsPerInvitee = n }
     if let n = o.int("max-pending-invitations-per-inviter") { c.maxPendingInvitationsPerInviter = n }
     if let n = o.int("max-pending-invitations-per-inviter-for-invitee") { c.maxPendingInvitationsPerInviterForInvitee = n }
@@ -243,6 +248,7 @@ let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "da
                                  "max-connections-per-address", "body-memory-limit",
                                  "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout",
                                  "registrations-per-hour", "max-households-per-account", "max-children-per-household",
+                                 "max-schedules-per-child", "schedule-job-interval",
                                  "max-pending-invitations-per-invitee", "max-pending-invitations-per-inviter",
                                  "max-pending-invitations-per-inviter-for-invitee", "failed-handle-lookups-per-minute",
                                  "tokens-per-account", "apple-client-id", "apple-jwks", "oidc-provider", "apple-team-id",

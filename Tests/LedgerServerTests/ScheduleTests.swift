@@ -442,6 +442,27 @@ final class ScheduleTests: XCTestCase {
         XCTAssertEqual(s.payDue().payments, 0)
     }
 
+    /// A child holds at most `maxSchedulesPerChild` schedules; deleted ones do not count.
+    func testSchedulesPerChildAreCapped() throws {
+        let clock = self.clock!
+        let capped = try TestServer { c in
+            c.clock = { clock.now() }
+            c.scheduleJobInterval = 0
+            c.maxSchedulesPerChild = 2
+        }
+        defer { capped.stop() }
+        let (_, t) = capped.signup("dad")
+        let hh = capped.household(t), k = capped.child(t, household: hh)
+        let first = capped.addSchedule(t, hh, k, ScheduleFixtures.allowance(5, "weekly", from: "2027-01-01", zone: "UTC"))
+        XCTAssertEqual(capped.addSchedule(t, hh, k, ScheduleFixtures.allowance(6, "weekly", from: "2027-01-01", zone: "UTC")).status, 201)
+        let third = capped.addSchedule(t, hh, k, ScheduleFixtures.allowance(7, "weekly", from: "2027-01-01", zone: "UTC"))
+        XCTAssertEqual(third.status, 409)
+        XCTAssertEqual(third.code, "too_many_schedules")
+        XCTAssertEqual(third.json["limit"]?.intValue, 2)
+        XCTAssertEqual(capped.call("DELETE", "/v1/households/\(hh)/schedules/\(first.json["id"]!.stringValue!)", token: t).status, 204)
+        XCTAssertEqual(capped.addSchedule(t, hh, k, ScheduleFixtures.allowance(7, "weekly", from: "2027-01-01", zone: "UTC")).status, 201)
+    }
+
     /// A read-only participant reads schedules but cannot write them.
     func testReadOnlyParticipantCannotWrite() {
         let id = s.addSchedule(owner, h, kid, ScheduleFixtures.allowance(5, "weekly", from: "2027-01-01", zone: "UTC")).json["id"]!.stringValue!
