@@ -56,6 +56,9 @@ extension CLI {
         print("added \(Self.describe(schedule)) for \(child.name) (\(schedule.id))")
         let paid = try await balance(ledger, child.id) - before
         if paid != 0 { print("paid \(Cents.format(paid)) already due; balance \(Cents.format(try await balance(ledger, child.id)))") }
+        if let dropped = schedule.catchUp?.dropped, dropped > 0 {
+            print("\(Output.count(dropped, "older period", "older periods")) not paid: at most 366 are paid at once")
+        }
     }
 
     private func listSchedules(_ childName: String?) async throws {
@@ -89,6 +92,9 @@ extension CLI {
         }
         let word = ["pause": "paused", "resume": "resumed", "remove": "removed"][verb] ?? verb
         print("\(word) schedule \(id)" + (changed?.nextDueDate.map { "; next payment \($0)" } ?? ""))
+        if let skipped = changed?.catchUp?.skipped, skipped > 0 {
+            print("skipped \(Output.count(skipped, "period", "periods")) that fell due while paused (--back-pay pays them)")
+        }
         if paid != 0 { print("paid \(Cents.format(paid)) that was due") }
     }
 

@@ -73,13 +73,30 @@ final class LedgerSchedulesTests: XCTestCase {
         let ada = try await ledger.addChild(named: "Ada")
         let utc = try XCTUnwrap(TimeZone(identifier: "UTC"))
         // Created with its first date in the past: the four dates due are paid with the creation.
-        _ = try await ledger.addSchedule(.allowance(cents: 1_000, every: .monthly, firstDate: LocalDate(2027, 1, 31), timeZone: utc), for: ada.id)
+        let monthly = try await ledger.addSchedule(.allowance(cents: 1_000, every: .monthly, firstDate: LocalDate(2027, 1, 31), timeZone: utc),
+                                                   for: ada.id)
+        XCTAssertEqual(monthly.catchUp, ScheduleCatchUp(paid: 4, skipped: 0, dropped: 0))
         let paid = try await allowances(ledger, ada.id)
         XCTAssertEqual(paid.map { Timestamp.format(ms: $0.createdAt.ms) },
                        ["2027-01-31T00:00:00.000Z", "2027-02-28T00:00:00.000Z", "2027-03-31T00:00:00.000Z", "2027-04-30T00:00:00.000Z"])
         let again = try await ledger.snapshot()
         XCTAssertEqual(again.children[0].balanceCents, 4_000, "a snapshot pays nothing twice")
         XCTAssertEqual(again.children[0].nextPayment, NextPayment(date: LocalDate(2027, 5, 31), cents: 1_000))
+    }
+
+    func testAFirstDateYearsBackPaysTheLatest366PeriodsAndSaysSo() async throws {
+        try setClock("2026-06-01T12:00:00.000Z")
+        let ledger = try await open()
+        let ada = try await ledger.addChild(named: "Ada")
+        let utc = try XCTUnwrap(TimeZone(identifier: "UTC"))
+        // Thursdays from 2016-01-07 to 2026-05-28: 543 dates.
+        let schedule = try await ledger.addSchedule(.allowance(cents: 1, every: .weekly, firstDate: LocalDate(2016, 1, 7), timeZone: utc),
+                                                    for: ada.id)
+        XCTAssertEqual(schedule.catchUp, ScheduleCatchUp(paid: 366, skipped: 0, dropped: 543 - 366))
+        let snap = try await ledger.snapshot()
+        XCTAssertEqual(snap.children[0].balanceCents, 366, "the dropped dates are never paid later")
+        let oldest = try await ledger.history(of: ada.id, limit: 1000).items.last
+        XCTAssertEqual(oldest.map { Timestamp.format(ms: $0.createdAt.ms) }, "2019-05-30T00:00:00.000Z", "the latest 366 dates: 2019-05-30 … 2026-05-28")
     }
 
     func testAnUndoneAllowanceStaysUndoneAndPausingSkipsPeriods() async throws {
@@ -103,7 +120,8 @@ final class LedgerSchedulesTests: XCTestCase {
         snap = try await ledger.snapshot()
         XCTAssertEqual(snap.children[0].balanceCents, 500, "nothing is paid while paused")
         XCTAssertNil(snap.children[0].nextPayment)
-        try await ledger.resume(schedule.id)
+        let resumed = try await ledger.resume(schedule.id)
+        XCTAssertEqual(resumed.catchUp, ScheduleCatchUp(paid: 0, skipped: 2, dropped: 0), "12-18 and 12-25 were held")
         snap = try await ledger.snapshot()
         XCTAssertEqual(snap.children[0].balanceCents, 500, "resuming skips the held dates")
         XCTAssertEqual(snap.children[0].nextPayment?.date, LocalDate(2027, 1, 1))

@@ -30,6 +30,8 @@ struct ScheduleRecord: Sendable, Equatable {
     /// The payer state: the first date the current terms pay from, the last date paid or skipped.
     var termsFrom: LocalDate
     var lastSettled: LocalDate?
+    /// What the change that returned this record paid, skipped and dropped (never stored).
+    var catchUp: ScheduleCatchUp? = nil
 
     /// The calendar part, nil when the zone is not one this device knows.
     var terms: ScheduleTerms? {

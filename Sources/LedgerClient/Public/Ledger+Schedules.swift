@@ -52,9 +52,12 @@ extension Ledger {
     }
 
     /// Removes a schedule: what is due now is paid, nothing later; paid periods stay.
-    public func remove(_ scheduleId: String) async throws {
-        _ = try publicErrors { try service.removeSchedule(id: scheduleId.lowercased()) }
+    /// Returns what the removal paid.
+    @discardableResult
+    public func remove(_ scheduleId: String) async throws -> ScheduleCatchUp {
+        let record = try publicErrors { try service.removeSchedule(id: scheduleId.lowercased()) }
         await didMutate()
+        return record.catchUp ?? ScheduleCatchUp(paid: 0, skipped: 0, dropped: 0)
     }
 
     /// The schedules of a child (every child's when nil), oldest first.
@@ -75,7 +78,7 @@ extension Ledger {
                  rateBasisPoints: s.rateBasisPoints.map { Int($0) }, cadence: s.cadence, firstDate: s.firstDate,
                  timeZone: s.timeZone, endDate: s.endDate, note: s.note, paused: s.paused,
                  nextDueDate: s.deleted ? nil : s.state?.nextPayableDate,
-                 isPending: try store.pendingVersion(.schedule, id: s.id) != nil)
+                 isPending: try store.pendingVersion(.schedule, id: s.id) != nil, catchUp: s.catchUp)
     }
 
     // MARK: Pots

@@ -52,6 +52,18 @@ public struct Schedule: Sendable, Equatable, Hashable, Identifiable {
     public var nextDueDate: LocalDate?
     /// True while its latest change waits to be uploaded.
     public var isPending: Bool
+    /// What the call that returned it did at once (a first date in the past, a pause, a
+    /// resume, a removal); nil from reads.
+    public var catchUp: ScheduleCatchUp?
+}
+
+/// What creating or changing a schedule paid at once: periods `paid` (on this device),
+/// `skipped` (held while paused, skipped by a resume without back pay) and `dropped` (older
+/// than the latest 366 due at once).
+public struct ScheduleCatchUp: Sendable, Equatable, Hashable {
+    public var paid: Int
+    public var skipped: Int
+    public var dropped: Int
 }
 
 /// A pot of a child (Spend, Save, Give…) with its balance and goal.

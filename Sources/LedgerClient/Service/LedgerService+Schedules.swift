@@ -58,9 +58,10 @@ extension LedgerService {
                 changeTag: nil, termsFrom: change.state.termsFrom, lastSettled: change.state.lastSettled)
             try store.upsert(schedule)
             try queue(.schedule, schedule.id)
-            try pay(schedule, dates: change.payWithNewTerms, amount: schedule.amountCents)
+            let paid = try pay(schedule, dates: change.payWithNewTerms, amount: schedule.amountCents)
             schedule.nextDueDate = change.state.nextPayableDate
             try store.upsert(schedule)
+            schedule.catchUp = ScheduleCatchUp(paid: paid, skipped: 0, dropped: change.dropped)
             return schedule
         }
     }
@@ -87,8 +88,8 @@ extension LedgerService {
             if schedule.syncedContent == before.syncedContent { return schedule }
             guard let state = before.state, let terms = schedule.terms else { throw ClientError.invalid(field: "timeZone", message: "is not known on this device") }
             let change = state.edited(to: terms, atMs: now(), backPay: edit.backPay)
-            try pay(before, dates: change.payWithPreviousTerms, amount: before.amountCents)
-            try pay(schedule, dates: change.payWithNewTerms, amount: schedule.amountCents)
+            let paid = try pay(before, dates: change.payWithPreviousTerms, amount: before.amountCents)
+                + pay(schedule, dates: change.payWithNewTerms, amount: schedule.amountCents)
             schedule.termsFrom = change.state.termsFrom
             schedule.lastSettled = change.state.lastSettled
             schedule.nextDueDate = change.state.nextPayableDate
@@ -96,6 +97,7 @@ extension LedgerService {
             schedule.modifiedBy = try author()
             try store.upsert(schedule)
             try queue(.schedule, schedule.id)
+            schedule.catchUp = ScheduleCatchUp(paid: paid, skipped: change.skipped, dropped: change.dropped)
             return schedule
         }
     }
@@ -106,9 +108,11 @@ extension LedgerService {
         try store.transaction {
             try checkWritable()
             guard var schedule = try store.schedule(id: id), !schedule.deleted else { throw ClientError.scheduleNotFound(id) }
+            var catchUp = ScheduleCatchUp(paid: 0, skipped: 0, dropped: 0)
             if let state = schedule.state {
                 let change = state.deleted(atMs: now())
-                try pay(schedule, dates: change.payWithPreviousTerms, amount: schedule.amountCents)
+                catchUp.paid = try pay(schedule, dates: change.payWithPreviousTerms, amount: schedule.amountCents)
+                catchUp.dropped = change.dropped
                 schedule.lastSettled = change.state.lastSettled
             }
             schedule.deleted = true
@@ -117,6 +121,7 @@ extension LedgerService {
             schedule.modifiedBy = try author()
             try store.upsert(schedule)
             try queue(.schedule, schedule.id)
+            schedule.catchUp = catchUp
             return schedule
         }
     }
