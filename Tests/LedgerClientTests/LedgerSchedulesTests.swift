@@ -27,6 +27,15 @@ final class LedgerSchedulesTests: XCTestCase {
                                      credentials: FileCredentialStore(directory: directory), transport: nil, options: options)
     }
 
+    private let utc = TimeZone(identifier: "UTC")!
+
+    /// A ledger on the test's clock, set to `instant` first, with one child, Ada.
+    private func ledgerWithAda(at instant: String, check interval: Double = 300) async throws -> (Ledger, LedgerClient.Child) {
+        try setClock(instant)
+        let ledger = try await open(check: interval)
+        return (ledger, try await ledger.addChild(named: "Ada"))
+    }
+
     private func setClock(_ text: String) throws {
         let ms = try XCTUnwrap(Timestamp.parse(text), text)
         clock.withLock { $0 = ms }
@@ -37,9 +46,7 @@ final class LedgerSchedulesTests: XCTestCase {
     }
 
     func testWeeklyAllowanceInNewYorkIsPaidAtLocalMidnightAcrossTheSpringChange() async throws {
-        try setClock("2026-02-27T12:00:00.000Z")
-        let ledger = try await open()
-        let ada = try await ledger.addChild(named: "Ada")
+        let (ledger, ada) = try await ledgerWithAda(at: "2026-02-27T12:00:00.000Z")
         let zone = try XCTUnwrap(TimeZone(identifier: "America/New_York"))
         let schedule = try await ledger.addSchedule(.allowance(cents: 500, every: .weekly, firstDate: LocalDate(2026, 3, 1), timeZone: zone),
                                                     for: ada.id, note: "pocket money")
@@ -68,10 +75,7 @@ final class LedgerSchedulesTests: XCTestCase {
     }
 
     func testMonthlyOnThe31stPaysTheLastDayOfShorterMonthsAndCatchesUpOnce() async throws {
-        try setClock("2027-05-01T00:00:00.000Z")
-        let ledger = try await open()
-        let ada = try await ledger.addChild(named: "Ada")
-        let utc = try XCTUnwrap(TimeZone(identifier: "UTC"))
+        let (ledger, ada) = try await ledgerWithAda(at: "2027-05-01T00:00:00.000Z")
         // Created with its first date in the past: the four dates due are paid with the creation.
         let monthly = try await ledger.addSchedule(.allowance(cents: 1_000, every: .monthly, firstDate: LocalDate(2027, 1, 31), timeZone: utc),
                                                    for: ada.id)
@@ -85,10 +89,7 @@ final class LedgerSchedulesTests: XCTestCase {
     }
 
     func testAFirstDateYearsBackPaysTheLatest366PeriodsAndSaysSo() async throws {
-        try setClock("2026-06-01T12:00:00.000Z")
-        let ledger = try await open()
-        let ada = try await ledger.addChild(named: "Ada")
-        let utc = try XCTUnwrap(TimeZone(identifier: "UTC"))
+        let (ledger, ada) = try await ledgerWithAda(at: "2026-06-01T12:00:00.000Z")
         // Thursdays from 2016-01-07 to 2026-05-28: 543 dates.
         let schedule = try await ledger.addSchedule(.allowance(cents: 1, every: .weekly, firstDate: LocalDate(2016, 1, 7), timeZone: utc),
                                                     for: ada.id)
@@ -100,9 +101,7 @@ final class LedgerSchedulesTests: XCTestCase {
     }
 
     func testAnUndoneAllowanceStaysUndoneAndPausingSkipsPeriods() async throws {
-        try setClock("2026-12-04T12:00:00.000Z")
-        let ledger = try await open()
-        let ada = try await ledger.addChild(named: "Ada")
+        let (ledger, ada) = try await ledgerWithAda(at: "2026-12-04T12:00:00.000Z")
         let zurich = try XCTUnwrap(TimeZone(identifier: "Europe/Zurich"))
         let schedule = try await ledger.addSchedule(.allowance(cents: 500, every: .weekly, firstDate: LocalDate(2026, 12, 4), timeZone: zurich),
                                                     for: ada.id)
@@ -135,10 +134,7 @@ final class LedgerSchedulesTests: XCTestCase {
     }
 
     func testWhileAutomaticSyncRunsAllowanceIsPaidWhenItFallsDue() async throws {
-        try setClock("2026-04-01T00:00:00.000Z")
-        let ledger = try await open(check: 0.05)
-        let ada = try await ledger.addChild(named: "Ada")
-        let utc = try XCTUnwrap(TimeZone(identifier: "UTC"))
+        let (ledger, ada) = try await ledgerWithAda(at: "2026-04-01T00:00:00.000Z", check: 0.05)
         _ = try await ledger.addSchedule(.allowance(cents: 300, every: .weekly, firstDate: LocalDate(2026, 4, 2), timeZone: utc), for: ada.id)
         await ledger.startAutomaticSync()
         defer { Task { await ledger.stopAutomaticSync() } }
@@ -160,10 +156,7 @@ final class LedgerSchedulesTests: XCTestCase {
     }
 
     func testTwoLedgersOnOneStorePayEachPeriodOnce() async throws {
-        try setClock("2026-01-01T00:00:00.000Z")
-        let app = try await open()
-        let ada = try await app.addChild(named: "Ada")
-        let utc = try XCTUnwrap(TimeZone(identifier: "UTC"))
+        let (app, ada) = try await ledgerWithAda(at: "2026-01-01T00:00:00.000Z")
         _ = try await app.addSchedule(.allowance(cents: 100, every: .weekly, firstDate: LocalDate(2026, 1, 8), timeZone: utc), for: ada.id)
         let widget = try await open()
         try setClock("2026-03-01T00:00:00.000Z")  // 8 Thursdays due: 01-08 … 02-26
@@ -178,9 +171,7 @@ final class LedgerSchedulesTests: XCTestCase {
     }
 
     func testPotsTransfersAndGoals() async throws {
-        try setClock("2026-06-01T08:00:00.000Z")
-        let ledger = try await open()
-        let ada = try await ledger.addChild(named: "Ada")
+        let (ledger, ada) = try await ledgerWithAda(at: "2026-06-01T08:00:00.000Z")
         try await ledger.add(cents: 1_000, to: ada.id)
         let save = try await ledger.addPot(named: "Save", for: ada.id, target: 2_000, by: LocalDate(2027, 6, 1))
         var pots = try await ledger.pots(of: ada.id)
@@ -224,10 +215,7 @@ final class LedgerSchedulesTests: XCTestCase {
     }
 
     func testInvalidSchedulesAreRefusedWithTheField() async throws {
-        try setClock("2026-06-01T08:00:00.000Z")
-        let ledger = try await open()
-        let ada = try await ledger.addChild(named: "Ada")
-        let utc = try XCTUnwrap(TimeZone(identifier: "UTC"))
+        let (ledger, ada) = try await ledgerWithAda(at: "2026-06-01T08:00:00.000Z")
         await assertThrows(.invalidAmount) {
             try await ledger.addSchedule(.allowance(cents: 0, every: .weekly, firstDate: LocalDate(2026, 6, 5), timeZone: utc), for: ada.id)
         }
