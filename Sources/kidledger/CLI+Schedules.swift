@@ -6,6 +6,7 @@ import LedgerModel
 extension CLI {
     static let scheduleUsage = "usage: kidledger schedule add CHILD AMOUNT|--rate PERCENT --every weekly|every-two-weeks|monthly "
         + "--first YYYY-MM-DD [--time-zone ZONE] [--end YYYY-MM-DD] [--note T] | schedule list [CHILD] | "
+        + "schedule edit ID [AMOUNT|--rate PERCENT] [--every …] [--end YYYY-MM-DD|none] [--note T] | "
         + "schedule pause|remove ID | schedule resume ID [--back-pay]"
     static let potUsage = "usage: kidledger pot add CHILD NAME [--target AMOUNT] [--by YYYY-MM-DD] | pot list CHILD | "
         + "pot move CHILD AMOUNT FROM-POT TO-POT [--note T]"
@@ -19,6 +20,9 @@ extension CLI {
         case "list":
             guard rest.count <= 2 else { throw Arguments.UsageError(description: Self.scheduleUsage) }
             try await listSchedules(rest.count == 2 ? rest[1] : nil)
+        case "edit":
+            guard rest.count == 2 || rest.count == 3 else { throw Arguments.UsageError(description: Self.scheduleUsage) }
+            try await editSchedule(rest[1], amount: rest.count == 3 ? rest[2] : nil)
         case "pause", "resume", "remove":
             guard rest.count == 2 else { throw Arguments.UsageError(description: Self.scheduleUsage) }
             try await changeSchedule(rest[0], rest[1])
@@ -96,6 +100,25 @@ extension CLI {
             print("skipped \(Output.count(skipped, "period", "periods")) that fell due while paused (--back-pay pays them)")
         }
         if paid != 0 { print("paid \(Cents.format(paid)) that was due") }
+    }
+
+    private func editSchedule(_ idText: String, amount: String?) async throws {
+        let cents = try amount.map(Self.amount)
+        let rate = try args.option("--rate").map(Self.basisPoints)
+        let cadence = try args.option("--every").map(Self.cadence)
+        let end: LocalDate?? = try args.option("--end").map { $0 == "none" ? .some(nil) : .some(try Self.date($0, "--end")) } ?? nil
+        let note = args.option("--note")
+        guard cents != nil || rate != nil || cadence != nil || end != nil || note != nil else {
+            throw Arguments.UsageError(description: "nothing to change: give an AMOUNT, --rate, --every, --end or --note")
+        }
+        let ledger = try await ledger()
+        let id = try await resolveSchedule(ledger, idText)
+        let edited = try await ledger.editSchedule(id, cents: cents, rateBasisPoints: rate, every: cadence, endDate: end, note: note,
+                                                   backPay: args.flag("--back-pay"))
+        await autoSync(ledger)
+        if json { emit(Output.schedule(edited)); return }
+        print("changed schedule \(id): \(Self.describe(edited))" + (edited.nextDueDate.map { "; next payment \($0)" } ?? ""))
+        if let paid = edited.catchUp?.paid, paid > 0 { print("paid \(Output.count(paid, "period", "periods")) that was due") }
     }
 
     /// A schedule by its id or a unique start of it (at least 4 characters).

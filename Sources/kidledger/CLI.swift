@@ -108,6 +108,7 @@ final class CLI {
           schedule add CHILD AMOUNT --every weekly|every-two-weeks|monthly --first YYYY-MM-DD [--time-zone ZONE]
                        [--end YYYY-MM-DD] [--note T]   (or --rate PERCENT instead of AMOUNT: interest)
           schedule list [CHILD]   schedule pause|remove ID   schedule resume ID [--back-pay]
+          schedule edit ID [AMOUNT] [--rate PERCENT] [--every E] [--end YYYY-MM-DD|none] [--note T] [--back-pay]
           pot add CHILD NAME [--target AMOUNT] [--by YYYY-MM-DD]   pot list CHILD
           pot move CHILD AMOUNT FROM-POT TO-POT [--note T]   goal set CHILD POT AMOUNT|none [--by YYYY-MM-DD]
         environment: KIDLEDGER_STORE, KIDLEDGER_SERVER

@@ -150,6 +150,11 @@ final class CLITests: XCTestCase {
         // Opening the store again pays nothing twice.
         XCTAssertEqual(try json(try kl("mum", "--json", "children", server: false)).arrayValue?.first?["balanceCents"]?.intValue, 1_250)
 
+        let edited = try json(try kl("mum", "--json", "schedule", "edit", id, "3", "--end", "2099-12-31", server: false))
+        XCTAssertEqual(edited["amountCents"]?.intValue, 300)
+        XCTAssertEqual(edited["endDate"]?.stringValue, "2099-12-31")
+        XCTAssertEqual(try json(try kl("mum", "--json", "schedule", "edit", id, "--end", "none", server: false))["endDate"], .null)
+        XCTAssertEqual(try kl("mum", "schedule", "edit", id, server: false).status, 2, "nothing to change")
         let paused = try json(try kl("mum", "--json", "schedule", "pause", String(id.prefix(8)), server: false))
         XCTAssertEqual(paused["paused"], .bool(true))
         XCTAssertEqual(paused["nextDueDate"], .null)

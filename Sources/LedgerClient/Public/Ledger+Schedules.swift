@@ -41,14 +41,15 @@ extension Ledger {
 
     /// Edits a schedule; nil arguments stay as they are (`endDate: .some(nil)` removes the end
     /// date). What is due is paid with the terms before the edit; the new terms apply from
-    /// the next unpaid period.
+    /// the next unpaid period. `backPay` (default false) also pays, with the new terms, the
+    /// dates a new calendar makes due since the last date paid.
     @discardableResult
     public func editSchedule(_ scheduleId: String, cents: Int64? = nil, rateBasisPoints: Int? = nil,
                              every cadence: ScheduleCadence? = nil, firstDate: LocalDate? = nil, timeZone: TimeZone? = nil,
-                             endDate: LocalDate?? = nil, note: String? = nil) async throws -> Schedule {
+                             endDate: LocalDate?? = nil, note: String? = nil, backPay: Bool = false) async throws -> Schedule {
         try await editSchedule(scheduleId, LedgerService.ScheduleEdit(
             amountCents: cents, rateBasisPoints: rateBasisPoints.map(Int64.init), cadence: cadence, firstDate: firstDate,
-            timeZone: timeZone?.identifier, endDate: endDate, note: note))
+            timeZone: timeZone?.identifier, endDate: endDate, note: note, backPay: backPay))
     }
 
     /// Removes a schedule: what is due now is paid, nothing later; paid periods stay.
