@@ -27,6 +27,7 @@ final class FakeLedgerServer: Sendable {
         var tagCounter = 0
         var failNext: [Int] = []                  // statuses to answer before handling
         var pushedTransactionBatches: [[String]] = []  // the transaction ids of each push
+        var pushedSchedules: [(id: String, backPay: Bool)] = []
     }
     let state = Mutex(State())
 
@@ -194,8 +195,9 @@ final class FakeLedgerServer: Sendable {
                     }, p)
                 }
                 for sc in batch.schedules {
+                    s.pushedSchedules.append((sc.id, sc.backPay ?? false))
                     try save("schedule", sc.id, base: sc.baseChangeTag, in: \.schedules, tag: \.changeTag, stamp: {
-                        $0.householdId = hid; $0.baseChangeTag = nil; $0.changeTag = $1
+                        $0.householdId = hid; $0.baseChangeTag = nil; $0.changeTag = $1; $0.backPay = nil
                         // A server that has paid nothing yet: everything from the first date is due.
                         $0.nextDueDate = $0.deleted == true ? nil : $0.firstDate
                     }, sc)

@@ -117,6 +117,19 @@ final class ScheduleSyncTests: XCTestCase {
         try dad.engine.sync(); try mom.engine.sync(); try dad.engine.sync()
         try assertConverged(server, mom, dad)
         XCTAssertEqual(try dad.balances(), [ann.id: 1_150])
+
+        // A resume with back pay pays the held dates here and tells the server so, once.
+        try mom.service.editSchedule(id: schedule.id, .init(paused: true))
+        try at("2026-04-07T12:00:00.000Z")
+        let resumed = try mom.service.editSchedule(id: schedule.id, .init(paused: false, backPay: true))
+        XCTAssertEqual(resumed.catchUp?.paid, 2, "03-30 and 04-06")
+        try mom.service.editSchedule(id: schedule.id, .init(note: "pocket money"))
+        try mom.engine.sync()
+        try mom.service.editSchedule(id: schedule.id, .init(amountCents: 175))
+        try mom.engine.sync(); try dad.engine.sync()
+        let pushed = server.state.withLock { $0.pushedSchedules }.filter { $0.id == schedule.id }
+        XCTAssertEqual(pushed.suffix(2).map(\.backPay), [true, false], "back pay rides with the edit that asked for it, once")
+        try assertConverged(server, mom, dad)
     }
 
     func testTransfersArePushedWholeAndPotsConverge() throws {

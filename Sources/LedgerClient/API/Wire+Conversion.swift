@@ -64,7 +64,7 @@ extension Wire.Schedule {
                   rateBasisPoints: s.rateBasisPoints, cadence: s.cadence.rawValue, firstDate: s.firstDate.description,
                   timeZone: s.timeZone, endDate: s.endDate?.description, note: s.note, paused: s.paused,
                   split: s.split?.map { Wire.SplitPart(potId: $0.potId, percent: $0.percent) }, nextDueDate: nil,
-                  deleted: s.deleted ? true : nil, changeTag: nil, baseChangeTag: s.changeTag,
+                  deleted: s.deleted ? true : nil, backPay: s.backPay ? true : nil, changeTag: nil, baseChangeTag: s.changeTag,
                   createdAt: Timestamp.format(ms: s.createdAt), modifiedAt: Timestamp.format(ms: s.modifiedAt),
                   modifiedBy: s.modifiedBy)
     }

@@ -19,6 +19,8 @@ extension Wire {
         var nextDueDate: String?
         /// True in the feed (and a push) for a schedule that was removed.
         var deleted: Bool?
+        /// In a push only: the edit asks for back pay.
+        var backPay: Bool? = nil
         var changeTag: String?
         var baseChangeTag: String?
         var createdAt: String

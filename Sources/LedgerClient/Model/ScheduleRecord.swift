@@ -30,6 +30,8 @@ struct ScheduleRecord: Sendable, Equatable {
     /// The payer state: the first date the current terms pay from, the last date paid or skipped.
     var termsFrom: LocalDate
     var lastSettled: LocalDate?
+    /// The queued version's edit asked for back pay (sent with the push, then forgotten).
+    var backPay = false
     /// What the change that returned this record paid, skipped and dropped (never stored).
     var catchUp: ScheduleCatchUp? = nil
 

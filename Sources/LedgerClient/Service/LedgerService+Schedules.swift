@@ -95,6 +95,8 @@ extension LedgerService {
             schedule.nextDueDate = change.state.nextPayableDate
             schedule.modifiedAt = try stamp()
             schedule.modifiedBy = try author()
+            // Until the push carries it; an earlier queued edit's request stays.
+            schedule.backPay = schedule.backPay || edit.backPay
             try store.upsert(schedule)
             try queue(.schedule, schedule.id)
             schedule.catchUp = ScheduleCatchUp(paid: paid, skipped: change.skipped, dropped: change.dropped)

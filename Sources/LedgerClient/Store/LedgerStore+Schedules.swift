@@ -5,7 +5,7 @@ import SQLiteKit
 extension LedgerStore {
     static let scheduleColumns = """
         id, child_id, kind, amount_cents, rate_basis_points, cadence, first_date, time_zone, end_date, note, paused, \
-        split, next_due_date, deleted, created_at, modified_at, modified_by, change_tag, terms_from, last_settled
+        split, next_due_date, deleted, created_at, modified_at, modified_by, change_tag, terms_from, last_settled, back_pay
         """
 
     /// The schedule of row `r`, nil when a stored value is unreadable (written by a newer version).
@@ -18,7 +18,7 @@ extension LedgerStore {
                               endDate: r.optionalString(8).flatMap(LocalDate.init), note: r.string(9), paused: r.bool(10),
                               split: split, nextDueDate: r.optionalString(12).flatMap(LocalDate.init), deleted: r.bool(13),
                               createdAt: r.int(14), modifiedAt: r.int(15), modifiedBy: r.string(16), changeTag: r.optionalString(17),
-                              termsFrom: from, lastSettled: r.optionalString(19).flatMap(LocalDate.init))
+                              termsFrom: from, lastSettled: r.optionalString(19).flatMap(LocalDate.init), backPay: r.bool(20))
     }
 
     /// The schedule with `id` (deleted ones too), or nil.
@@ -42,13 +42,18 @@ extension LedgerStore {
         let split = s.split.map { String(decoding: (try? JSONEncoder().encode($0)) ?? Data("[]".utf8), as: UTF8.self) }
         try db.run("""
             INSERT OR REPLACE INTO schedules (\(Self.scheduleColumns))
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, [.text(s.id), .text(s.childId), .text(s.kind.rawValue), .optionalInteger(s.amountCents),
                   .optionalInteger(s.rateBasisPoints), .text(s.cadence.rawValue), .text(s.firstDate.description),
                   .text(s.timeZone), .optionalText(s.endDate?.description), .text(s.note), .bool(s.paused),
                   .optionalText(split), .optionalText(s.nextDueDate?.description), .bool(s.deleted), .integer(s.createdAt),
                   .integer(s.modifiedAt), .text(s.modifiedBy), .optionalText(s.changeTag), .text(s.termsFrom.description),
-                  .optionalText(s.lastSettled?.description)])
+                  .optionalText(s.lastSettled?.description), .bool(s.backPay)])
+    }
+
+    /// Forgets that the queued version of a schedule asked for back pay (the server took it).
+    func clearBackPay(scheduleId: String) throws {
+        try db.run("UPDATE schedules SET back_pay = 0 WHERE id = ?", [.text(scheduleId)])
     }
 
     /// Sets only the change tag of a schedule.

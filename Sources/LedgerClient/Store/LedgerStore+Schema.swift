@@ -106,5 +106,9 @@ extension LedgerStore {
             CREATE TABLE join_records (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL,
                 PRIMARY KEY (kind, id));
             """),
+        Migration(version: 5, sql: """
+            -- A queued schedule edit that asked for back pay: the push says so (`backPay`).
+            ALTER TABLE schedules ADD COLUMN back_pay INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 }

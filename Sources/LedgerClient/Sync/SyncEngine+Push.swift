@@ -121,6 +121,7 @@ extension SyncEngine {
             try store.dequeue(.pot, id: id, ifVersion: version)
         case (.schedule, "saved"), (.schedule, "unchanged"):
             if let tag = result.changeTag { try store.setChangeTag(scheduleId: id, tag) }
+            if unchanged { try store.clearBackPay(scheduleId: id) }
             try store.dequeue(.schedule, id: id, ifVersion: version)
         case (.pot, "conflict"), (.schedule, "conflict"):
             report.conflicts += 1
