@@ -85,6 +85,9 @@ let package = Package(
         .executableTarget(name: "ledger-app-example", dependencies: ["LedgerClient"], path: "Examples/LedgerAppExample"),
         // bench/propagation.sh: a change on one device reaching another's snapshots() stream.
         .executableTarget(name: "ledger-propagation-bench", dependencies: ["LedgerClient"], path: "bench/propagation"),
+        // bench/schedule-job.sh: the schedule payment job over many schedules due at once.
+        .executableTarget(name: "schedule-job-bench", dependencies: ["LedgerServer", "LedgerCore", "LedgerModel"],
+                          path: "bench/schedule-job"),
         // bench/idtoken.sh: CPU per ID token verification, accepted and refused.
         .executableTarget(name: "idtoken-bench", dependencies: ["IDTokenKit", "IDTokenKitTesting", "LedgerModel"], path: "bench/idtoken"),
 

@@ -28,3 +28,22 @@ package struct StorageCheckReport: Sendable {
                           "problems": .array(problems.map { .string($0) })]).serializedString
     }
 }
+
+extension StorageCheckReport {
+    /// What `check` finds wrong with one stored schedule: a document that does not decode, a
+    /// child its household does not have, a due instant (the job's index) that is not its
+    /// next due date's.
+    package static func scheduleProblems(household: String, id: String, child: String, deleted: Bool, document: String,
+                                         dueAt: Int64?, childMissing: Bool) -> [String] {
+        var problems: [String] = []
+        if childMissing { problems.append("schedule: \(id) names child \(child), which its household does not have") }
+        guard let s = ScheduleRecord(householdId: household, id: id, childId: child, deleted: deleted, document: document) else {
+            return problems + ["schedule: \(id) has a document that does not decode"]
+        }
+        if s.dueAt != dueAt {
+            problems.append("schedule: \(id) is indexed as due at \(dueAt.map { Timestamp.format(ms: $0) } ?? "never"), "
+                            + "its next date at \(s.dueAt.map { Timestamp.format(ms: $0) } ?? "never")")
+        }
+        return problems
+    }
+}

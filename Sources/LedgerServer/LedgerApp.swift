@@ -11,7 +11,10 @@ public final class LedgerApp: Sendable {
     let services: Services
     private let server: HTTPServer
     /// Pays due schedules (at start, then every `scheduleJobInterval` seconds).
-    let scheduleJob: ScheduleJob
+    package let scheduleJob: ScheduleJob
+
+    /// The storage the app runs over (benchmarks and admin tools).
+    package var storage: any LedgerStorage { services.storage }
 
     /// Opens (creating and migrating) the database and prepares the listener.
     public init(configuration: LedgerAppConfiguration) throws {

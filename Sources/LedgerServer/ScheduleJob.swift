@@ -10,15 +10,15 @@ import Synchronization
 /// Several processes may run it over one PostgreSQL: a write locks its household first,
 /// so a second payer finds the dates settled, and a payment's deterministic id makes any
 /// write of it after the first a no-op.
-final class ScheduleJob: Sendable {
+package final class ScheduleJob: Sendable {
     /// What one run did.
-    struct Report: Sendable, Equatable {
+    package struct Report: Sendable, Equatable {
         /// Schedules looked at.
-        var schedules = 0
+        package var schedules = 0
         /// Payments written.
-        var payments = 0
+        package var payments = 0
         /// Schedules whose write failed (paid by the next run).
-        var failed = 0
+        package var failed = 0
     }
 
     /// Schedules read per query.
@@ -77,7 +77,7 @@ final class ScheduleJob: Sendable {
     /// One run at `now` (default: the clock): pays every schedule with a date due then, the
     /// longest due first, and waits until every write is durable.
     @discardableResult
-    func run(now: Int64? = nil) -> Report {
+    package func run(now: Int64? = nil) -> Report {
         let at = now ?? clock()
         var report = Report()
         var seen = Set<DueSchedule>()

@@ -58,6 +58,14 @@ package enum PostgresMaintenance {
             """).rows {
             problems.append("reversal: \(r.string(0)) names a reversal that does not reverse it")
         }
+        for r in try db.query("""
+            SELECT s.household_id, s.id, s.child_id, s.deleted, s.doc, s.due_at, c.id IS NULL FROM schedules s
+            LEFT JOIN children c ON c.household_id = s.household_id AND c.id = s.child_id
+            """).rows {
+            problems += StorageCheckReport.scheduleProblems(household: r.uuid(0), id: r.uuid(1), child: r.uuid(2),
+                                                            deleted: r.bool(3), document: r.string(4),
+                                                            dueAt: r.optionalTimestampMs(5), childMissing: r.bool(6))
+        }
         let children = Int(try db.queryOne("SELECT count(*) FROM children")?.int(0) ?? 0)
         let transactions = Int(try db.queryOne("SELECT count(*) FROM transactions")?.int(0) ?? 0)
         return StorageCheckReport(problems: problems, children: children, transactions: transactions)

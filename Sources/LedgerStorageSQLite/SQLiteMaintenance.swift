@@ -93,6 +93,14 @@ package enum SQLiteMaintenance {
             """) {
             problems.append("key: \(d.int(1)) transactions of one household share the id \(d.string(0))")
         }
+        for r in try db.query("""
+            SELECT s.household_id, s.id, s.child_id, s.deleted, s.doc, s.due_at, c.id IS NULL FROM schedules s
+            LEFT JOIN children c ON c.household_id = s.household_id AND c.id = s.child_id
+            """) {
+            problems += StorageCheckReport.scheduleProblems(household: r.string(0), id: r.string(1), child: r.string(2),
+                                                            deleted: r.bool(3), document: r.string(4),
+                                                            dueAt: r.isNull(5) ? nil : r.int(5), childMissing: r.bool(6))
+        }
         let children = Int(try db.queryOne("SELECT COUNT(*) FROM children")?.int(0) ?? 0)
         let transactions = Int(try db.queryOne("SELECT COUNT(*) FROM transactions")?.int(0) ?? 0)
         return StorageCheckReport(problems: problems, children: children, transactions: transactions)

@@ -273,7 +273,7 @@ final class ScheduleTests: XCTestCase {
     }
 
     /// Deleting pays what is due at that instant and nothing after; paid periods stay.
-    func testDeleteStopsFuturePaymentsAndKeepsPaidOnes() {
+    func testDeleteStopsFuturePaymentsAndKeepsPaidOnes() throws {
         let id = s.addSchedule(owner, h, kid, ScheduleFixtures.allowance(250, "everyTwoWeeks", from: "2026-12-02", zone: "UTC")).json["id"]!.stringValue!
         clock.set("2026-12-03T00:00:00Z")
         XCTAssertEqual(s.payDue().payments, 1)
@@ -283,6 +283,14 @@ final class ScheduleTests: XCTestCase {
         clock.set("2027-06-01T00:00:00Z")
         XCTAssertEqual(s.payDue().payments, 0)
         XCTAssertEqual(s.balance(owner, h, kid), 500)
+
+        // `check` reads every schedule: this one is fine; a wrong due instant is reported.
+        let live = s.addSchedule(owner, h, kid, ScheduleFixtures.allowance(5, "weekly", from: "2027-07-01", zone: "UTC")).json["id"]!.stringValue!
+        XCTAssertEqual(try s.check().problems, [])
+        try s.execute("UPDATE schedules SET due_at = 0 WHERE id = ?", [.text(live)],
+                      postgres: "UPDATE schedules SET due_at = to_timestamp(0) WHERE id = $1::uuid")
+        XCTAssertEqual(try s.check().problems.count, 1)
+        XCTAssertTrue(try s.check().problems.first?.hasPrefix("schedule: \(live) is indexed as due at 1970-01-01T00:00:00.000Z") == true)
     }
 
     /// Monthly on the 31st pays the last day of shorter months; a DST change neither skips

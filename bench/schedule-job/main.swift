@@ -1,0 +1,58 @@
+// The schedule payment job's catch-up: N schedules (default 20,000), 100 to a household,
+// that all fall due in the same minute (00:00 in Europe/Zurich), paid by one run of the job
+// over a fresh SQLite database in a temporary folder (or PostgreSQL: KIDLEDGER_DATABASE_URL).
+// Prints the process's CPU time for the run — every thread: the job, the writer, the
+// completions — and its wall time. Run by bench/schedule-job.sh.
+import Foundation
+import LedgerCore
+import LedgerModel
+import LedgerServer
+import Synchronization
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+let n = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 20_000
+let perHousehold = 100
+let folder = FileManager.default.temporaryDirectory.appendingPathComponent("schedule-job-bench-\(UUID().uuidString)").path
+defer { try? FileManager.default.removeItem(atPath: folder) }
+let now = Mutex(Timestamp.parse("2027-01-04T12:00:00Z")!)
+var configuration = LedgerAppConfiguration(dataDirectory: folder, host: "127.0.0.1", port: 0)
+configuration.logging = false
+configuration.scheduleJobInterval = 0
+configuration.clock = { now.withLock { $0 } }
+configuration.databaseURL = ProcessInfo.processInfo.environment["KIDLEDGER_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+let app = try LedgerApp(configuration: configuration)
+try app.start()
+let storage = app.storage
+let created = now.withLock { $0 }
+let account = try storage.writeAndWait { w in
+    try w.createAccount(handle: "bench-" + UUID().lowercased.prefix(8), displayName: "Bench", deviceName: "bench", now: created).0.id
+}
+let terms = ScheduleTerms(firstDate: LocalDate("2027-01-05")!, cadence: .weekly,
+                          timeZone: try ScheduleTimeZone(identifier: "Europe/Zurich"))
+for _ in 0..<(n + perHousehold - 1) / perHousehold {
+    try storage.writeAndWait { w in
+        let h = UUID().lowercased, kid = UUID().lowercased
+        _ = try w.createHousehold(id: h, name: "Bench", currency: "EUR", owner: account, ifAbsentOnly: true, now: created)
+        _ = try w.createChild(household: h, account: account, id: kid, name: "Kid", sortOrder: nil, now: created)
+        for _ in 0..<perHousehold {
+            _ = try w.createSchedule(household: h, account: account,
+                                     ScheduleDraft(id: UUID().lowercased, childId: kid, kind: .allowance, amountCents: 500,
+                                                   rateBasisPoints: 0, note: "", terms: terms), now: created)
+        }
+    }
+}
+// A minute after midnight in Zurich: every schedule is due.
+now.withLock { $0 = Timestamp.parse("2027-01-04T23:01:00Z")! }
+let cpu = cpuSeconds(), wall = Date()
+let report = app.scheduleJob.run()
+let cpuUsed = cpuSeconds() - cpu, wallUsed = Date().timeIntervalSince(wall)
+let again = app.scheduleJob.run()
+app.stop()
+print(String(format: "schedule-job: %d schedules due, %d paid (%d failed; a second run paid %d); CPU %.3f s (%.1f µs each), wall %.3f s, %@",
+             report.schedules, report.payments, report.failed, again.payments, cpuUsed,
+             cpuUsed * 1e6 / Double(max(1, report.payments)), wallUsed, configuration.databaseURL == nil ? "SQLite" : "PostgreSQL"))
