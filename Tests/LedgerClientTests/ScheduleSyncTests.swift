@@ -206,5 +206,10 @@ final class ScheduleSyncTests: XCTestCase {
         try at("2026-02-10T12:00:00.000Z")
         XCTAssertEqual(try device.service.payDueAllowances(), 2, "Ann's schedule pays 02-02 and 02-09")
         XCTAssertEqual(try device.balances(), [ann.id: 200])
+        // The child arrives: its schedule pays the dates it waited for.
+        let ben = ChildRecord(id: orphan.childId, name: "Ben", sortOrder: 1, archived: false, createdAt: 0, modifiedAt: 0, modifiedBy: "x")
+        try device.store.upsert(ben)
+        XCTAssertEqual(try device.service.payDueAllowances(), 2)
+        XCTAssertEqual(try device.balances(), [ann.id: 200, ben.id: 200])
     }
 }

@@ -142,7 +142,8 @@ extension LedgerService {
             let t = now()
             var paid = 0
             for schedule in try store.schedules() where schedule.kind == .allowance {
-                guard let state = schedule.state else { continue }
+                // A schedule whose child has not arrived waits for it, its dates unsettled.
+                guard let state = schedule.state, try store.hasChild(id: schedule.childId) else { continue }
                 let plan = state.plan(atMs: t)
                 guard !plan.pay.isEmpty else { continue }
                 paid += try pay(schedule, dates: plan.pay, amount: schedule.amountCents)
