@@ -191,6 +191,26 @@ func main() async throws {
                                          credentials: FileCredentialStore(directory: work))
     try await restored.importLedger(from: file)
     try check(try await restored.snapshot().children.first?.balanceCents == 650, "an export restores into an empty ledger")
+
+    // Allowance that pays itself, pots and a goal.
+    let utc = TimeZone(identifier: "UTC")!
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = utc
+    let weekAgo = calendar.dateComponents([.year, .month, .day], from: Date().addingTimeInterval(-7 * 86_400))
+    let schedule: Schedule = try await mum.addSchedule(
+        .allowance(cents: 300, every: .weekly, firstDate: LocalDate(weekAgo.year!, weekAgo.month!, weekAgo.day!), timeZone: utc),
+        for: ada.id, note: "pocket money")
+    snap = try await mum.snapshot()
+    try check(snap.children.first?.balanceCents == 650 + 600, "a first date a week back pays the two dates due at once")
+    try check(snap.children.first?.nextPayment?.cents == 300 && snap.children.first?.nextPayment?.date == schedule.nextDueDate,
+              "the snapshot shows the next payment")
+    let save: Pot = try await mum.addPot(named: "Save", for: ada.id, target: 2_000, by: nil)
+    let main = try await mum.pots(of: ada.id)[0]
+    try await mum.move(cents: 500, from: main.id, to: save.id)
+    let pots = try await mum.snapshot().children.first?.pots ?? []
+    try check(pots.map(\.balanceCents) == [750, 500] && pots[1].progress == 0.25, "pots add up to the balance, with goal progress")
+    try await mum.pause(schedule.id)
+    try check(try await mum.snapshot().children.first?.nextPayment == nil, "a paused schedule pays nothing")
     await mum.stopAutomaticSync()
     try await mum.stopSharing()
     try await mum.signOut()

@@ -2,9 +2,11 @@
 struct Arguments {
     static let valued: Set<String> = ["--store", "--server", "--note", "--source", "--name", "--handle",
                                       "--device-name", "--token", "--out", "--provider", "--id-token", "--nonce",
-                                      "--code", "--confirm", "--seconds"]
+                                      "--code", "--confirm", "--seconds", "--every", "--first", "--time-zone", "--end", "--rate",
+                                      "--target", "--by"]
     static let flags: Set<String> = ["--json", "--yes", "--watch", "--read-only", "--replace-local", "--no-sync",
-                                     "--help", "--pinned", "--revoke-others", "--delete-shared"]
+                                     "--help", "--pinned", "--revoke-others", "--delete-shared",
+                                     "--back-pay"]
 
     var positionals: [String] = []
     var options: [String: String] = [:]

@@ -86,6 +86,9 @@ final class CLI {
         case "owner": try await owner(rest)
         case "account": try await account(rest)
         case "push": try await push(rest)
+        case "schedule": try await scheduleCommand(rest)
+        case "pot": try await potCommand(rest)
+        case "goal": try await goalCommand(rest)
         default: throw Arguments.UsageError(description: "unknown command '\(command)' (try `kidledger help`)")
         }
     }
@@ -104,6 +107,12 @@ final class CLI {
           link   redeem CODE   recovery-codes   recover --handle H --code C [--revoke-others]
           owner transfer HANDLE   account delete --confirm HANDLE [--delete-shared] [--out FILE]
           push register APPID KEY   push unregister   push refresh [--seconds S]
+          schedule add CHILD AMOUNT --every weekly|every-two-weeks|monthly --first YYYY-MM-DD [--time-zone ZONE]
+                       [--end YYYY-MM-DD] [--note T]   (or --rate PERCENT instead of AMOUNT: interest)
+          schedule list [CHILD]   schedule pause|remove ID   schedule resume ID [--back-pay]
+          schedule edit ID [AMOUNT] [--rate PERCENT] [--every E] [--end YYYY-MM-DD|none] [--note T] [--back-pay]
+          pot add CHILD NAME [--target AMOUNT] [--by YYYY-MM-DD]   pot list CHILD
+          pot move CHILD AMOUNT FROM-POT TO-POT [--note T]   goal set CHILD POT AMOUNT|none [--by YYYY-MM-DD]
         environment: KIDLEDGER_STORE, KIDLEDGER_SERVER
         """
 }

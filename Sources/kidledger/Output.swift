@@ -27,6 +27,26 @@ enum Output {
                  "reversedById": t.reversedBy.map { .string($0) } ?? .null])
     }
 
+    /// A schedule in the API's shape (with `isPending`).
+    static func schedule(_ s: Schedule) -> JSONValue {
+        .object(["id": .string(s.id), "childId": .string(s.childId), "kind": .string(s.kind.rawValue),
+                 "amountCents": s.amountCents.map { .int($0) } ?? .null,
+                 "rateBasisPoints": s.rateBasisPoints.map { .int(Int64($0)) } ?? .null,
+                 "cadence": .string(s.cadence.rawValue), "firstDate": .string(s.firstDate.description),
+                 "timeZone": .string(s.timeZone), "endDate": s.endDate.map { .string($0.description) } ?? .null,
+                 "note": .string(s.note), "paused": .bool(s.paused),
+                 "nextDueDate": s.nextDueDate.map { .string($0.description) } ?? .null, "isPending": .bool(s.isPending)])
+    }
+
+    /// A pot with its balance and goal.
+    static func pot(_ p: PotSummary) -> JSONValue {
+        .object(["id": .string(p.id), "childId": .string(p.childId), "name": .string(p.name), "isDefault": .bool(p.isDefault),
+                 "archived": .bool(p.archived), "balanceCents": .int(p.balanceCents),
+                 "targetCents": p.targetCents.map { .int($0) } ?? .null,
+                 "targetDate": p.targetDate.map { .string($0.description) } ?? .null,
+                 "progress": p.progress.map { .number(String($0)) } ?? .null])
+    }
+
     /// The `state` word of `status --json`: synced, changesPending, offline, accountUnavailable,
     /// attentionRequired (a local-only ledger is synced: it has nothing to upload).
     static func state(_ s: SyncStatus) -> String {

@@ -127,6 +127,103 @@ final class CLITests: XCTestCase {
         app = nil
     }
 
+    func testSchedulesPotsAndGoalsThroughTheCommandLine() throws {
+        XCTAssertEqual(try kl("mum", "child", "add", "Ann", server: false).status, 0)
+        // Started four weeks back (in UTC, on today's weekday): the five dates due are paid at once.
+        let today = try ScheduleTimeZone(identifier: "UTC").localDate(atMs: Timestamp.nowMs())
+        let first = try XCTUnwrap(today.adding(days: -28)).description
+        let added = try kl("mum", "schedule", "add", "Ann", "2.50", "--every", "weekly", "--first", first, "--time-zone", "UTC",
+                           "--note", "pocket money", server: false)
+        XCTAssertEqual(added.status, 0, added.err)
+        XCTAssertTrue(added.out.contains("paid 12.50 already due; balance 12.50"), added.out)
+        let list = try json(try kl("mum", "--json", "schedule", "list", "Ann", server: false))
+        let schedule = try XCTUnwrap(list.arrayValue?.first)
+        XCTAssertEqual(schedule["amountCents"]?.intValue, 250)
+        XCTAssertEqual(schedule["cadence"]?.stringValue, "weekly")
+        XCTAssertEqual(schedule["nextDueDate"]?.stringValue, today.adding(days: 7)?.description)
+        let id = try XCTUnwrap(schedule["id"]?.stringValue)
+        let history = try json(try kl("mum", "--json", "history", "Ann", server: false)).arrayValue ?? []
+        XCTAssertEqual(history.filter { $0["source"]?.stringValue == "allowance" }.count, 5)
+        XCTAssertEqual(Set(history.compactMap { $0["id"]?.stringValue }).count, 5, "one payment per date")
+        let scheduleId = try XCTUnwrap(UUID(uuidString: id))
+        XCTAssertTrue(history.contains { $0["id"]?.stringValue == ScheduleIDs.payment(kind: .allowance, scheduleId: scheduleId, date: today).lowercased })
+        // Opening the store again pays nothing twice.
+        XCTAssertEqual(try json(try kl("mum", "--json", "children", server: false)).arrayValue?.first?["balanceCents"]?.intValue, 1_250)
+
+        let edited = try json(try kl("mum", "--json", "schedule", "edit", id, "3", "--end", "2099-12-31", server: false))
+        XCTAssertEqual(edited["amountCents"]?.intValue, 300)
+        XCTAssertEqual(edited["endDate"]?.stringValue, "2099-12-31")
+        XCTAssertEqual(try json(try kl("mum", "--json", "schedule", "edit", id, "--end", "none", server: false))["endDate"], .null)
+        XCTAssertEqual(try kl("mum", "schedule", "edit", id, server: false).status, 2, "nothing to change")
+        let paused = try json(try kl("mum", "--json", "schedule", "pause", String(id.prefix(8)), server: false))
+        XCTAssertEqual(paused["paused"], .bool(true))
+        XCTAssertEqual(paused["nextDueDate"], .null)
+        XCTAssertEqual(try json(try kl("mum", "--json", "schedule", "resume", id, server: false))["paused"], .bool(false))
+        XCTAssertEqual(try kl("mum", "schedule", "remove", id, server: false).status, 0)
+        XCTAssertEqual(try json(try kl("mum", "--json", "schedule", "list", server: false)).arrayValue?.count, 0)
+        assertOneLineError(try kl("mum", "schedule", "pause", id, server: false), contains: "no schedule with id")
+
+        let save = try json(try kl("mum", "--json", "pot", "add", "Ann", "Save", "--target", "20", "--by", "2030-01-31", server: false))
+        XCTAssertEqual(save["targetCents"]?.intValue, 2_000)
+        let moved = try kl("mum", "pot", "move", "Ann", "4.50", "main", "save", "--note", "saving", server: false)
+        XCTAssertEqual(moved.status, 0, moved.err)
+        XCTAssertTrue(moved.out.contains("moved 4.50 from Main to Save; Main 8.00, Save 4.50"), moved.out)
+        let pots = try json(try kl("mum", "--json", "pot", "list", "Ann", server: false)).arrayValue ?? []
+        XCTAssertEqual(pots.compactMap { $0["balanceCents"]?.intValue }, [800, 450])
+        XCTAssertEqual(try json(try kl("mum", "--json", "goal", "set", "Ann", "Save", "9", server: false))["progress"], .number("0.5"))
+
+        for (args, text) in [(["schedule", "add", "Ann", "1", "--every", "daily", "--first", first], "--every"),
+                             (["schedule", "add", "Ann", "1", "--every", "weekly", "--first", "2026-02-30"], "--first"),
+                             (["schedule", "add", "Ann", "1", "--every", "weekly", "--first", first, "--time-zone", "EST"], "--time-zone"),
+                             (["schedule", "add", "Ann", "--every", "weekly", "--first", first], "usage"),
+                             (["pot", "move", "Ann", "1", "main"], "usage"), (["goal", "set", "Ann", "Save", "1.001"], "'1.001'")] {
+            let run = try kl("mum", args, server: false)
+            XCTAssertEqual(run.status, 2, "\(args): \(run.err)")
+            assertOneLineError(run, contains: text)
+        }
+        assertOneLineError(try kl("mum", "pot", "move", "Ann", "1", "main", "nowhere", server: false), contains: "no pot named")
+    }
+
+    /// Mum signs up with Ann, shares, and Dad joins.
+    private func shareWithDad() throws {
+        XCTAssertEqual(try kl("mum", "signup", "--handle", "mum", "--name", "Mum").status, 0)
+        XCTAssertEqual(try kl("mum", "child", "add", "Ann").status, 0)
+        XCTAssertEqual(try kl("mum", "share", "enable", "--yes").status, 0)
+        XCTAssertEqual(try kl("dad", "signup", "--handle", "dad", "--name", "Dad").status, 0)
+        XCTAssertEqual(try kl("mum", "share", "invite", "dad").status, 0)
+        let id = try XCTUnwrap(try json(try kl("dad", "--json", "invitations")).arrayValue?.first?["id"]?.stringValue)
+        XCTAssertEqual(try kl("dad", "join", id).status, 0)
+    }
+
+    func testAllowancePaidOfflineOnOnePhoneAndByTheServerArrivesOnceOnTheOther() throws {
+        try shareWithDad()
+
+        // Offline (no sync): Mum's phone pays the five dates already due itself.
+        let today = try ScheduleTimeZone(identifier: "UTC").localDate(atMs: Timestamp.nowMs())
+        let first = try XCTUnwrap(today.adding(days: -28)).description
+        let added = try kl("mum", "--no-sync", "schedule", "add", "Ann", "1", "--every", "weekly", "--first", first, "--time-zone", "UTC")
+        XCTAssertTrue(added.out.contains("paid 5.00 already due"), added.out + added.err)
+        XCTAssertEqual(try json(try kl("mum", "--json", "status"))["pending"], .int(6))
+        // The upload settles the schedule on the server too (the same five dates, the same ids).
+        XCTAssertEqual(try kl("mum", "sync").status, 0)
+        XCTAssertEqual(try kl("dad", "sync").status, 0)
+        XCTAssertEqual(try kl("mum", "sync").status, 0)
+        for phone in ["mum", "dad"] {
+            XCTAssertEqual(try json(try kl(phone, "--json", "children")).arrayValue?.first?["balanceCents"]?.intValue, 500, phone)
+            let history = try json(try kl(phone, "--json", "history", "Ann")).arrayValue ?? []
+            XCTAssertEqual(history.filter { $0["source"]?.stringValue == "allowance" }.count, 5, phone)
+            XCTAssertEqual(try json(try kl(phone, "--json", "status"))["state"], .string("synced"), phone)
+        }
+        let dads = try json(try kl("dad", "--json", "schedule", "list", "Ann")).arrayValue ?? []
+        XCTAssertEqual(dads.first?["nextDueDate"]?.stringValue, today.adding(days: 7)?.description)
+
+        // Dad pauses; Mum's phone learns it and pauses too.
+        let id = try XCTUnwrap(dads.first?["id"]?.stringValue)
+        XCTAssertEqual(try kl("dad", "schedule", "pause", id).status, 0)
+        XCTAssertEqual(try kl("mum", "sync").status, 0)
+        XCTAssertEqual(try json(try kl("mum", "--json", "schedule", "list")).arrayValue?.first?["paused"], .bool(true))
+    }
+
     func testUsageErrorsOpenNoStore() throws {
         for args in [["add"], ["add", "Ann"], ["frobnicate"], ["child"], ["share", "enable", "extra"], ["--bogus", "children"], []] {
             let run = try kl("never", args, server: false)
@@ -169,13 +266,7 @@ final class CLITests: XCTestCase {
     }
 
     func testSyncWatchPrintsChangesAsTheyArrive() throws {
-        XCTAssertEqual(try kl("mum", "signup", "--handle", "mum", "--name", "Mum").status, 0)
-        XCTAssertEqual(try kl("mum", "child", "add", "Ann").status, 0)
-        XCTAssertEqual(try kl("mum", "share", "enable", "--yes").status, 0)
-        XCTAssertEqual(try kl("dad", "signup", "--handle", "dad", "--name", "Dad").status, 0)
-        XCTAssertEqual(try kl("mum", "share", "invite", "dad").status, 0)
-        let id = try XCTUnwrap(try json(try kl("dad", "--json", "invitations")).arrayValue?.first?["id"]?.stringValue)
-        XCTAssertEqual(try kl("dad", "join", id).status, 0)
+        try shareWithDad()
 
         let watch = Process()
         watch.executableURL = executable

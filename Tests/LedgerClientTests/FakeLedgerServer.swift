@@ -16,6 +16,8 @@ final class FakeLedgerServer: Sendable {
         var epoch = 0
         var children: [String: (Wire.Child, Int64)] = [:]
         var transactions: [String: (Wire.Transaction, Int64)] = [:]
+        var schedules: [String: (Wire.Schedule, Int64)] = [:]
+        var pots: [String: (Wire.Pot, Int64)] = [:]
     }
     struct State {
         var tokens: [String: String] = [:]        // secret → accountId
@@ -24,6 +26,8 @@ final class FakeLedgerServer: Sendable {
         var invitations: [String: (household: String, account: String, permission: String)] = [:]
         var tagCounter = 0
         var failNext: [Int] = []                  // statuses to answer before handling
+        var pushedTransactionBatches: [[String]] = []  // the transaction ids of each push
+        var pushedSchedules: [(id: String, backPay: Bool)] = []
     }
     let state = Mutex(State())
 
@@ -38,6 +42,11 @@ final class FakeLedgerServer: Sendable {
 
     /// Forgets every household's feed position (like a re-created household): old tokens get 410.
     func expireTokens() { state.withLock { s in for k in s.households.keys { s.households[k]!.epoch += 1 } } }
+
+    /// The transactions the server holds of household `hh`.
+    func transactions(_ hh: String) -> [Wire.Transaction] {
+        state.withLock { s in s.households[hh]?.transactions.values.map(\.0) ?? [] }
+    }
 
     func balances(_ hh: String) -> [String: Int64] {
         state.withLock { s in
@@ -133,18 +142,24 @@ final class FakeLedgerServer: Sendable {
                 let limit = Int(params["limit"] ?? "500") ?? 500
                 var records: [(Int64, Any)] = h.children.values.filter { $0.1 > since }.map { ($0.1, $0.0 as Any) }
                 records += h.transactions.values.filter { $0.1 > since }.map { ($0.1, $0.0 as Any) }
+                records += h.schedules.values.filter { $0.1 > since }.map { ($0.1, $0.0 as Any) }
+                records += h.pots.values.filter { $0.1 > since }.map { ($0.1, $0.0 as Any) }
                 records.sort { $0.0 < $1.0 }
                 let pageRecs = records.prefix(limit)
                 let last = pageRecs.last?.0 ?? since
                 return answer(200, Wire.ChangesPage(
                     household: Wire.Household(id: hid, name: h.name, ownerAccountId: h.owner, role: h.owner == me ? "owner" : "participant", permission: permission),
                     children: pageRecs.compactMap { $0.1 as? Wire.Child }, transactions: pageRecs.compactMap { $0.1 as? Wire.Transaction },
+                    schedules: pageRecs.compactMap { $0.1 as? Wire.Schedule }, pots: pageRecs.compactMap { $0.1 as? Wire.Pot },
                     access: .init(role: h.owner == me ? "owner" : "participant", permission: permission),
                     nextToken: "\(hid):\(h.epoch):\(last)", moreComing: records.count > pageRecs.count))
             case ("POST", ["changes"]):
                 if permission == "readOnly" { return problem(403, "read_only") }
                 let batch = try JSONDecoder().decode(Wire.PushRequest.self, from: Data(req.body))
-                if batch.children.count + batch.transactions.count > 400 { return problem(413, "batch_too_large") }
+                if batch.children.count + batch.transactions.count + batch.schedules.count + batch.pots.count > 400 {
+                    return problem(413, "batch_too_large")
+                }
+                s.pushedTransactionBatches.append(batch.transactions.map(\.id))
                 var results: [[String: Any]] = []
                 for c in batch.children {
                     if let (cur, _) = h.children[c.id] {
@@ -161,11 +176,39 @@ final class FakeLedgerServer: Sendable {
                     h.children[c.id] = (stored, h.seq)
                     results.append(["type": "child", "id": c.id, "status": "saved", "changeTag": stored.changeTag!])
                 }
+                /// Saves a pot or schedule pushed on top of the current version; a conflict otherwise.
+                func save<R: Codable>(_ type: String, _ id: String, base: String?, in records: WritableKeyPath<Household, [String: (R, Int64)]>,
+                                      tag: (R) -> String?, stamp: (inout R, String) -> Void, _ pushed: R) throws {
+                    if let (cur, _) = h[keyPath: records][id], base != tag(cur) {
+                        results.append(["type": type, "id": id, "status": "conflict", "serverRecord": try JSONSerialization.jsonObject(with: JSONEncoder().encode(cur))])
+                        return
+                    }
+                    s.tagCounter += 1; h.seq += 1
+                    var stored = pushed
+                    stamp(&stored, "tag\(s.tagCounter)")
+                    h[keyPath: records][id] = (stored, h.seq)
+                    results.append(["type": type, "id": id, "status": "saved", "changeTag": "tag\(s.tagCounter)"])
+                }
+                for p in batch.pots {
+                    try save("pot", p.id, base: p.baseChangeTag, in: \.pots, tag: \.changeTag, stamp: {
+                        $0.householdId = hid; $0.baseChangeTag = nil; $0.changeTag = $1
+                    }, p)
+                }
+                for sc in batch.schedules {
+                    s.pushedSchedules.append((sc.id, sc.backPay ?? false))
+                    try save("schedule", sc.id, base: sc.baseChangeTag, in: \.schedules, tag: \.changeTag, stamp: {
+                        $0.householdId = hid; $0.baseChangeTag = nil; $0.changeTag = $1; $0.backPay = nil
+                        // A server that has paid nothing yet: everything from the first date is due.
+                        $0.nextDueDate = $0.deleted == true ? nil : $0.firstDate
+                    }, sc)
+                }
                 for t in batch.transactions {
                     let stored = Wire.Transaction(id: t.id, householdId: hid, childId: t.childId, amountCents: t.amountCents, note: t.note, source: t.source,
-                                                  createdAt: t.createdAt, recordedAt: Timestamp.format(ms: Timestamp.nowMs()), authorAccountId: me, reversesId: t.reversesId)
+                                                  createdAt: t.createdAt, recordedAt: Timestamp.format(ms: Timestamp.nowMs()), authorAccountId: me, reversesId: t.reversesId,
+                                                  potId: t.potId)
                     if let (cur, _) = h.transactions[t.id] {
-                        let same = cur.childId == t.childId && cur.amountCents == t.amountCents && cur.note == t.note && cur.createdAt == t.createdAt && cur.reversesId == t.reversesId
+                        let same = cur.childId == t.childId && cur.amountCents == t.amountCents && cur.note == t.note && cur.createdAt == t.createdAt
+                            && cur.reversesId == t.reversesId && cur.potId == t.potId
                         results.append(same ? ["type": "transaction", "id": t.id, "status": "unchanged"]
                                             : ["type": "transaction", "id": t.id, "status": "conflict", "serverRecord": try JSONSerialization.jsonObject(with: JSONEncoder().encode(cur))])
                         continue

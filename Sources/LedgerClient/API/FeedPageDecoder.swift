@@ -5,7 +5,7 @@ import LedgerModel
 /// made directly from the buffer, no Foundation objects per record, because a join reads a
 /// hundred pages of 1,000 records (figures in docs/performance.md).
 ///
-/// A child or transaction that does not have the contract's shape (a missing field, a wrong
+/// A record that does not have the contract's shape (a missing field, a wrong
 /// type) does not fail the page: it is returned in `unreadable` with its JSON text, so the rest
 /// of the page can be merged and the record set aside. Only a page that is not JSON, or not an
 /// object with the feed's fields, is an error.
@@ -61,6 +61,22 @@ private struct JSONScanner {
                     let start = i
                     if let t = try record({ s throws(FeedSyntaxError) in try s.transaction() }) { page.transactions.append(t) }
                     else { page.unreadable.append(unreadable("transaction", from: start)) }
+                }
+            case "schedules":
+                var firstSchedule = true
+                try enter(91, "'['")
+                while try nextElement(&firstSchedule) {
+                    let start = i
+                    if let s = try record({ s throws(FeedSyntaxError) in try s.decoded(Wire.Schedule.self) }) { page.schedules.append(s) }
+                    else { page.unreadable.append(unreadable("schedule", from: start)) }
+                }
+            case "pots":
+                var firstPot = true
+                try enter(91, "'['")
+                while try nextElement(&firstPot) {
+                    let start = i
+                    if let p = try record({ s throws(FeedSyntaxError) in try s.decoded(Wire.Pot.self) }) { page.pots.append(p) }
+                    else { page.unreadable.append(unreadable("pot", from: start)) }
                 }
             case "household":
                 page.household = isNull() ? nil : try decoded(Wire.Household.self)
@@ -125,7 +141,7 @@ private struct JSONScanner {
 
     mutating func transaction() throws(FeedSyntaxError) -> Wire.Transaction {
         var id, childId, createdAt: String?
-        var householdId, note, source, recordedAt, author, reversesId, reversedById: String?
+        var householdId, note, source, recordedAt, author, reversesId, reversedById, potId: String?
         var amount: Int64?
         var first = true
         try enter(123, "'{'")
@@ -142,13 +158,14 @@ private struct JSONScanner {
             case "authorAccountId": author = try optionalString()
             case "reversesId": reversesId = try optionalString()
             case "reversedById": reversedById = try optionalString()
+            case "potId": potId = try optionalString()
             default: try skipValue()
             }
         }
         guard let id, let childId, let amount, let createdAt else { throw fail("transaction without a required field") }
         return Wire.Transaction(id: id, householdId: householdId, childId: childId, amountCents: amount, note: note, source: source,
                                 createdAt: createdAt, recordedAt: recordedAt, authorAccountId: author, reversesId: reversesId,
-                                reversedById: reversedById)
+                                reversedById: reversedById, potId: potId)
     }
 
     /// A small object decoded with `JSONDecoder` (one per page).

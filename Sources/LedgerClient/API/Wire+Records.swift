@@ -40,5 +40,7 @@ extension Wire {
         var authorAccountId: String?
         var reversesId: String?
         var reversedById: String?
+        /// The pot (API.md v1.2); absent or the default pot's id for the child's default pot.
+        var potId: String? = nil
     }
 }

@@ -10,6 +10,8 @@ extension Wire {
         var household: Household?
         var children: [Child]
         var transactions: [Transaction]
+        var schedules: [Schedule] = []
+        var pots: [Pot] = []
         var access: Access?
         var nextToken: String?
         var moreComing: Bool
@@ -17,12 +19,12 @@ extension Wire {
         /// (filled by `FeedPageDecoder`; never sent).
         var unreadable: [UnreadableRecord] = []
 
-        enum CodingKeys: String, CodingKey { case household, children, transactions, access, nextToken, moreComing }
+        enum CodingKeys: String, CodingKey { case household, children, transactions, schedules, pots, access, nextToken, moreComing }
     }
 
     /// A record of a feed page that could not be read, kept as its JSON text.
     struct UnreadableRecord: Sendable, Equatable {
-        /// `child` or `transaction`.
+        /// `child`, `transaction`, `schedule` or `pot`.
         var kind: String
         /// Its id when one could be read, else empty.
         var id: String
@@ -51,18 +53,49 @@ extension Wire {
         var source: String
         var createdAt: String
         var reversesId: String?
+        /// Left out for the child's default pot, so servers before pots accept the record.
+        var potId: String? = nil
     }
 
     /// Body of `POST /v1/households/{id}/changes` (at most 400 records).
     struct PushRequest: Codable, Sendable {
         var children: [PushChild]
         var transactions: [PushTransaction]
+        var schedules: [Schedule] = []
+        var pots: [Pot] = []
+
+        enum CodingKeys: String, CodingKey { case children, pots, schedules, transactions }
+
+        /// Schedules and pots only when there are some, so servers before them accept the batch.
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(children, forKey: .children)
+            if !pots.isEmpty { try c.encode(pots, forKey: .pots) }
+            if !schedules.isEmpty { try c.encode(schedules, forKey: .schedules) }
+            try c.encode(transactions, forKey: .transactions)
+        }
+
+        init(children: [PushChild], transactions: [PushTransaction], schedules: [Schedule] = [], pots: [Pot] = []) {
+            self.children = children; self.transactions = transactions; self.schedules = schedules; self.pots = pots
+        }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            children = try c.decodeIfPresent([PushChild].self, forKey: .children) ?? []
+            transactions = try c.decodeIfPresent([PushTransaction].self, forKey: .transactions) ?? []
+            schedules = try c.decodeIfPresent([Schedule].self, forKey: .schedules) ?? []
+            pots = try c.decodeIfPresent([Pot].self, forKey: .pots) ?? []
+        }
+
+        var isEmpty: Bool { children.isEmpty && transactions.isEmpty && schedules.isEmpty && pots.isEmpty }
     }
 
     /// The server's record attached to a push result.
     enum ServerRecord: Sendable, Equatable {
         case child(Child)
         case transaction(Transaction)
+        case schedule(Schedule)
+        case pot(Pot)
     }
 
     /// The outcome of one pushed record.
@@ -95,6 +128,10 @@ extension Wire {
             if c.contains(.serverRecord), try !c.decodeNil(forKey: .serverRecord) {
                 if type == "child" {
                     serverRecord = .child(try c.decode(Child.self, forKey: .serverRecord))
+                } else if type == "schedule" {
+                    serverRecord = .schedule(try c.decode(Schedule.self, forKey: .serverRecord))
+                } else if type == "pot" {
+                    serverRecord = .pot(try c.decode(Pot.self, forKey: .serverRecord))
                 } else {
                     serverRecord = .transaction(try c.decode(Transaction.self, forKey: .serverRecord))
                 }

@@ -74,6 +74,10 @@ extension JoinFlow {
             transactions.append(t)
         }
         try store.stageTransactions(transactions)
+        for pot in page.pots { try store.stageRecord(kind: "pot", id: pot.id.lowercased(), json: pot.jsonText()) }
+        for schedule in page.schedules {
+            try store.stageRecord(kind: "schedule", id: schedule.id.lowercased(), json: schedule.jsonText())
+        }
     }
 
     private func stagedHousehold() throws -> Wire.Household? {
@@ -105,6 +109,7 @@ extension JoinFlow {
             } else {
                 events = try copyStage(report: &report)
             }
+            events += try mergeStagedRecords(householdId: householdId, report: &report)
             if try store.household().permission == .readOnly { try store.setAttention(.readOnly) } else { try store.setAttention(nil) }
             try store.set(.syncToken, try store.string(.joinStageToken))
             try store.setPhase(.shared)
@@ -149,6 +154,21 @@ extension JoinFlow {
             events += try engine.merge(page, householdId: householdId, report: &report)
         }
         return events.filter { if case .remoteChanges = $0 { return false }; return true }
+    }
+
+    /// Merges the staged pots and schedules (after their children) with the usual rules.
+    private func mergeStagedRecords(householdId: String, report: inout SyncEngine.Report) throws -> [SyncEvent] {
+        var page = Wire.ChangesPage(children: [], transactions: [], nextToken: nil, moreComing: false)
+        for (kind, json) in try store.stagedRecords() {
+            switch kind {
+            case "pot": if let p = try? JSONDecoderBox.decode(Wire.Pot.self, json) { page.pots.append(p) }
+            case "schedule": if let s = try? JSONDecoderBox.decode(Wire.Schedule.self, json) { page.schedules.append(s) }
+            default: break
+            }
+        }
+        guard !page.pots.isEmpty || !page.schedules.isEmpty else { return [] }
+        return try engine.merge(page, householdId: householdId, report: &report)
+            .filter { if case .remoteChanges = $0 { return false }; return true }
     }
 
     /// Empties the staging tables and forgets the staged token and household.

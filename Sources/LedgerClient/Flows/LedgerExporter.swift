@@ -16,6 +16,9 @@ struct LedgerExporter {
         var household: Household
         var children: [Wire.PushChild]
         var transactions: [Wire.PushTransaction]
+        /// Absent in exports made before schedules and pots.
+        var pots: [Wire.Pot]?
+        var schedules: [Wire.Schedule]?
 
         struct Household: Codable, Sendable, Equatable {
             var id: String
@@ -36,7 +39,18 @@ struct LedgerExporter {
         return Document(format: "kidledger-export", version: 1, exportedAt: Timestamp.format(ms: now),
                         household: .init(id: h.id, name: h.name, currency: h.currency),
                         children: try store.children().map { var c = Wire.PushChild($0); c.baseChangeTag = nil; return c },
-                        transactions: try store.allTransactions().map(Wire.PushTransaction.init))
+                        transactions: try store.allTransactions().map(Wire.PushTransaction.init),
+                        pots: try store.pots().map { var p = Wire.Pot($0); p.baseChangeTag = nil; return p },
+                        schedules: try store.schedules(includeDeleted: true).map { var s = Wire.Schedule($0); s.baseChangeTag = nil; return s })
+    }
+
+    /// An imported schedule pays from the first date after the newest payment the export
+    /// holds (or from its first date), so the import neither pays twice nor skips a date.
+    private func resumingPayments(_ s: ScheduleRecord, now: Int64) throws -> ScheduleRecord {
+        var schedule = s
+        schedule.termsFrom = s.firstDate
+        schedule.lastSettled = try store.newestPaymentDate(of: s, nowMs: now)
+        return schedule
     }
 
     /// Writes the export to `path` atomically (temporary file, then rename).
@@ -88,7 +102,20 @@ struct LedgerExporter {
                     throw ClientError.invalidExport("reversal \(t.id) of an unknown transaction")
                 }
                 try store.upsert(TransactionRecord(id: t.id.lowercased(), childId: t.childId.lowercased(), amountCents: t.amountCents,
-                                                   note: t.note, source: t.source, createdAt: created, reversesId: t.reversesId?.lowercased()))
+                                                   note: t.note, source: t.source, createdAt: created, reversesId: t.reversesId?.lowercased(),
+                                                   potId: Wire.Transaction.localPot(t.potId, childId: t.childId)))
+            }
+            for p in doc.pots ?? [] {
+                guard let pot = p.record(), try store.child(id: pot.childId) != nil else {
+                    throw ClientError.invalidExport("pot \(p.id) is malformed or names an unknown child")
+                }
+                try store.upsert(pot)
+            }
+            for s in doc.schedules ?? [] {
+                guard let schedule = s.record(), try store.child(id: schedule.childId) != nil else {
+                    throw ClientError.invalidExport("schedule \(s.id) is malformed or names an unknown child")
+                }
+                try store.upsert(resumingPayments(schedule, now: now))
             }
             return (doc.children.count, doc.transactions.count)
         }

@@ -4,6 +4,8 @@ enum ClientError: Error, Equatable, Sendable {
     case childNotFound(String)
     case ambiguousChild(String)
     case transactionNotFound(String)
+    case scheduleNotFound(String)
+    case potNotFound(String)
     case invalid(field: String, message: String)
     /// Shared edits are frozen until the user acts.
     case frozen(AttentionReason)

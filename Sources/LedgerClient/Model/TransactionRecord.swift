@@ -13,12 +13,15 @@ struct TransactionRecord: Sendable, Equatable, Codable {
     var authorAccountId: String?
     /// The transaction this one undoes, if it is a reversal.
     var reversesId: String?
+    /// The pot it belongs to; nil for the child's default pot (`ScheduleIDs.defaultPot`).
+    var potId: String?
 
     init(id: String, childId: String, amountCents: Int64, note: String, source: String,
-                createdAt: Int64, recordedAt: Int64? = nil, authorAccountId: String? = nil, reversesId: String? = nil) {
+                createdAt: Int64, recordedAt: Int64? = nil, authorAccountId: String? = nil, reversesId: String? = nil,
+                potId: String? = nil) {
         self.id = id; self.childId = childId; self.amountCents = amountCents; self.note = note
         self.source = source; self.createdAt = createdAt; self.recordedAt = recordedAt
-        self.authorAccountId = authorAccountId; self.reversesId = reversesId
+        self.authorAccountId = authorAccountId; self.reversesId = reversesId; self.potId = potId
     }
 }
 

@@ -43,7 +43,7 @@ extension LedgerError {
 
     init(_ error: ClientError) {
         switch error {
-        case .childNotFound, .transactionNotFound, .invitationNotFound, .invitationWithdrawn, .householdNotFound: self = .notFound
+        case .childNotFound, .transactionNotFound, .scheduleNotFound, .potNotFound, .invitationNotFound, .invitationWithdrawn, .householdNotFound: self = .notFound
         case .ambiguousChild(let name): self = .invalidInput(field: "child", message: "'\(name)' names more than one child")
         case .invalid(let field, let message):
             self = field == "amount" ? .invalidAmount : .invalidInput(field: field, message: message)

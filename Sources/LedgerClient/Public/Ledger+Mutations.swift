@@ -10,16 +10,23 @@ extension Ledger {
         return Child(record)
     }
 
-    /// Adds `cents` (> 0) to a child's balance.
+    /// Adds `cents` (> 0) to a child's balance, in pot `pot` (default: the child's default pot).
     @discardableResult
-    public func add(cents: Int64, to childId: String, note: String = "", source: TransactionSource = .manual) async throws -> LedgerTransaction {
-        try await record(for: childId) { service, child in try service.addMoney(childId: child, cents: cents, note: note, source: source) }
+    public func add(cents: Int64, to childId: String, note: String = "", source: TransactionSource = .manual,
+                    pot: String? = nil) async throws -> LedgerTransaction {
+        try await record(for: childId) { service, child in
+            try service.addMoney(childId: child, cents: cents, note: note, source: source, potId: pot)
+        }
     }
 
-    /// Takes `cents` (> 0) from a child's balance; balances may go below zero.
+    /// Takes `cents` (> 0) from a child's balance, from pot `pot` (default: the child's default
+    /// pot); balances may go below zero.
     @discardableResult
-    public func take(cents: Int64, from childId: String, note: String = "", source: TransactionSource = .manual) async throws -> LedgerTransaction {
-        try await record(for: childId) { service, child in try service.takeMoney(childId: child, cents: cents, note: note, source: source) }
+    public func take(cents: Int64, from childId: String, note: String = "", source: TransactionSource = .manual,
+                     pot: String? = nil) async throws -> LedgerTransaction {
+        try await record(for: childId) { service, child in
+            try service.takeMoney(childId: child, cents: cents, note: note, source: source, potId: pot)
+        }
     }
 
     /// Undoes the child's newest transaction that is neither a reversal nor already undone.
@@ -70,13 +77,13 @@ extension Ledger {
     }
 
     /// The stored id of child `id` (any case), or `.notFound`.
-    private func existingChild(_ id: String) throws -> String {
+    func existingChild(_ id: String) throws -> String {
         let key = id.lowercased()
         guard try store.child(id: key) != nil else { throw LedgerError.notFound }
         return key
     }
 
-    private func isQueued(_ transactionId: String) throws -> Bool {
+    func isQueued(_ transactionId: String) throws -> Bool {
         try publicErrors { try store.pendingVersion(.transaction, id: transactionId) != nil }
     }
 

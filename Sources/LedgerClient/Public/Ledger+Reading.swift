@@ -3,15 +3,18 @@ import LedgerModel
 
 extension Ledger {
     /// The household, every child with its balance, and the sync status, read in one go.
+    /// Allowance that fell due is paid first.
     public func snapshot() async throws -> LedgerSnapshot {
-        try publicErrors { try readSnapshot() }
+        await payDueAllowances()
+        return try publicErrors { try readSnapshot() }
     }
 
     func readSnapshot() throws -> LedgerSnapshot {
         try store.readConsistently {
             let children = try store.childSummaries().map { c in
                 ChildSummary(id: c.child.id, name: c.child.name, archived: c.child.archived, sortOrder: c.child.sortOrder,
-                             balanceCents: c.balanceCents, pendingCount: c.pendingCount)
+                             balanceCents: c.balanceCents, pendingCount: c.pendingCount, pots: try potSummaries(of: c.child),
+                             nextPayment: try nextPayment(of: c.child.id))
             }
             return LedgerSnapshot(household: HouseholdInfo(try store.household()), children: children,
                                   status: try readStatus(), rejected: try readRejected())
@@ -48,7 +51,7 @@ extension Ledger {
 
     /// Forgets a refused change the user has seen.
     public func dismissRejected(_ change: RejectedChange) async throws {
-        try publicErrors { _ = try store.dismissRejected(change.kind == .child ? .child : .transaction, id: change.id) }
+        try publicErrors { _ = try store.dismissRejected(RecordKind(rawValue: change.kind.rawValue) ?? .transaction, id: change.id) }
         await publish()
     }
 
@@ -87,17 +90,20 @@ extension Ledger {
 
 extension RejectedChange {
     init(_ r: RejectedRecord) {
-        self.init(kind: r.kind == .child ? .child : .transaction, id: r.id, childId: nil, name: nil, amountCents: nil,
+        self.init(kind: Kind(rawValue: r.kind.rawValue) ?? .transaction, id: r.id, childId: nil, name: nil, amountCents: nil,
                   note: nil, code: r.code, detail: r.detail, rejectedAt: Date(ms: r.rejectedAt))
         let json = (try? JSONValue.parse(r.json)) ?? .null
         switch kind {
         case .child:
             childId = r.id
             name = json["name"]?.stringValue
-        case .transaction:
+        case .transaction, .schedule:
             childId = json["childId"]?.stringValue?.lowercased()
             amountCents = json["amountCents"]?.intValue
             note = json["note"]?.stringValue
+        case .pot:
+            childId = json["childId"]?.stringValue?.lowercased()
+            name = json["name"]?.stringValue
         }
     }
 }
@@ -125,6 +131,7 @@ extension LedgerTransaction {
         self.init(id: t.id, childId: t.childId, amountCents: t.amountCents, note: t.note,
                   source: TransactionSource(rawValue: t.source) ?? .api, createdAt: Date(ms: t.createdAt),
                   recordedAt: t.recordedAt.map(Date.init(ms:)), authorAccountId: t.authorAccountId,
-                  reversesId: t.reversesId, reversedBy: reversedBy, isPending: isPending)
+                  reversesId: t.reversesId, reversedBy: reversedBy, isPending: isPending,
+                  potId: t.potId ?? LedgerService.defaultPot(of: t.childId))
     }
 }

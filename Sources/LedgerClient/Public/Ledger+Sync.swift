@@ -23,11 +23,13 @@ extension Ledger {
     /// change, keeps a long-poll open so other devices' changes arrive at once, and backs off
     /// (exponentially, with jitter) while the server cannot be reached.
     public func startAutomaticSync() async {
+        startAllowanceTimer()
         perform(scheduler.start(now: now()))
     }
 
     /// Stops automatic sync; a sync in flight is abandoned (the ledger stays consistent).
     public func stopAutomaticSync() async {
+        stopAllowanceTimer()
         perform(scheduler.stop(now: now()))
     }
 
@@ -39,6 +41,8 @@ extension Ledger {
     /// Runs one sync on `lane` and tells observers and the scheduler how it went.
     func runSync(lane: SyncScheduler.Lane, wait: Int) async throws -> SyncReport {
         let lanes = try syncLanes()
+        // What fell due is paid before the push, so it goes up with it.
+        await payDueAllowances()
         let token = await currentToken()
         signedOut = token == nil
         let before = try? readSyncMarks()

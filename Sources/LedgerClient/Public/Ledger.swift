@@ -16,6 +16,8 @@ public actor Ledger {
         package var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
         /// The device clock that stamps local changes, in milliseconds since the epoch.
         package var clock: @Sendable () -> Int64 = { Timestamp.nowMs() }
+        /// The longest the allowance timer sleeps while automatic sync runs, in seconds (default 300).
+        package var allowanceCheckInterval: Double = 300
         package init() {}
     }
 
@@ -33,6 +35,8 @@ public actor Ledger {
     var scheduler: SyncScheduler
     var laneTasks: [SyncScheduler.Lane: Task<Void, Never>] = [:]
     var timer: Task<Void, Never>?
+    /// Pays allowance as it falls due while automatic sync runs.
+    var allowanceTimer: Task<Void, Never>?
     var watcher: Task<Void, Never>?
     var dataVersion: Int64 = 0
     /// Syncs run by `syncNow()`, the push lane or a flow, for `.syncing`.
@@ -89,6 +93,7 @@ public actor Ledger {
         try await moveTokensOutOfDatabase()
         signedOut = await currentToken() == nil
         dataVersion = (try? currentDataVersion()) ?? 0
+        await payDueAllowances()
     }
 
     /// Sets (or, nil, forgets) the server this ledger syncs with.

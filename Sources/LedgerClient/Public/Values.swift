@@ -48,6 +48,8 @@ public struct LedgerTransaction: Sendable, Equatable, Hashable, Identifiable {
     public var reversedBy: String?
     /// True while the transaction waits to be uploaded.
     public var isPending: Bool
+    /// The pot it belongs to (the child's default pot unless it was put in another).
+    public var potId: String = ""
 }
 
 /// The caller's role in a household.
@@ -85,6 +87,11 @@ public struct ChildSummary: Sendable, Equatable, Hashable, Identifiable {
     public var balanceCents: Int64
     /// Local changes of this child (its record and its transactions) not yet uploaded.
     public var pendingCount: Int
+    /// The child's pots, the default one first; their balances add up to `balanceCents`.
+    public var pots: [PotSummary] = []
+    /// The next allowance payment (the sum when several schedules pay that day), nil when
+    /// no allowance schedule will pay.
+    public var nextPayment: NextPayment? = nil
 }
 
 /// Everything a screen needs at once: the household, the children with balances, the status.
@@ -161,15 +168,17 @@ public struct RejectedChange: Sendable, Equatable, Hashable, Identifiable {
     public enum Kind: String, Sendable, Equatable, Hashable {
         case child
         case transaction
+        case schedule
+        case pot
     }
     public var kind: Kind
-    /// The id of the refused child or transaction.
+    /// The id of the refused record.
     public var id: String
     /// The child it concerns (the child itself for a child record).
     public var childId: String?
-    /// The child's name for a child record; nil for a transaction.
+    /// The name of a refused child or pot; nil otherwise.
     public var name: String?
-    /// The refused transaction's amount; nil for a child record.
+    /// The refused transaction's (or allowance's) amount; nil otherwise.
     public var amountCents: Int64?
     public var note: String?
     /// The server's stable code, e.g. `validation_failed`.

@@ -98,17 +98,33 @@ final class LedgerService {
     /// Adds `cents` (> 0) to a child's balance.
     @discardableResult
     func addMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
-                         id: String = UUID().lowercased) throws -> TransactionRecord {
+                         id: String = UUID().lowercased, potId: String? = nil) throws -> TransactionRecord {
         guard cents > 0 else { throw ClientError.invalid(field: "amount", message: "must be more than zero") }
-        return try record(childId: childId, amount: cents, note: note, source: source.rawValue, id: id, reverses: nil)
+        try Self.checkSource(source)
+        return try record(childId: childId, amount: cents, note: note, source: source.rawValue, id: id, reverses: nil,
+                          potId: try potOfChild(potId, childId: childId))
     }
 
     /// Takes `cents` (> 0) from a child's balance; balances may go negative.
     @discardableResult
     func takeMoney(childId: String, cents: Int64, note: String = "", source: TransactionSource = .manual,
-                          id: String = UUID().lowercased) throws -> TransactionRecord {
+                          id: String = UUID().lowercased, potId: String? = nil) throws -> TransactionRecord {
         guard cents > 0 else { throw ClientError.invalid(field: "amount", message: "must be more than zero") }
-        return try record(childId: childId, amount: -cents, note: note, source: source.rawValue, id: id, reverses: nil)
+        try Self.checkSource(source)
+        return try record(childId: childId, amount: -cents, note: note, source: source.rawValue, id: id, reverses: nil,
+                          potId: try potOfChild(potId, childId: childId))
+    }
+
+    /// Interest depends on the balance at its due instant: only the server pays it.
+    private static func checkSource(_ source: TransactionSource) throws {
+        if source == .interest { throw ClientError.invalid(field: "source", message: "interest is paid by the server only") }
+    }
+
+    /// The replica's form of pot `potId` of `childId`: nil for none or the default pot.
+    private func potOfChild(_ potId: String?, childId: String) throws -> String? {
+        guard let potId else { return nil }
+        guard let pot = try existingPot(potId), pot.childId == childId else { throw ClientError.potNotFound(potId) }
+        return pot.id == Self.defaultPot(of: childId) ? nil : pot.id
     }
 
     /// Undoes the child's newest transaction that is neither a reversal nor reversed.
@@ -130,11 +146,14 @@ final class LedgerService {
         if let existing = try store.reversal(of: original.id) { return existing }
         guard let uuid = LedgerIDs.parse(original.id) else { throw ClientError.transactionNotFound(transactionId) }
         return try record(childId: original.childId, amount: -original.amountCents, note: "",
-                          source: original.source, id: LedgerIDs.reversalID(of: uuid).lowercased, reverses: original.id)
+                          source: original.source, id: LedgerIDs.reversalID(of: uuid).lowercased, reverses: original.id,
+                          potId: original.potId)
     }
 
-    private func record(childId: String, amount: Int64, note: String, source: String, id: String,
-                        reverses: String?) throws -> TransactionRecord {
+    /// Writes one transaction and queues it; `createdAt` defaults to now, `potId` nil is the
+    /// child's default pot.
+    func record(childId: String, amount: Int64, note: String, source: String, id: String,
+                reverses: String?, createdAt: Int64? = nil, potId: String? = nil) throws -> TransactionRecord {
         if amount.magnitude > UInt64(Cents.maxTransactionMagnitude) {
             throw ClientError.invalid(field: "amount", message: "must be at most 1000000000.00")
         }
@@ -148,7 +167,8 @@ final class LedgerService {
             guard try store.child(id: childId) != nil else { throw ClientError.childNotFound(childId) }
             guard Cents.add(try store.balance(childId: childId), amount) != nil else { throw ClientError.balanceOverflow }
             let tx = TransactionRecord(id: id, childId: childId, amountCents: amount, note: cleanNote, source: source,
-                                       createdAt: now(), authorAccountId: try store.string(.accountId), reversesId: reverses)
+                                       createdAt: createdAt ?? now(), authorAccountId: try store.string(.accountId),
+                                       reversesId: reverses, potId: potId)
             try store.upsert(tx)
             try queue(.transaction, tx.id)
             return tx
@@ -172,15 +192,15 @@ final class LedgerService {
         if phase.queuesChanges, try store.household().permission == .readOnly { throw ClientError.frozen(.readOnly) }
     }
 
-    private func queue(_ kind: RecordKind, _ id: String) throws {
+    func queue(_ kind: RecordKind, _ id: String) throws {
         if try store.phase().queuesChanges { try store.enqueue(kind, id: id) }
     }
 
-    private func stamp() throws -> Int64 {
+    func stamp() throws -> Int64 {
         LWW.stamp(now: now(), newestSeen: try store.newestSeenModifiedAt())
     }
 
-    private func author() throws -> String {
+    func author() throws -> String {
         if let account = try store.string(.accountId) { return account }
         return try store.string(.deviceId) ?? ""
     }

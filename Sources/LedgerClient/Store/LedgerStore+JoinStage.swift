@@ -6,7 +6,7 @@ extension LedgerStore {
     private static let stageChildSQL =
         "INSERT OR REPLACE INTO join_children (\(childColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     private static let stageTransactionSQL =
-        "INSERT INTO join_transactions (\(transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO join_transactions (\(transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
     /// Stages a child of the fetch (a later version replaces an earlier one).
     func stageChild(_ c: ChildRecord) throws {
@@ -21,9 +21,19 @@ extension LedgerStore {
         for t in transactions {
             try insert.bind([.text(t.id), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source),
                              .integer(t.createdAt), .optionalInteger(t.recordedAt), .optionalText(t.authorAccountId),
-                             .optionalText(t.reversesId)])
+                             .optionalText(t.reversesId), .optionalText(t.potId)])
             try insert.finish()
         }
+    }
+
+    /// Stages a pot or schedule of the fetch as its feed JSON (a later version replaces an earlier one).
+    func stageRecord(kind: String, id: String, json: String) throws {
+        try db.run("INSERT OR REPLACE INTO join_records (kind, id, json) VALUES (?, ?, ?)", [.text(kind), .text(id), .text(json)])
+    }
+
+    /// The staged pots and schedules as (kind, json), pots first.
+    func stagedRecords() throws -> [(kind: String, json: String)] {
+        try db.query("SELECT kind, json FROM join_records ORDER BY kind = 'schedule', rowid").map { ($0.string(0), $0.string(1)) }
     }
 
     /// The staged children, in the order they were first staged.
@@ -36,7 +46,7 @@ extension LedgerStore {
     func stagedTransactions(after: Int64, limit: Int) throws -> [(position: Int64, transaction: TransactionRecord)] {
         try db.query("""
             SELECT \(Self.transactionColumns), rowid FROM join_transactions WHERE rowid > ? ORDER BY rowid LIMIT ?
-            """, [.integer(after), .int(limit)]).map { ($0.int(9), Self.transaction(from: $0)) }
+            """, [.integer(after), .int(limit)]).map { ($0.int(10), Self.transaction(from: $0)) }
     }
 
     /// What `copyStageIntoEmptyReplica` did.
@@ -76,6 +86,6 @@ extension LedgerStore {
 
     /// Empties the staging tables.
     func clearStagedRecords() throws {
-        try db.execute("DELETE FROM join_children; DELETE FROM join_transactions;")
+        try db.execute("DELETE FROM join_children; DELETE FROM join_transactions; DELETE FROM join_records;")
     }
 }

@@ -2,8 +2,10 @@ import LedgerModel
 import SQLiteKit
 
 /// The kind of a queued record.
-enum RecordKind: String, Sendable, Equatable {
+enum RecordKind: String, Sendable, Equatable, CaseIterable {
     case child
+    case pot
+    case schedule
     case transaction
 }
 
@@ -31,14 +33,20 @@ extension LedgerStore {
         Int(try db.queryOne("SELECT COUNT(*) FROM pending")?.int(0) ?? 0)
     }
 
-    /// The next batch to push: children before transactions, each in edit order.
+    /// The next batch to push: children, then pots, schedules and transactions (what a record
+    /// names comes first), each in edit order.
     func pendingBatch(limit: Int) throws -> [PendingChange] {
         try db.query("""
             SELECT kind, id, version FROM pending
-            ORDER BY CASE kind WHEN 'child' THEN 0 ELSE 1 END, version LIMIT ?
+            ORDER BY CASE kind WHEN 'child' THEN 0 WHEN 'pot' THEN 1 WHEN 'schedule' THEN 2 ELSE 3 END, version LIMIT ?
             """, [.int(limit)]).map {
             PendingChange(kind: RecordKind(rawValue: $0.string(0)) ?? .transaction, id: $0.string(1), version: $0.int(2))
         }
+    }
+
+    /// The ids of the queued records of `kind`.
+    func pendingIds(_ kind: RecordKind) throws -> [String] {
+        try db.query("SELECT id FROM pending WHERE kind = ?", [.text(kind.rawValue)]).map { $0.string(0) }
     }
 
     /// The queued version of a record, nil when it has no local change.

@@ -2,7 +2,7 @@ import SQLiteKit
 
 extension LedgerStore {
     static let childColumns = "id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag"
-    static let transactionColumns = "id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id"
+    static let transactionColumns = "id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, pot_id"
 
     // MARK: Household
 
@@ -81,7 +81,7 @@ extension LedgerStore {
     static func transaction(from r: SQLiteRow) -> TransactionRecord {
         TransactionRecord(id: r.string(0), childId: r.string(1), amountCents: r.int(2), note: r.string(3),
                           source: r.string(4), createdAt: r.int(5), recordedAt: r.optionalInt(6),
-                          authorAccountId: r.optionalString(7), reversesId: r.optionalString(8))
+                          authorAccountId: r.optionalString(7), reversesId: r.optionalString(8), potId: r.optionalString(9))
     }
 
     /// The transaction with `id`, or nil.
@@ -112,8 +112,8 @@ extension LedgerStore {
             LEFT JOIN pending p ON p.kind = 'transaction' AND p.id = t.id
             WHERE t.child_id = ? \(older) ORDER BY t.created_at DESC, t.rowid DESC LIMIT ?
             """, params).map { row in
-            HistoryEntry(transaction: Self.transaction(from: row), reversedById: row.optionalString(9), isPending: row.bool(10),
-                         position: row.int(11))
+            HistoryEntry(transaction: Self.transaction(from: row), reversedById: row.optionalString(10), isPending: row.bool(11),
+                         position: row.int(12))
         }
     }
 
@@ -139,14 +139,14 @@ extension LedgerStore {
     /// Inserts or replaces a transaction.
     func upsert(_ t: TransactionRecord) throws {
         try db.run("""
-            INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO transactions (\(Self.transactionColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(id) DO UPDATE SET child_id = excluded.child_id, amount_cents = excluded.amount_cents,
               note = excluded.note, source = excluded.source, created_at = excluded.created_at,
               recorded_at = excluded.recorded_at, author_account_id = excluded.author_account_id,
-              reverses_id = excluded.reverses_id
+              reverses_id = excluded.reverses_id, pot_id = excluded.pot_id
             """, [.text(t.id), .text(t.childId), .integer(t.amountCents), .text(t.note), .text(t.source),
                   .integer(t.createdAt), .optionalInteger(t.recordedAt), .optionalText(t.authorAccountId),
-                  .optionalText(t.reversesId)])
+                  .optionalText(t.reversesId), .optionalText(t.potId)])
     }
 
     /// Balance of one child: the sum of its transactions, kept in the child's row by triggers
@@ -189,11 +189,11 @@ extension LedgerStore {
         return (Int(c), Int(t))
     }
 
-    /// Removes every child, transaction, queued, deferred and rejected record (join with
+    /// Removes every child, transaction, schedule, pot, queued, deferred and rejected record (join with
     /// `--replace-local`, after an export was written). Records set aside while the join
     /// fetched stay listed.
     func wipeLedger() throws {
-        try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM rejected; DELETE FROM transactions; DELETE FROM children;")
+        try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM rejected; DELETE FROM transactions; DELETE FROM children;\n            DELETE FROM schedules; DELETE FROM pots; DELETE FROM transfers;")
     }
 }
 

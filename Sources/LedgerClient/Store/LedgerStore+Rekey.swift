@@ -40,16 +40,29 @@ extension LedgerStore {
                        [.text(transactionIds[t.id] ?? t.id), .text(childIds[t.childId] ?? t.childId),
                         .optionalText(t.reversesId.map { transactionIds[$0] ?? $0 }), .text(t.id)])
         }
+        // Schedules and pots keep their ids (ids are per household) but follow their child; a
+        // default pot's record takes the new child's default pot id.
+        for (old, fresh) in childIds {
+            try db.run("UPDATE schedules SET child_id = ?, change_tag = NULL WHERE child_id = ?", [.text(fresh), .text(old)])
+            try db.run("UPDATE pots SET child_id = ?, change_tag = NULL WHERE child_id = ?", [.text(fresh), .text(old)])
+            if let oldId = LedgerIDs.parse(old), let freshId = LedgerIDs.parse(fresh) {
+                try db.run("UPDATE pots SET id = ? WHERE id = ?", [.text(ScheduleIDs.defaultPot(childId: freshId).lowercased),
+                                                                    .text(ScheduleIDs.defaultPot(childId: oldId).lowercased)])
+            }
+        }
         for old in childIds.keys { try db.run("DELETE FROM children WHERE id = ?", [.text(old)]) }
         try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM unmerged;")
         if requeue { try enqueueEverything() }
     }
 
-    /// Queues every child and transaction for upload: children first, originals before reversals.
+    /// Queues every record for upload: children first, then pots and schedules, then
+    /// transactions, originals before reversals.
     func enqueueEverything() throws {
         for row in try db.query("SELECT id FROM children ORDER BY sort_order, created_at") {
             try enqueue(.child, id: row.string(0))
         }
+        for row in try db.query("SELECT id FROM pots ORDER BY created_at, id") { try enqueue(.pot, id: row.string(0)) }
+        for row in try db.query("SELECT id FROM schedules ORDER BY created_at, id") { try enqueue(.schedule, id: row.string(0)) }
         for row in try db.query("SELECT id FROM transactions ORDER BY reverses_id IS NOT NULL, created_at, rowid") {
             try enqueue(.transaction, id: row.string(0))
         }

@@ -74,5 +74,41 @@ extension LedgerStore {
                 note TEXT NOT NULL, source TEXT NOT NULL, created_at INTEGER NOT NULL,
                 recorded_at INTEGER, author_account_id TEXT, reverses_id TEXT);
             """),
+        Migration(version: 4, sql: """
+            -- Allowance and interest schedules (API.md v1.2). The payer columns are this device's
+            -- own: the date its current terms pay from and the last date it paid or skipped
+            -- (`ScheduleState`). A deleted schedule stays as a row (deleted = 1) so its paid
+            -- periods keep their schedule and a late upload of the deletion still happens.
+            CREATE TABLE schedules (
+                id TEXT PRIMARY KEY, child_id TEXT NOT NULL, kind TEXT NOT NULL,
+                amount_cents INTEGER, rate_basis_points INTEGER, cadence TEXT NOT NULL,
+                first_date TEXT NOT NULL, time_zone TEXT NOT NULL, end_date TEXT,
+                note TEXT NOT NULL DEFAULT '', paused INTEGER NOT NULL, split TEXT,
+                next_due_date TEXT, deleted INTEGER NOT NULL DEFAULT 0,
+                created_at INTEGER NOT NULL, modified_at INTEGER NOT NULL, modified_by TEXT NOT NULL,
+                change_tag TEXT, terms_from TEXT NOT NULL, last_settled TEXT);
+            CREATE INDEX schedules_child ON schedules(child_id);
+            -- Pots of a child; the default pot (UUIDv5(N, "pot:" + childId)) needs no row.
+            CREATE TABLE pots (
+                id TEXT PRIMARY KEY, child_id TEXT NOT NULL, name TEXT NOT NULL,
+                target_cents INTEGER, target_date TEXT, archived INTEGER NOT NULL DEFAULT 0,
+                created_at INTEGER NOT NULL, modified_at INTEGER NOT NULL, modified_by TEXT NOT NULL,
+                change_tag TEXT);
+            CREATE INDEX pots_child ON pots(child_id);
+            -- The pot a transaction belongs to; NULL for the child's default pot.
+            ALTER TABLE transactions ADD COLUMN pot_id TEXT;
+            ALTER TABLE join_transactions ADD COLUMN pot_id TEXT;
+            -- Transfers made on this device: the push keeps both halves in one batch.
+            CREATE TABLE transfers (id TEXT PRIMARY KEY, out_id TEXT NOT NULL, in_id TEXT NOT NULL);
+            CREATE INDEX transfers_out ON transfers(out_id);
+            CREATE INDEX transfers_in ON transfers(in_id);
+            -- Schedules and pots of a join's first fetch, as their feed JSON.
+            CREATE TABLE join_records (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL,
+                PRIMARY KEY (kind, id));
+            """),
+        Migration(version: 5, sql: """
+            -- A queued schedule edit that asked for back pay: the push says so (`backPay`).
+            ALTER TABLE schedules ADD COLUMN back_pay INTEGER NOT NULL DEFAULT 0;
+            """),
     ]
 }

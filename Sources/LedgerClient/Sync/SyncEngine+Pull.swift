@@ -136,6 +136,22 @@ extension SyncEngine {
                 try store.dequeue(.child, id: server.id)
             }
         }
+        for wire in page.pots {
+            if anySetAside { try store.clearUnmerged(kind: "pot", id: wire.id.lowercased()) }
+            guard try mergePot(wire) else {
+                try store.setAside(kind: "pot", id: wire.id.lowercased(), reason: "malformed member", json: wire.jsonText(), now: now())
+                setAside.append("pot \(wire.id) has a malformed member")
+                continue
+            }
+        }
+        for wire in page.schedules {
+            if anySetAside { try store.clearUnmerged(kind: "schedule", id: wire.id.lowercased()) }
+            guard try mergeSchedule(wire) else {
+                try store.setAside(kind: "schedule", id: wire.id.lowercased(), reason: "malformed member", json: wire.jsonText(), now: now())
+                setAside.append("schedule \(wire.id) has a malformed member")
+                continue
+            }
+        }
         // Looked up once per page: the children seen present, and whether anything waits.
         var presentChildren = Set<String>()
         var anyDeferred = try store.deferredCount() > 0

@@ -17,35 +17,67 @@ extension SyncEngine {
         while stalledRounds < 3 {
             try checkCancelled()
             let before = try store.pendingCount()
-            let batch = try store.pendingBatch(limit: pushBatchSize)
+            // One place left for the other half of a transfer cut off by the limit.
+            var batch = try store.pendingBatch(limit: pushBatchSize - 1)
             let householdId = try store.household().id
             if batch.isEmpty { return true }
+            if let last = batch.last, last.kind == .transaction, let partner = try store.transferPartner(of: last.id),
+               !batch.contains(where: { $0.kind == .transaction && $0.id == partner }),
+               let version = try store.pendingVersion(.transaction, id: partner) {
+                batch.append(PendingChange(kind: .transaction, id: partner, version: version))
+            }
             var request = Wire.PushRequest(children: [], transactions: [])
             for change in batch {
                 switch change.kind {
                 case .child:
                     if let c = try store.child(id: change.id) { request.children.append(Wire.PushChild(c)) }
                     else { try store.dequeue(.child, id: change.id, ifVersion: change.version) }
+                case .pot:
+                    if let p = try store.pot(id: change.id) { request.pots.append(Wire.Pot(p)) }
+                    else { try store.dequeue(.pot, id: change.id, ifVersion: change.version) }
+                case .schedule:
+                    if let s = try store.schedule(id: change.id) { request.schedules.append(Wire.Schedule(s)) }
+                    else { try store.dequeue(.schedule, id: change.id, ifVersion: change.version) }
                 case .transaction:
                     if let t = try store.transaction(id: change.id) { request.transactions.append(Wire.PushTransaction(t)) }
                     else { try store.dequeue(.transaction, id: change.id, ifVersion: change.version) }
                 }
             }
-            if !request.children.isEmpty || !request.transactions.isEmpty {
+            // A transaction waits for its pot to reach the server (a transfer's two halves together).
+            let pendingPots = Set(try store.pendingIds(.pot))
+            request = try request.holdingBack(pots: pendingPots.subtracting(request.pots.map(\.id)), store: store)
+            if !request.isEmpty {
                 let api = self.api
-                let results = try retrying { () throws(APIError) in try api.push(householdId: householdId, request) }
+                let sent = request
+                var refused: APIError?
+                var results: [Wire.PushResult] = []
+                do throws(APIError) {
+                    results = try retrying { () throws(APIError) in try api.push(householdId: householdId, sent) }
+                } catch {
+                    refused = error
+                }
+                if let refused {
+                    // A server without pots refuses the whole batch: push the rest, keep the pots
+                    // and what names them queued for a server that has them.
+                    guard refused.status == 422, !request.pots.isEmpty else { throw refused }
+                    request = try request.holdingBack(pots: pendingPots, store: store)
+                    request.pots = []
+                    if request.isEmpty { return false }
+                    let reduced = request
+                    results = try retrying { () throws(APIError) in try api.push(householdId: householdId, reduced) }
+                }
                 var events: [SyncEvent] = []
                 try store.transaction {
                     let versions = Dictionary(batch.map { ("\($0.kind.rawValue):\($0.id)", $0.version) }, uniquingKeysWith: max)
                     for result in results {
-                        let kind: RecordKind = result.type == "child" ? .child : .transaction
+                        let kind = RecordKind(rawValue: result.type) ?? .transaction
                         let id = result.id.lowercased()
                         guard let version = versions["\(kind.rawValue):\(id)"] else { continue }
                         try apply(result, kind: kind, id: id, version: version, report: &report, events: &events)
                     }
                 }
                 emit(events)
-                report.pushed += request.children.count + request.transactions.count
+                report.pushed += request.children.count + request.transactions.count + request.schedules.count + request.pots.count
             }
             let after = try store.pendingCount()
             stalledRounds = after < before ? 0 : stalledRounds + 1
@@ -83,6 +115,22 @@ extension SyncEngine {
                 // goes whatever its version.
                 try store.upsert(server)
                 try store.dequeue(.child, id: id)
+            }
+        case (.pot, "saved"), (.pot, "unchanged"):
+            if let tag = result.changeTag { try store.setChangeTag(potId: id, tag) }
+            try store.dequeue(.pot, id: id, ifVersion: version)
+        case (.schedule, "saved"), (.schedule, "unchanged"):
+            if let tag = result.changeTag { try store.setChangeTag(scheduleId: id, tag) }
+            if unchanged { try store.clearBackPay(scheduleId: id) }
+            try store.dequeue(.schedule, id: id, ifVersion: version)
+        case (.pot, "conflict"), (.schedule, "conflict"):
+            report.conflicts += 1
+            switch result.serverRecord {
+            case .pot(let wire)?: try mergePot(wire, pending: true)
+            case .schedule(let wire)?: try mergeSchedule(wire, pending: true)
+            default:
+                report.rejected += 1
+                return try reject(kind: kind, id: id, code: "id_conflict", detail: result.detail, events: &events)
             }
         case (.transaction, "saved"), (.transaction, "unchanged"):
             try store.dequeue(.transaction, id: id, ifVersion: version)
@@ -125,6 +173,17 @@ extension SyncEngine {
             if let c = try store.child(id: id) {
                 try store.markRejected(.child, id: id, code: code, detail: why, json: Wire.PushChild(c).jsonText(), now: now())
             }
+        case .pot:
+            if let p = try store.pot(id: id) {
+                try store.markRejected(.pot, id: id, code: code, detail: why, json: Wire.Pot(p).jsonText(), now: now())
+            }
+        case .schedule:
+            if var s = try store.schedule(id: id) {
+                try store.markRejected(.schedule, id: id, code: code, detail: why, json: Wire.Schedule(s).jsonText(), now: now())
+                // The shared ledger does not hold it: it stops paying here too.
+                s.deleted = true
+                try store.upsert(s)
+            }
         }
         try store.dequeue(kind, id: id)
         if let record = try store.rejectedChanges().first(where: { $0.kind == kind && $0.id == id }) {
@@ -146,5 +205,19 @@ extension SyncEngine {
         case "id_conflict": return "Its id belongs to another household."
         default: return "The server refused it (\(code))."
         }
+    }
+}
+
+extension Wire.PushRequest {
+    /// The request without the transactions in `pots` (and the other half of each such
+    /// transfer made on this device).
+    func holdingBack(pots: Set<String>, store: LedgerStore) throws -> Wire.PushRequest {
+        guard !pots.isEmpty else { return self }
+        var held = Set(transactions.filter { $0.potId.map(pots.contains) ?? false }.map(\.id))
+        guard !held.isEmpty else { return self }
+        for id in held { if let partner = try store.transferPartner(of: id) { held.insert(partner) } }
+        var copy = self
+        copy.transactions.removeAll { held.contains($0.id) }
+        return copy
     }
 }
