@@ -2,7 +2,8 @@
 # The whole test suite: the portability check, unit and real-socket tests (swift test), the
 # server's tests again over PostgreSQL (scripts/test-postgres.sh, a second build with the
 # `Postgres` trait in .build-postgres/), the scaled topology's smoke
-# test (deploy/local-topology.sh: PostgreSQL, three servers, nginx), the OpenAPI contract tests
+# test (deploy/local-topology.sh: PostgreSQL, three servers, nginx), PostgreSQL failover under
+# load (scripts/pg-failover.sh sync: a synchronous standby promoted), the OpenAPI contract tests
 # (schemathesis) against a freshly built server over SQLite and one over PostgreSQL, the
 # client-generator check (scripts/client-check.sh), the App Store peer check
 # (scripts/app-store-peer.sh) and the ID token peer check (scripts/jwt-peer.sh). Installs what is
@@ -124,6 +125,16 @@ if [ -x "$pg_server_bin" ]; then
   record_line topology "$results/topology.log" "${PIPESTATUS[0]}"
 else
   record topology 0 1
+fi
+
+# Failover (scripts/pg-failover.sh sync): a primary and a synchronous standby, two servers on
+# one multi-host URL, the primary killed under 16 writers and the standby promoted: nothing
+# acknowledged lost, nothing applied twice, balances, check, wake-ups afterwards.
+if [ -x "$pg_server_bin" ]; then
+  SERVER_BIN=$pg_server_bin bash scripts/pg-failover.sh sync 2>&1 | tee "$results/failover.log"
+  record_line failover "$results/failover.log" "${PIPESTATUS[0]}"
+else
+  record failover 0 1
 fi
 
 if [ "$built" -eq 0 ]; then

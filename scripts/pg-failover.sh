@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# Failover of PostgreSQL under load, on this machine: a primary and a standby made from it
+# with pg_basebackup (two throwaway clusters on loopback), the schema migrated, two
+# `kidledger-server serve` processes on one multi-host URL with target_session_attrs=read-write
+# (server A reaches the primary through a relay, scripts/pg_failover.py, so the answers in
+# flight to it can be lost; server B directly), 16 writers through both. Then the relay
+# stops passing the primary's answers on, the primary is killed (SIGKILL, every process of
+# it), the standby promoted (`pg_ctl promote`), the old primary left down; the writers retry
+# until every write is answered, and the checks (scripts/pg_failover.py prints one line each):
+#   - writes through each server succeed again after the promotion (and how soon);
+#   - every answer is 201, 200 or 503, and every write is acknowledged in the end;
+#   - no write is applied twice, no row is a write nobody sent;
+#   - synchronous standby: every acknowledged write is on the new primary, and group-commit
+#     batches that committed while their answers were lost were retried and stored once;
+#   - balances through both servers equal the sums; `kidledger-server check` is clean;
+#   - a long-poll parked on B is woken by a write through A after the failover.
+# With an asynchronous standby the lost acknowledged writes are counted, not failed on.
+#
+#   scripts/pg-failover.sh            # sync, then async
+#   scripts/pg-failover.sh sync       # the synchronous standby only (the test command's part)
+#
+# Ends with `failover: N passed, N failed` (every check of every run). Installs PostgreSQL and
+# libpq from Debian when missing; builds the server with the Postgres trait unless SERVER_BIN
+# is set. Everything runs in a temporary folder and is stopped and removed on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+modes=("$@")
+[ ${#modes[@]} -gt 0 ] || modes=(sync async)
+for m in "${modes[@]}"; do
+    case "$m" in sync|async) ;; *) echo "usage: $0 [sync|async]..." >&2; exit 2 ;; esac
+done
+
+pgbin=""
+for v in 15 16 17 14; do [ -x "/usr/lib/postgresql/$v/bin/initdb" ] && { pgbin=/usr/lib/postgresql/$v/bin; break; }; done
+if [ -z "$pgbin" ] || ! pkg-config --exists libpq 2>/dev/null; then
+    echo "installing PostgreSQL and libpq-dev" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql libpq-dev >/dev/null
+    for v in 15 16 17 14; do [ -x "/usr/lib/postgresql/$v/bin/initdb" ] && { pgbin=/usr/lib/postgresql/$v/bin; break; }; done
+fi
+if [ -z "${SERVER_BIN:-}" ]; then
+    swift build --traits Postgres --scratch-path .build-postgres --product kidledger-server >&2
+    SERVER_BIN="$(swift build --traits Postgres --scratch-path .build-postgres --show-bin-path)/kidledger-server"
+fi
+
+owner=()
+[ "$(id -u)" != 0 ] || owner=(runuser -u postgres --)
+as_owner() { "${owner[@]}" "$@"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+passed=0
+failed=0
+tmp=""
+pids=()
+cleanup() {
+    set +e
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+    pids=()
+    if [ -n "$tmp" ]; then
+        [ -f "$tmp/standby/data/postmaster.pid" ] && as_owner "$pgbin/pg_ctl" -D "$tmp/standby/data" -m immediate -w stop >/dev/null 2>&1
+        bash "$repo/scripts/pg-cluster.sh" stop "$tmp/primary" >/dev/null 2>&1
+        rm -rf "$tmp"
+    fi
+    tmp=""
+}
+finish() {
+    local status=$?
+    cleanup
+    [ "$status" = 0 ] || [ "$failed" -gt 0 ] || failed=$((failed + 1))
+    echo "failover: $passed passed, $failed failed"
+    [ "$failed" = 0 ] && [ "$status" = 0 ]
+}
+trap finish EXIT
+trap 'exit 130' INT TERM
+
+step() { printf '==> %s\n' "$*" >&2; }
+
+run() { # sync|async
+    local mode=$1 started
+    started=$(date +%s.%N)
+    tmp=$(mktemp -d /tmp/kidledger-failover.XXXXXX)
+    chmod 755 "$tmp"
+
+    step "[$mode] primary cluster"
+    local primary_url primary_port standby_port
+    primary_url=$(bash scripts/pg-cluster.sh start "$tmp/primary") || return 1
+    primary_port=$(cat "$tmp/primary/port")
+    local psql_p=("$pgbin/psql" -h 127.0.0.1 -p "$primary_port" -U postgres -d kidledger)
+    if [ "$mode" = sync ]; then
+        # A commit is acknowledged once the standby named `standby` has flushed it.
+        as_owner "${psql_p[@]}" -qAt -c "ALTER SYSTEM SET synchronous_standby_names = 'standby'" -c "SELECT pg_reload_conf()" >/dev/null || return 1
+    fi
+
+    step "[$mode] standby from pg_basebackup"
+    mkdir -p "$tmp/standby"
+    [ "$(id -u)" != 0 ] || chown postgres: "$tmp/standby"
+    as_owner "$pgbin/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U postgres -D "$tmp/standby/data" -X stream -c fast -R >/dev/null || return 1
+    cat >>"$tmp/standby/data/postgresql.auto.conf" <<CONF
+primary_conninfo = 'host=127.0.0.1 port=$primary_port user=postgres application_name=standby'
+unix_socket_directories = '$tmp/standby'
+# Promoted, it has no standby of its own: waiting for one would hold every commit (pg_basebackup
+# copied the primary's setting; a failover tool such as Patroni manages it the same way).
+synchronous_standby_names = ''
+CONF
+    standby_port=$(free_port)
+    as_owner "$pgbin/pg_ctl" -D "$tmp/standby/data" -l "$tmp/standby/server.log" -o "-p $standby_port" -w -t 60 start >/dev/null || return 1
+    local want=async state=""
+    [ "$mode" = sync ] && want=sync
+    for _ in $(seq 1 200); do
+        state=$(as_owner "${psql_p[@]}" -qAt -c "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby' AND state = 'streaming'")
+        [ "$state" = "$want" ] && break
+        sleep 0.05
+    done
+    [ "$state" = "$want" ] || { echo "the standby is not streaming as $want (state '$state')" >&2; return 1; }
+
+    step "[$mode] migrate; relay in front of the primary; two servers"
+    "$SERVER_BIN" migrate --database-url "$primary_url" >/dev/null || return 1
+    python3 scripts/pg_failover.py relay "$tmp/relay.port" "$primary_port" &
+    pids+=($!)
+    local relay_pid=$!
+    for _ in $(seq 1 100); do [ -f "$tmp/relay.port" ] && break; sleep 0.05; done
+    local relay_port
+    relay_port=$(cat "$tmp/relay.port")
+    local hosts_a="127.0.0.1:$relay_port,127.0.0.1:$standby_port" hosts_b="127.0.0.1:$primary_port,127.0.0.1:$standby_port"
+    local ports=() n
+    for n in a b; do
+        local hosts=$hosts_a
+        [ "$n" = b ] && hosts=$hosts_b
+        mkdir -p "$tmp/keys-$n"
+        "$SERVER_BIN" serve --host 127.0.0.1 --port 0 --data-dir "$tmp/keys-$n" --log-level warning \
+            --registrations-per-hour 0 --auth-failures-per-minute 100000 \
+            --database-url "postgres://postgres@$hosts/kidledger?target_session_attrs=read-write" >"$tmp/server-$n.log" 2>&1 &
+        pids+=($!)
+    done
+    for n in a b; do
+        for _ in $(seq 1 300); do grep -q '"event":"listening"' "$tmp/server-$n.log" && break; sleep 0.05; done
+        ports+=("$(grep -m 1 '"event":"listening"' "$tmp/server-$n.log" | sed -E 's/.*"port":([0-9]+).*/\1/')")
+    done
+    [ -n "${ports[0]}" ] && [ -n "${ports[1]}" ] || { echo "a server did not start" >&2; cat "$tmp"/server-*.log >&2; return 1; }
+
+    step "[$mode] 16 writers, kill -9 of the primary, promotion"
+    local out=$tmp/drive.log status=0
+    python3 scripts/pg_failover.py drive --mode "$mode" --a "http://127.0.0.1:${ports[0]}" --b "http://127.0.0.1:${ports[1]}" \
+        --primary-data "$tmp/primary/data" --relay-pid "$relay_pid" \
+        --promote "$(printf '%q ' "${owner[@]}" "$pgbin/pg_ctl" -D "$tmp/standby/data" -w -t 60 promote)" \
+        --psql "$(printf '%q ' "$pgbin/psql" -h 127.0.0.1 -p "$standby_port" -U postgres -d kidledger)" \
+        --check "$(printf '%q ' "$SERVER_BIN" check --database-url "postgres://postgres@127.0.0.1:$standby_port/kidledger")" \
+        2>&1 | tee "$out" || status=$?
+    local line p f
+    line=$(grep -E "^failover-$mode: [0-9]+ passed, [0-9]+ failed$" "$out" | tail -n 1)
+    p=$(sed -nE 's/.*: ([0-9]+) passed.*/\1/p' <<<"$line"); p=${p:-0}
+    f=$(sed -nE 's/.* ([0-9]+) failed$/\1/p' <<<"$line"); f=${f:-0}
+    [ "$status" = 0 ] || [ "$f" -gt 0 ] || f=1
+    passed=$((passed + p)); failed=$((failed + f))
+    if [ "$f" -gt 0 ]; then
+        for n in a b; do echo "--- server $n log (tail)" >&2; tail -n 15 "$tmp/server-$n.log" >&2; done
+    fi
+    step "[$mode] done in $(python3 -c "print(f'{$(date +%s.%N) - $started:.1f}')") s"
+    cleanup
+}
+
+for m in "${modes[@]}"; do run "$m" || failed=$((failed + 1)); cleanup; done
