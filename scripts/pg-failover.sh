@@ -31,23 +31,15 @@ for m in "${modes[@]}"; do
     case "$m" in sync|async) ;; *) echo "usage: $0 [sync|async]..." >&2; exit 2 ;; esac
 done
 
-pgbin=""
-for v in 15 16 17 14; do [ -x "/usr/lib/postgresql/$v/bin/initdb" ] && { pgbin=/usr/lib/postgresql/$v/bin; break; }; done
+. scripts/test-servers.sh
+find_pg
 if [ -z "$pgbin" ] || ! pkg-config --exists libpq 2>/dev/null; then
     echo "installing PostgreSQL and libpq-dev" >&2
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql libpq-dev >/dev/null
-    for v in 15 16 17 14; do [ -x "/usr/lib/postgresql/$v/bin/initdb" ] && { pgbin=/usr/lib/postgresql/$v/bin; break; }; done
+    find_pg
 fi
-if [ -z "${SERVER_BIN:-}" ]; then
-    swift build --traits Postgres --scratch-path .build-postgres --product kidledger-server >&2
-    SERVER_BIN="$(swift build --traits Postgres --scratch-path .build-postgres --show-bin-path)/kidledger-server"
-fi
-
-owner=()
-[ "$(id -u)" != 0 ] || owner=(runuser -u postgres --)
-as_owner() { "${owner[@]}" "$@"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+need_server_bin
 
 passed=0
 failed=0
@@ -125,24 +117,14 @@ CONF
     relay_port=$(cat "$tmp/relay.port")
     local hosts_a="127.0.0.1:$relay_port,127.0.0.1:$standby_port" hosts_b="127.0.0.1:$primary_port,127.0.0.1:$standby_port"
     local ports=() n
-    for n in a b; do
-        local hosts=$hosts_a
-        [ "$n" = b ] && hosts=$hosts_b
-        mkdir -p "$tmp/keys-$n"
-        "$SERVER_BIN" serve --host 127.0.0.1 --port 0 --data-dir "$tmp/keys-$n" --log-level warning \
-            --registrations-per-hour 0 --auth-failures-per-minute 100000 \
-            --database-url "postgres://postgres@$hosts/kidledger?target_session_attrs=read-write" >"$tmp/server-$n.log" 2>&1 &
-        pids+=($!)
-    done
-    for n in a b; do
-        for _ in $(seq 1 300); do grep -q '"event":"listening"' "$tmp/server-$n.log" && break; sleep 0.05; done
-        ports+=("$(grep -m 1 '"event":"listening"' "$tmp/server-$n.log" | sed -E 's/.*"port":([0-9]+).*/\1/')")
-    done
+    serve_test a --database-url "postgres://postgres@$hosts_a/kidledger?target_session_attrs=read-write"
+    serve_test b --database-url "postgres://postgres@$hosts_b/kidledger?target_session_attrs=read-write"
+    for n in a b; do ports+=("$(listening_port "$n")"); done
     [ -n "${ports[0]}" ] && [ -n "${ports[1]}" ] || { echo "a server did not start" >&2; cat "$tmp"/server-*.log >&2; return 1; }
 
     step "[$mode] 16 writers, kill -9 of the primary, promotion"
     local out=$tmp/drive.log status=0
-    python3 scripts/pg_failover.py drive --mode "$mode" --a "http://127.0.0.1:${ports[0]}" --b "http://127.0.0.1:${ports[1]}" \
+    python3 scripts/pg_failover.py drive --mode "$mode" --part "failover-$mode" --a "http://127.0.0.1:${ports[0]}" --b "http://127.0.0.1:${ports[1]}" \
         --primary-data "$tmp/primary/data" --relay-pid "$relay_pid" \
         --promote "$(printf '%q ' "${owner[@]}" "$pgbin/pg_ctl" -D "$tmp/standby/data" -w -t 60 promote)" \
         --psql "$(printf '%q ' "$pgbin/psql" -h 127.0.0.1 -p "$standby_port" -U postgres -d kidledger)" \

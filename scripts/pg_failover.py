@@ -225,6 +225,63 @@ def drive(args):
     load = Load([args.a, args.b], household, children, token, args.writers)
     started = time.monotonic()
     load.start()
+    if args.mode == "pooled":
+        time.sleep(args.before + args.after)
+        load.finish(0, grace=20)
+        print(f"load: {args.writers} writers for {time.monotonic() - started:.1f} s", flush=True)
+        print("answers: " + ", ".join(f"{n}×{s}" for s, n in sorted(load.statuses.items())), flush=True)
+    else:
+        fail_over(args, load, started, check)
+
+    check(not load.unexpected, "every write answered 201, 200 or 503 and acknowledged in the end"
+          + ("" if not load.unexpected else ": " + "; ".join(load.unexpected[:5])))
+
+    rows = psql(args.psql, f"SELECT note, id, child_id, amount_cents FROM transactions WHERE household_id = '{household}'")
+    stored = {}
+    for note, tid, child, amount in rows:
+        stored.setdefault(note, []).append((tid, child, int(amount)))
+    twice = {n: v for n, v in stored.items() if len(v) > 1}
+    check(not twice, f"no write applied twice ({len(rows)} rows, {len(stored)} distinct writes)"
+          + ("" if not twice else f": {list(twice.items())[:3]}"))
+    strangers = [n for n in stored if n not in load.attempted]
+    check(not strangers, "every stored row is a write that was sent" + ("" if not strangers else f": {strangers[:3]}"))
+
+    lost = [n for n, (tid, child, amount) in load.acknowledged.items()
+            if not any(r == (tid, child, amount) for r in stored.get(n, []))]
+    figure = (f"{len(load.acknowledged)} writes acknowledged, {len(lost)} of them missing in the database; "
+              f"{len(load.unknown_then_stored)} answered 503 'lost while committing' whose retry found them stored (200)")
+    if args.mode != "async":
+        check(not lost, "every acknowledged write is stored: " + figure)
+    if args.mode == "sync":
+        check(len(load.unknown_then_stored) > 0,
+              "a group-commit batch committed while its answer was lost: its writes were retried and stored once "
+              f"({len(load.unknown_then_stored)} such writes)")
+    if args.mode == "async":
+        print(f"asynchronous standby: {figure}" + (f" (lost: {lost[:5]})" if lost else ""), flush=True)
+
+    sums = {c: 0 for c in children}
+    for n, v in stored.items():
+        for tid, child, amount in v:
+            sums[child] += amount
+    for name, client in (("A", a), ("B", b)):
+        status, data = client.call("GET", f"/v1/households/{household}/children", token)
+        balances = {c["id"]: c["balanceCents"] for c in data.get("items", [])} if status == 200 else {}
+        check(balances == sums, f"balances through {name} equal the sums of the stored transactions ({sums})"
+              + ("" if balances == sums else f": HTTP {status}, {balances}"))
+
+    r = subprocess.run(args.check, capture_output=True, text=True)
+    check(r.returncode == 0, "kidledger-server check is clean"
+          + ("" if r.returncode == 0 else f": {r.stdout.strip()} {r.stderr.strip()}"))
+
+    check(*long_poll(a, b, household, children[0], token))
+
+    passed = results.count(True)
+    print(f"{args.part}: {passed} passed, {len(results) - passed} failed", flush=True)
+    return 0 if passed == len(results) else 1
+
+
+def fail_over(args, load, started, check):
+    """Freezes the relay, kills the primary, promotes the standby; checks that writes come back."""
     time.sleep(args.before)
     before_kill = len(load.acknowledged)
 
@@ -264,54 +321,9 @@ def drive(args):
               + (f": {(back[server] - promoted_at) * 1000:.0f} ms after it, "
                  f"{(back[server] - killed_at) * 1000:.0f} ms after the kill" if ok else ""))
 
-    check(not load.unexpected, "every write answered 201, 200 or 503 and acknowledged in the end"
-          + ("" if not load.unexpected else ": " + "; ".join(load.unexpected[:5])))
-
-    rows = psql(args.psql, f"SELECT note, id, child_id, amount_cents FROM transactions WHERE household_id = '{household}'")
-    stored = {}
-    for note, tid, child, amount in rows:
-        stored.setdefault(note, []).append((tid, child, int(amount)))
-    twice = {n: v for n, v in stored.items() if len(v) > 1}
-    check(not twice, f"no write applied twice ({len(rows)} rows, {len(stored)} distinct writes)"
-          + ("" if not twice else f": {list(twice.items())[:3]}"))
-    strangers = [n for n in stored if n not in load.attempted]
-    check(not strangers, "every stored row is a write that was sent" + ("" if not strangers else f": {strangers[:3]}"))
-
-    lost = [n for n, (tid, child, amount) in load.acknowledged.items()
-            if not any(r == (tid, child, amount) for r in stored.get(n, []))]
-    figure = (f"{len(load.acknowledged)} writes acknowledged, {len(lost)} of them missing on the new primary; "
-              f"{len(load.unknown_then_stored)} answered 503 'lost while committing' whose retry found them stored (200)")
-    if args.mode == "sync":
-        check(not lost, "every acknowledged write is on the new primary: " + figure)
-        check(len(load.unknown_then_stored) > 0,
-              "a group-commit batch committed while its answer was lost: its writes were retried and stored once "
-              f"({len(load.unknown_then_stored)} such writes)")
-    else:
-        print(f"asynchronous standby: {figure}" + (f" (lost: {lost[:5]})" if lost else ""), flush=True)
-
-    sums = {c: 0 for c in children}
-    for n, v in stored.items():
-        for tid, child, amount in v:
-            sums[child] += amount
-    for name, client in (("A", a), ("B", b)):
-        status, data = client.call("GET", f"/v1/households/{household}/children", token)
-        balances = {c["id"]: c["balanceCents"] for c in data.get("items", [])} if status == 200 else {}
-        check(balances == sums, f"balances through {name} equal the sums of the stored transactions ({sums})"
-              + ("" if balances == sums else f": HTTP {status}, {balances}"))
-
-    r = subprocess.run(args.check, capture_output=True, text=True)
-    check(r.returncode == 0, "kidledger-server check on the new primary is clean"
-          + ("" if r.returncode == 0 else f": {r.stdout.strip()} {r.stderr.strip()}"))
-
-    check(*long_poll(a, b, household, children[0], token))
-
-    passed = results.count(True)
-    print(f"failover-{args.mode}: {passed} passed, {len(results) - passed} failed", flush=True)
-    return 0 if passed == len(results) else 1
-
 
 def long_poll(a, b, household, child, token):
-    """A long-poll parked on B is woken by a write through A (the change bus across the failover)."""
+    """A long-poll parked on B is woken by a write through A (the change bus, after the failover)."""
     deadline = time.monotonic() + 10
     while True:  # B's change bus listens on the new primary again
         status, _ = Client(b_base(b)).call("GET", "/readyz")
@@ -349,7 +361,7 @@ def long_poll(a, b, household, child, token):
     woken = any(x.get("note") == "wake" for x in data.get("transactions", []))
     ms = (answer["t"] - written) * 1000
     return (status == 201 and status_b == 200 and woken and ms < 5000,
-            f"a long-poll parked on B was woken by a write through A after the failover ({ms:.0f} ms; write {status}, poll {status_b})")
+            f"a long-poll parked on B was woken by a write through A ({ms:.0f} ms; write {status}, poll {status_b})")
 
 
 def b_base(client):
@@ -381,16 +393,18 @@ def main():
         return 0
     p = argparse.ArgumentParser()
     p.add_argument("command", choices=["drive"])
-    p.add_argument("--mode", choices=["sync", "async"], required=True)
+    p.add_argument("--mode", choices=["sync", "async", "pooled"], required=True,
+                   help="pooled: no failover, the load and the checks only")
     p.add_argument("--a", required=True)
     p.add_argument("--b", required=True)
-    p.add_argument("--primary-data", required=True)
-    p.add_argument("--relay-pid", type=int, required=True)
+    p.add_argument("--primary-data")
+    p.add_argument("--relay-pid", type=int)
     p.add_argument("--writers", type=int, default=16)
+    p.add_argument("--part", default="load", help="the name on the last line (`<part>: N passed, N failed`)")
     p.add_argument("--before", type=float, default=2.0, help="seconds of load before the kill")
     p.add_argument("--detect", type=float, default=0.3, help="seconds from the kill to the promotion")
     p.add_argument("--after", type=float, default=2.0, help="seconds of load after the promotion")
-    p.add_argument("--promote", type=shlex.split, required=True)
+    p.add_argument("--promote", type=shlex.split)
     p.add_argument("--psql", type=shlex.split, required=True)
     p.add_argument("--check", type=shlex.split, required=True)
     return drive(p.parse_args())

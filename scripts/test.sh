@@ -3,7 +3,8 @@
 # server's tests again over PostgreSQL (scripts/test-postgres.sh, a second build with the
 # `Postgres` trait in .build-postgres/), the scaled topology's smoke
 # test (deploy/local-topology.sh: PostgreSQL, three servers, nginx), PostgreSQL failover under
-# load (scripts/pg-failover.sh sync: a synchronous standby promoted), the OpenAPI contract tests
+# load (scripts/pg-failover.sh sync: a synchronous standby promoted), kidledger behind pgbouncer
+# in transaction pooling mode (scripts/pg-pgbouncer.sh), the OpenAPI contract tests
 # (schemathesis) against a freshly built server over SQLite and one over PostgreSQL, the
 # client-generator check (scripts/client-check.sh), the App Store peer check
 # (scripts/app-store-peer.sh) and the ID token peer check (scripts/jwt-peer.sh). Installs what is
@@ -135,6 +136,15 @@ if [ -x "$pg_server_bin" ]; then
   record_line failover "$results/failover.log" "${PIPESTATUS[0]}"
 else
   record failover 0 1
+fi
+
+# Behind pgbouncer in transaction pooling mode (scripts/pg-pgbouncer.sh): two servers through
+# it, LISTEN and migrations on the direct URL; servers given only the pooler refuse to start.
+if [ -x "$pg_server_bin" ]; then
+  SERVER_BIN=$pg_server_bin bash scripts/pg-pgbouncer.sh 2>&1 | tee "$results/pgbouncer.log"
+  record_line pgbouncer "$results/pgbouncer.log" "${PIPESTATUS[0]}"
+else
+  record pgbouncer 0 1
 fi
 
 if [ "$built" -eq 0 ]; then
