@@ -61,13 +61,13 @@ extension PostgresLedgerStorage {
         let pooled = directURL != nil
         let sessionURL = directURL ?? url
         if pooled {
-            do { _ = try PGConnection(url: url, pooled: true, connectTimeout: connectTimeout).query("SELECT 1") } catch {
+            do { _ = try PGConnection(url: url, pooled: true, application: application, connectTimeout: connectTimeout).query("SELECT 1") } catch {
                 throw StorageFailure("PostgreSQL through \(redacted(url)): \(error.message)")
             }
         }
         let applied: [Int]
         do {
-            let session = try PGConnection(url: sessionURL, connectTimeout: connectTimeout)
+            let session = try PGConnection(url: sessionURL, application: application, connectTimeout: connectTimeout)
             guard try session.reachesServerDirectly() else { throw StorageFailure(poolerRefusal(url: sessionURL, direct: pooled)) }
             applied = try PostgresSchema.migrate(session)
         } catch let e as PGError {
@@ -80,7 +80,7 @@ extension PostgresLedgerStorage {
             throw StorageFailure("PostgreSQL at \(redacted(sessionURL)): \(error)")
         }
         let bus = PostgresChangeBus(url: sessionURL,
-                                    publisher: pooled ? PGPool(url: url, size: 2, pooled: true, connectTimeout: 2, answerTimeout: 3,
+                                    publisher: pooled ? PGPool(url: url, size: 2, pooled: true, application: application, connectTimeout: 2, answerTimeout: 3,
                                                                acquireTimeout: 2) : nil,
                                     onRemote: hooks.remote, onResync: hooks.resynced, onDisconnect: hooks.disconnected)
         let storage = PostgresLedgerStorage(url: url, connections: connections, setup: pooled ? [] : sessionSetup,

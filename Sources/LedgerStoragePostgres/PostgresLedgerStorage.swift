@@ -30,6 +30,9 @@ package final class PostgresLedgerStorage: LedgerStorage {
     let bus: PostgresChangeBus?
     /// A session of its own for readiness, while serving.
     let probe: PGPool?
+    /// The `application_name` of every session of the storage (tests' own sessions are
+    /// `kidledger`): what the statement log of a test run is filtered by.
+    package static let application = "kidledger-server"
     /// How many times a write lost to a concurrent one runs again before it fails.
     static let maxAttempts = 8
     /// Other processes commit too: nothing read may be kept past its request.
@@ -56,7 +59,7 @@ package final class PostgresLedgerStorage: LedgerStorage {
          onCommit: @escaping @Sendable (StorageCommit) -> Void = { _ in },
          announce: @escaping @Sendable (StorageCommit) -> Void = { _ in }, bus: PostgresChangeBus? = nil) {
         let pool = PGPool(url: url, size: connections, setup: setup, transactionSetup: transactionSetup, pooled: pooled,
-                          connectTimeout: connectTimeout,
+                          application: Self.application, connectTimeout: connectTimeout,
                           answerTimeout: answerTimeout, acquireTimeout: acquireTimeout)
         self.pool = pool
         self.workers = workers ?? DispatchWorkers(queue: DispatchQueue(label: "kidledger.pg.write", qos: .userInitiated,
@@ -65,7 +68,7 @@ package final class PostgresLedgerStorage: LedgerStorage {
         self.announce = announce
         self.bus = bus
         probe = bus == nil ? nil : PGPool(url: url, size: 1, setup: pooled ? [] : ["SET statement_timeout = 2000"],
-                                          pooled: pooled, connectTimeout: 2,
+                                          pooled: pooled, application: Self.application, connectTimeout: 2,
                                           answerTimeout: 2, acquireTimeout: 2)
         // An eighth of the connections commit batches (two by default: more make smaller
         // batches, fewer leave the database idle while one commits); the rest serve reads

@@ -30,6 +30,8 @@ public final class PGConnection: @unchecked Sendable {
     /// Reached through a transaction-mode pooler (see the type's comment).
     public let pooled: Bool
     private let connectTimeout: Int
+    /// The session's `application_name` (pg_stat_activity, the server's log), unless the URL sets one.
+    public let application: String
     /// Longest wait for one statement's answer, in seconds (nil: no limit).
     public let answerTimeout: Double?
     private var handle: OpaquePointer?
@@ -44,8 +46,9 @@ public final class PGConnection: @unchecked Sendable {
     /// Connects. `setup` runs after every (re)connect, e.g. `SET search_path TO …`;
     /// `transactionSetup` after every BEGIN.
     public init(url: String, setup: [String] = [], transactionSetup: [String] = [], pooled: Bool = false,
-                connectTimeout: Int = 5, answerTimeout: Double? = nil) throws(PGError) {
+                application: String = "kidledger", connectTimeout: Int = 5, answerTimeout: Double? = nil) throws(PGError) {
         self.url = url
+        self.application = application
         self.setup = setup
         self.transactionSetup = transactionSetup
         self.pooled = pooled
@@ -64,7 +67,7 @@ public final class PGConnection: @unchecked Sendable {
         // Defaults first: the URL's own settings (expanded from dbname) override them.
         var keys = ["connect_timeout", "application_name", "keepalives", "keepalives_idle", "keepalives_interval",
                     "keepalives_count", "options", "dbname"]
-        var values = [String(connectTimeout), "kidledger", "1", "10", "5", "3", "-c client_min_messages=warning", url]
+        var values = [String(connectTimeout), application, "1", "10", "5", "3", "-c client_min_messages=warning", url]
         if pooled {
             keys.remove(at: 6)
             values.remove(at: 6)

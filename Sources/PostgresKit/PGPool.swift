@@ -15,6 +15,8 @@ public final class PGPool: Sendable {
     private let transactionSetup: [String]
     /// Behind a transaction-mode pooler (`PGConnection.pooled`).
     public let pooled: Bool
+    /// Each connection's `application_name`.
+    public let application: String
     private let connectTimeout: Int
     /// Each connection's `answerTimeout`.
     public let answerTimeout: Double?
@@ -22,13 +24,14 @@ public final class PGPool: Sendable {
     public let acquireTimeout: Double?
 
     public init(url: String, size: Int, setup: [String] = [], transactionSetup: [String] = [], pooled: Bool = false,
-                connectTimeout: Int = 5, answerTimeout: Double? = nil, acquireTimeout: Double? = nil) {
+                application: String = "kidledger", connectTimeout: Int = 5, answerTimeout: Double? = nil, acquireTimeout: Double? = nil) {
         precondition(size >= 1)
         self.url = url
         self.size = size
         self.setup = setup
         self.transactionSetup = transactionSetup
         self.pooled = pooled
+        self.application = application
         self.connectTimeout = connectTimeout
         self.answerTimeout = answerTimeout
         self.acquireTimeout = acquireTimeout
@@ -57,7 +60,7 @@ public final class PGPool: Sendable {
             }
         }
         return try run(PGConnection(url: url, setup: setup, transactionSetup: transactionSetup, pooled: pooled,
-                                    connectTimeout: connectTimeout, answerTimeout: answerTimeout), body)
+                                    application: application, connectTimeout: connectTimeout, answerTimeout: answerTimeout), body)
     }
 
     private func run<T>(_ c: PGConnection, _ body: (PGConnection) throws -> T) throws -> T {
