@@ -13,7 +13,10 @@
 #   - synchronous standby: every acknowledged write is on the new primary, and group-commit
 #     batches that committed while their answers were lost were retried and stored once;
 #   - balances through both servers equal the sums; `kidledger-server check` is clean;
-#   - a long-poll parked on B is woken by a write through A after the failover.
+#   - a long-poll parked on B is woken by a write through A after the failover;
+#   - then the old primary, rebuilt as a standby of the new one, runs again on its old port
+#     (the first host of B's URL): it streams from the new primary, and writes through A, B
+#     and a server started now on B's URL land on the new primary.
 # With an asynchronous standby the lost acknowledged writes are counted, not failed on.
 #
 #   scripts/pg-failover.sh            # sync, then async
@@ -33,10 +36,10 @@ done
 
 . scripts/test-servers.sh
 find_pg
-if [ -z "$pgbin" ] || ! pkg-config --exists libpq 2>/dev/null; then
-    echo "installing PostgreSQL and libpq-dev" >&2
+if [ -z "$pgbin" ] || ! pkg-config --exists libpq 2>/dev/null || ! command -v jq >/dev/null || ! command -v curl >/dev/null; then
+    echo "installing PostgreSQL, libpq-dev, curl and jq" >&2
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql libpq-dev >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql libpq-dev curl jq >/dev/null
     find_pg
 fi
 need_server_bin
@@ -68,6 +71,44 @@ trap finish EXIT
 trap 'exit 130' INT TERM
 
 step() { printf '==> %s\n' "$*" >&2; }
+
+# rejoin: the old primary, rebuilt as a standby of the new one (pg_basebackup, as a failover
+# tool would with pg_rewind), starts again on its old port — the first host of server B's URL.
+# Checks that it streams from the new primary, that writes through A and B still land on the
+# new primary, and that a server started now on B's URL skips the old primary (read-only)
+# and writes to the new one. Uses the caller's ports, hosts_b, standby_port, primary_port.
+rejoin() {
+    step "[$mode] the old primary rejoins as a standby of the new primary, on its old port"
+    local old=$tmp/primary/data state="" family token household child code n ok
+    rm -rf "$old"
+    as_owner "$pgbin/pg_basebackup" -h 127.0.0.1 -p "$standby_port" -U postgres -D "$old" -X stream -c fast -R >/dev/null || return 1
+    cat >>"$old/postgresql.auto.conf" <<CONF
+primary_conninfo = 'host=127.0.0.1 port=$standby_port user=postgres application_name=old_primary'
+synchronous_standby_names = ''
+CONF
+    as_owner "$pgbin/pg_ctl" -D "$old" -l "$tmp/primary/server.log" -o "-p $primary_port" -w -t 60 start >/dev/null || return 1
+    local psql_s=("$pgbin/psql" -h 127.0.0.1 -p "$standby_port" -U postgres -d kidledger -qAt)
+    for _ in $(seq 1 200); do
+        state=$("${psql_s[@]}" -c "SELECT state FROM pg_stat_replication WHERE application_name = 'old_primary'")
+        [ "$state" = streaming ] && break
+        sleep 0.05
+    done
+    ok=1; [ "$state" = streaming ] && ok=0
+    check "$ok" "the old primary runs again, as a standby streaming from the new primary"
+
+    family=$(cat "$tmp/family.json")
+    token=$(jq -r .token <<<"$family"); household=$(jq -r .household <<<"$family"); child=$(jq -r .child <<<"$family")
+    serve_test c --database-url "postgres://postgres@$hosts_b/kidledger?target_session_attrs=read-write"
+    ports+=("$(listening_port c)")
+    for n in 0 1 2; do
+        code=$(curl -s -o /dev/null -w '%{http_code}' -m 20 -X POST "http://127.0.0.1:${ports[$n]}/v1/households/$household/children/$child/transactions" \
+            -H "authorization: Bearer $token" -H 'content-type: application/json' -d "{\"amountCents\":1,\"note\":\"rejoined-$n\"}")
+        [ "$code" = 201 ] || echo "write through server $n after the rejoin: HTTP $code" >&2
+    done
+    ok=1
+    [ "$("${psql_s[@]}" -c "SELECT count(*) FROM transactions WHERE household_id = '$household' AND note LIKE 'rejoined-%'")" = 3 ] && ok=0
+    check "$ok" "with the old primary back as a standby, writes through A, B and a server started now on B's URL (old primary first) land on the new primary"
+}
 
 run() { # sync|async
     local mode=$1 started
@@ -129,15 +170,13 @@ CONF
         --promote "$(printf '%q ' "${owner[@]}" "$pgbin/pg_ctl" -D "$tmp/standby/data" -w -t 60 promote)" \
         --psql "$(printf '%q ' "$pgbin/psql" -h 127.0.0.1 -p "$standby_port" -U postgres -d kidledger)" \
         --check "$(printf '%q ' "$SERVER_BIN" check --database-url "postgres://postgres@127.0.0.1:$standby_port/kidledger")" \
-        2>&1 | tee "$out" || status=$?
-    local line p f
-    line=$(grep -E "^failover-$mode: [0-9]+ passed, [0-9]+ failed$" "$out" | tail -n 1)
-    p=$(sed -nE 's/.*: ([0-9]+) passed.*/\1/p' <<<"$line"); p=${p:-0}
-    f=$(sed -nE 's/.* ([0-9]+) failed$/\1/p' <<<"$line"); f=${f:-0}
-    [ "$status" = 0 ] || [ "$f" -gt 0 ] || f=1
-    passed=$((passed + p)); failed=$((failed + f))
-    if [ "$f" -gt 0 ]; then
-        for n in a b; do echo "--- server $n log (tail)" >&2; tail -n 15 "$tmp/server-$n.log" >&2; done
+        --family-file "$tmp/family.json" 2>&1 | tee "$out" || status=$?
+    local before=$failed
+    count_part "failover-$mode" "$out" "$status"
+
+    rejoin || check 1 "the old primary rebuilt and started as a standby of the new primary"
+    if [ "$failed" -gt "$before" ]; then
+        for n in a b c; do [ -f "$tmp/server-$n.log" ] || continue; echo "--- server $n log (tail)" >&2; tail -n 15 "$tmp/server-$n.log" >&2; done
     fi
     step "[$mode] done in $(python3 -c "print(f'{$(date +%s.%N) - $started:.1f}')") s"
     cleanup

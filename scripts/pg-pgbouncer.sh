@@ -55,9 +55,6 @@ trap finish EXIT
 trap 'exit 130' INT TERM
 
 step() { printf '==> %s\n' "$*" >&2; }
-check() { # ok? what
-    if [ "$1" = 0 ]; then passed=$((passed + 1)); echo "PASS $2"; else failed=$((failed + 1)); echo "FAIL $2"; fi
-}
 
 step "PostgreSQL"
 direct=$(bash scripts/pg-cluster.sh start "$tmp/pg")
@@ -130,11 +127,7 @@ python3 scripts/pg_failover.py drive --mode pooled --part pooled --before 2 --af
     --a "http://127.0.0.1:${ports[0]}" --b "http://127.0.0.1:${ports[1]}" \
     --psql "$(printf '%q ' "$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -d kidledger)" \
     --check "$(printf '%q ' "$SERVER_BIN" check --database-url "$direct")" 2>&1 | tee "$tmp/drive.log" || status=$?
-line=$(grep -E "^pooled: [0-9]+ passed, [0-9]+ failed$" "$tmp/drive.log" | tail -n 1)
-p=$(sed -nE 's/.*: ([0-9]+) passed.*/\1/p' <<<"$line"); p=${p:-0}
-f=$(sed -nE 's/.* ([0-9]+) failed$/\1/p' <<<"$line"); f=${f:-0}
-[ "$status" = 0 ] || [ "$f" -gt 0 ] || f=1
-passed=$((passed + p)); failed=$((failed + f))
+count_part pooled "$tmp/drive.log" "$status"
 
 # Multiplexed: the servers hold more sessions with pgbouncer than pgbouncer holds with PostgreSQL.
 admin=("$pgbin/psql" -h 127.0.0.1 -p "$strict_port" -U postgres -d pgbouncer -qAt)

@@ -222,6 +222,9 @@ def drive(args):
     children = [must(a.call("POST", f"/v1/households/{household}/children", token, {"name": n}), 201)["id"]
                 for n in ("Ada", "Ben", "Cy")]
 
+    if args.family_file:
+        with open(args.family_file, "w") as f:
+            json.dump({"token": token, "household": household, "child": children[0]}, f)
     load = Load([args.a, args.b], household, children, token, args.writers)
     started = time.monotonic()
     load.start()
@@ -407,6 +410,7 @@ def main():
     p.add_argument("--promote", type=shlex.split)
     p.add_argument("--psql", type=shlex.split, required=True)
     p.add_argument("--check", type=shlex.split, required=True)
+    p.add_argument("--family-file", help="where to write the token, household and a child (JSON) for later checks")
     return drive(p.parse_args())
 
 

@@ -39,3 +39,19 @@ listening_port() {
     for _ in $(seq 1 300); do grep -q '"event":"listening"' "$tmp/server-$1.log" && break; sleep 0.05; done
     grep -m 1 '"event":"listening"' "$tmp/server-$1.log" | sed -E 's/.*"port":([0-9]+).*/\1/'
 }
+
+# check STATUS WHAT: counts a check in `passed` or `failed` (STATUS 0: passed) and prints it.
+check() {
+    if [ "$1" = 0 ]; then passed=$((passed + 1)); echo "PASS $2"; else failed=$((failed + 1)); echo "FAIL $2"; fi
+}
+
+# count_part PART LOG STATUS: adds the counts of LOG's line `PART: N passed, N failed` to
+# `passed` and `failed` (a run that failed without counting its failure counts as one).
+count_part() {
+    local line p f
+    line=$(grep -E "^$1: [0-9]+ passed, [0-9]+ failed$" "$2" | tail -n 1)
+    p=$(sed -nE 's/.*: ([0-9]+) passed.*/\1/p' <<<"$line"); p=${p:-0}
+    f=$(sed -nE 's/.* ([0-9]+) failed$/\1/p' <<<"$line"); f=${f:-0}
+    [ "$3" = 0 ] || [ "$f" -gt 0 ] || f=1
+    passed=$((passed + p)); failed=$((failed + f))
+}
