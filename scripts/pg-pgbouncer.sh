@@ -12,6 +12,8 @@
 #     answer 201/200/503, every acknowledged write stored once, balances equal the sums,
 #     `kidledger-server check` clean, a long-poll on one server woken by a write through the
 #     other (LISTEN on the direct session, NOTIFY through the pooler);
+#   - the OpenAPI contract tests (scripts/contract-test.sh, a short run) pass
+#     against a server through pgbouncer;
 #   - the servers' sessions were multiplexed: more client sessions than server sessions.
 #
 # Ends with `pgbouncer: N passed, N failed`. Installs PostgreSQL, libpq and pgbouncer from
@@ -128,6 +130,18 @@ python3 scripts/pg_failover.py drive --mode pooled --part pooled --before 2 --af
     --psql "$(printf '%q ' "$pgbin/psql" -h 127.0.0.1 -p "$pg_port" -U postgres -d kidledger)" \
     --check "$(printf '%q ' "$SERVER_BIN" check --database-url "$direct")" 2>&1 | tee "$tmp/drive.log" || status=$?
 count_part pooled "$tmp/drive.log" "$status"
+
+step "the OpenAPI contract tests against a server through pgbouncer"
+# Every operation (scripts/contract-test.sh; a shorter run than the test command's own: its
+# examples, fuzzing and stateful phases, 5 examples each): the storage's statements through
+# transaction pooling.
+status=0
+KIDLEDGER_DATABASE_URL=$pooled KIDLEDGER_DATABASE_DIRECT_URL=$direct KIDLEDGER_SERVER_BIN=$SERVER_BIN \
+    KIDLEDGER_CONTRACT_EXAMPLES=5 KIDLEDGER_CONTRACT_PHASES=examples,fuzzing,stateful KIDLEDGER_CONTRACT_REPORT=$tmp/contract \
+    bash scripts/contract-test.sh >"$tmp/contract.log" 2>&1 || status=$?
+operations=$(cat "$tmp"/contract/junit-*.xml 2>/dev/null | grep -o '<testcase ' | wc -l)
+[ "$status" = 0 ] || tail -n 40 "$tmp/contract.log"
+check "$status" "the contract tests through pgbouncer ($operations operations, schemathesis)"
 
 # Multiplexed: the servers hold more sessions with pgbouncer than pgbouncer holds with PostgreSQL.
 admin=("$pgbin/psql" -h 127.0.0.1 -p "$strict_port" -U postgres -d pgbouncer -qAt)
