@@ -257,7 +257,8 @@ def drive(args):
         check(not lost, "every acknowledged write is stored: " + figure)
     if args.mode == "sync":
         check(len(load.unknown_then_stored) > 0,
-              "a group-commit batch committed while its answer was lost: its writes were retried and stored once "
+              "writes whose COMMIT (a group-commit batch in flight) committed while its answer was lost were retried "
+              "and stored once "
               f"({len(load.unknown_then_stored)} such writes)")
     if args.mode == "async":
         print(f"asynchronous standby: {figure}" + (f" (lost: {lost[:5]})" if lost else ""), flush=True)
