@@ -166,7 +166,7 @@ CONF
     step "[$mode] 16 writers, kill -9 of the primary, promotion"
     local out=$tmp/drive.log status=0
     python3 scripts/pg_failover.py drive --mode "$mode" --part "failover-$mode" --a "http://127.0.0.1:${ports[0]}" --b "http://127.0.0.1:${ports[1]}" \
-        --primary-data "$tmp/primary/data" --relay-pid "$relay_pid" \
+        --primary-data "$tmp/primary/data" --relay-pid "$relay_pid" --relay-port-file "$tmp/relay.port" \
         --promote "$(printf '%q ' "${owner[@]}" "$pgbin/pg_ctl" -D "$tmp/standby/data" -w -t 60 promote)" \
         --psql "$(printf '%q ' "$pgbin/psql" -h 127.0.0.1 -p "$standby_port" -U postgres -d kidledger)" \
         --check "$(printf '%q ' "$SERVER_BIN" check --database-url "postgres://postgres@127.0.0.1:$standby_port/kidledger")" \

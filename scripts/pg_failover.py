@@ -5,7 +5,8 @@
         A TCP relay on a free loopback port (written to PORT_FILE) in front of a PostgreSQL
         cluster. SIGUSR1 freezes it: from then on, on each connection that sends a COMMIT,
         what the database answers is dropped (ends of connections still pass), as if the
-        answers were lost in transit; other sessions are served until they commit; and new
+        answers were lost in transit (a line is added to PORT_FILE.frozen for each such
+        COMMIT); other sessions are served until they commit; and new
         connections are refused, as by a host that is down (libpq moves on to the next host
         of a URL only when the connection itself fails, not when a session it opened ends).
 
@@ -53,8 +54,10 @@ def relay(port_file, upstream_port):
                     break
                 if upstream:
                     # The COMMIT's text travels in the Parse message of its pipeline.
-                    if frozen and b"COMMIT\x00" in data:
+                    if frozen and not conn["committing"] and b"COMMIT\x00" in data:
                         conn["committing"] = True
+                        with open(port_file + ".frozen", "a") as f:
+                            f.write("COMMIT\n")
                 elif conn["committing"]:
                     continue
                 writer.write(data)
@@ -292,6 +295,16 @@ def fail_over(args, load, started, check):
     # The answers from the primary to server A are lost from now on; B's still arrive.
     os.kill(args.relay_pid, signal.SIGUSR1)
     frozen_at = time.monotonic()
+    # Until a COMMIT's answer is held back (A's committers are busy: at once, unless the
+    # machine is very busy), then time for the primary to commit what it was sent.
+    frozen_commits = 0
+    while frozen_commits == 0 and time.monotonic() < frozen_at + 5:
+        time.sleep(0.02)
+        try:
+            with open(args.relay_port_file + ".frozen") as f:
+                frozen_commits = len(f.readlines())
+        except FileNotFoundError:
+            pass
     time.sleep(0.2)
     with open(os.path.join(args.primary_data, "postmaster.pid")) as f:
         postmaster = int(f.readline())
@@ -311,7 +324,10 @@ def fail_over(args, load, started, check):
           f"{killed_at - started:.1f} s ({before_kill} writes acknowledged at the freeze, {acknowledged_at_kill} at the kill), "
           f"standby promoted {(promoted_at - killed_at) * 1000:.0f} ms after the kill", flush=True)
     in_window = sum(1 for t, server in load.ok_times if frozen_at <= t < killed_at and server == 1)
-    print(f"writes acknowledged through B between the freeze and the kill: {in_window}", flush=True)
+    with open(args.relay_port_file + ".frozen") as f:
+        frozen_commits = len(f.readlines())
+    print(f"between the freeze and the kill: {frozen_commits} COMMIT(s) of A held back, {in_window} writes acknowledged "
+          "through B", flush=True)
     print("answers: " + ", ".join(f"{n}×{s}" for s, n in sorted(load.statuses.items())), flush=True)
 
     # Writes succeed again: the first 2xx through each server after the promotion.
@@ -403,6 +419,7 @@ def main():
     p.add_argument("--b", required=True)
     p.add_argument("--primary-data")
     p.add_argument("--relay-pid", type=int)
+    p.add_argument("--relay-port-file", help="the relay's PORT_FILE (its .frozen file counts the COMMITs held back)")
     p.add_argument("--writers", type=int, default=16)
     p.add_argument("--part", default="load", help="the name on the last line (`<part>: N passed, N failed`)")
     p.add_argument("--before", type=float, default=2.0, help="seconds of load before the kill")
