@@ -7,15 +7,19 @@
         `log_statement = all` and `log_line_prefix = '%m [%p] %a: '`; one a line, whitespace
         collapsed.
 
-    household_scope.py check STATEMENTS
+    household_scope.py check STATEMENTS [SOURCES]
         Checks each statement (after checking the checker on statements known good and bad):
         every household table it names (households, children, transactions, participants,
         subscriptions, device_sync) is pinned to one household — `household_id = $n` (for
         households `id = $n`), or `= ANY($n)` for a set of them, or an equality on the
         household key with a table already pinned — and every row it inserts there names its
         household; else it carries `/* global: <name> */` with a name on GLOBAL below. DDL,
-        transaction control and session statements are not about rows and pass. Prints each
-        failure and `sharding: N passed, N failed` (N: distinct statements).
+        transaction control and session statements are not about rows and pass. With SOURCES
+        (the storage's folder, Sources/LedgerStoragePostgres), also checks that each SQL text in
+        its Swift files (a string literal starting with SELECT, INSERT, UPDATE, DELETE or WITH;
+        interpolations match anything) was sent during the run, so no statement escapes the
+        rule by never running in a test. Prints each failure and `sharding: N passed, N failed`
+        (N: distinct statements logged, and SQL texts of the sources).
 
 A sharded PostgreSQL (Citus) distributing these tables by household_id routes a pinned
 statement to one shard; a global one runs on every shard (docs/scaling.md).
@@ -110,7 +114,33 @@ BAD = [
 ]
 
 
-def check(path):
+def source_statements(folder):
+    """(file, SQL text) of every SQL string literal in the Swift files of `folder` (migrations aside)."""
+    import glob
+    out = []
+    for path in sorted(glob.glob(folder.rstrip("/") + "/*.swift")):
+        if path.endswith("Schema.swift"):
+            continue
+        text = open(path).read()
+        literals = re.findall(r'"""(.*?)"""', text, re.S) + re.findall(r'"((?:SELECT|INSERT|UPDATE|DELETE|WITH)\b[^"\n]*)"', text)
+        for lit in literals:
+            sql = " ".join(lit.split())
+            if re.match(r"(\\\([^)]*\))?(/\*.*?\*/ )?(SELECT|INSERT|UPDATE|DELETE|WITH)\b", sql):
+                out.append((path.rsplit("/", 1)[-1], sql))
+    return out
+
+
+def unsent(sources, statements):
+    """The sources' SQL texts that no logged statement matches."""
+    missing = []
+    for name, sql in sources:
+        pattern = ".*".join(re.escape(part) for part in re.split(r"\\\((?:[^()]|\([^()]*\))*\)", sql))
+        if not any(re.search(pattern, s) for s in statements):
+            missing.append((name, sql))
+    return missing
+
+
+def check(path, sources_folder=None):
     for sql in GOOD:
         if problems(sql):
             sys.exit(f"household_scope.py refuses a scoped statement: {sql}: {problems(sql)}")
@@ -129,12 +159,24 @@ def check(path):
         mark = GLOBAL_MARK.search(sql)
         if mark:
             named[mark.group(1)] = named.get(mark.group(1), 0) + 1
+    sources = source_statements(sources_folder) if sources_folder else []
+    if sources_folder and not sources:
+        print(f"FAIL no SQL found in {sources_folder}")
+        failed += 1
+    missing = unsent(sources, statements)
+    for name, sql in missing:
+        print(f"FAIL never sent during the run (no test runs it): {name}: {sql}")
+    if sources:
+        print(f"{len(sources) - len(missing)} of the {len(sources)} SQL texts in {sources_folder} were sent during the run")
     for name, n in sorted(named.items()):
         print(f"global '{name}': {n} statement{'s' if n > 1 else ''}")
     if not statements:
         print("FAIL no statements were logged")
         failed = 1
-    print(f"sharding: {len(statements) - failed if statements else 0} passed, {failed} failed")
+    failed_statements = failed
+    failed += len(missing)
+    print(f"sharding: {(len(statements) - failed_statements if statements else 0) + len(sources) - len(missing)} passed, "
+          f"{failed} failed")
     return 1 if failed else 0
 
 
@@ -170,6 +212,6 @@ def extract(path, application="kidledger-server"):
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "extract":
         sys.exit(extract(sys.argv[2]))
-    if len(sys.argv) == 3 and sys.argv[1] == "check":
-        sys.exit(check(sys.argv[2]))
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "check":
+        sys.exit(check(*sys.argv[2:]))
     sys.exit(__doc__)

@@ -121,9 +121,10 @@ record_swift postgres "$results/postgres.log" "${PIPESTATUS[0]}"
 record_contract contract-pg "$pg_report" "$(cat "$pg_report/exit-status" 2>/dev/null || echo 1)"
 
 # Sharding-ready: every statement the storage sent during those runs (the cluster logged them
-# all) is pinned to one household or is a named global one (scripts/household_scope.py).
+# all) is pinned to one household or is a named global one, and every SQL text of the storage's
+# sources was among them (scripts/household_scope.py).
 if [ -s "$pg_statements" ]; then
-  python3 scripts/household_scope.py check "$pg_statements" 2>&1 | tee "$results/sharding.log"
+  python3 scripts/household_scope.py check "$pg_statements" Sources/LedgerStoragePostgres 2>&1 | tee "$results/sharding.log"
   record_line sharding "$results/sharding.log" "${PIPESTATUS[0]}"
 else
   record sharding 0 1
