@@ -61,27 +61,33 @@ extension PostgresLedgerStorage {
         let pooled = directURL != nil
         let sessionURL = directURL ?? url
         if pooled {
-            do { _ = try PGConnection(url: url, pooled: true, application: application, connectTimeout: connectTimeout).query("SELECT 1") } catch {
+            do {
+                _ = try PGConnection(url: url, pooled: true, application: application, connectTimeout: connectTimeout).query("SELECT 1")
+            } catch {
                 throw StorageFailure("PostgreSQL through \(redacted(url)): \(error.message)")
             }
         }
         let applied: [Int]
         do {
             let session = try PGConnection(url: sessionURL, application: application, connectTimeout: connectTimeout)
-            guard try session.reachesServerDirectly() else { throw StorageFailure(poolerRefusal(url: sessionURL, direct: pooled)) }
+            guard try session.reachesServerDirectly() else {
+                throw StorageFailure(poolerRefusal(url: sessionURL, direct: pooled))
+            }
             applied = try PostgresSchema.migrate(session)
         } catch let e as PGError {
             // pgbouncer refuses the startup parameter `options` that sessions of PostgreSQL's own carry.
-            if e.message.contains("unsupported startup parameter") { throw StorageFailure(poolerRefusal(url: sessionURL, direct: pooled)) }
+            if e.message.contains("unsupported startup parameter") {
+                throw StorageFailure(poolerRefusal(url: sessionURL, direct: pooled))
+            }
             throw StorageFailure("PostgreSQL at \(redacted(sessionURL)): \(e.message)")
         } catch let e as StorageFailure {
             throw e
         } catch {
             throw StorageFailure("PostgreSQL at \(redacted(sessionURL)): \(error)")
         }
-        let bus = PostgresChangeBus(url: sessionURL,
-                                    publisher: pooled ? PGPool(url: url, size: 2, pooled: true, application: application, connectTimeout: 2, answerTimeout: 3,
-                                                               acquireTimeout: 2) : nil,
+        let publisher = pooled ? PGPool(url: url, size: 2, pooled: true, application: application, connectTimeout: 2,
+                                        answerTimeout: 3, acquireTimeout: 2) : nil
+        let bus = PostgresChangeBus(url: sessionURL, publisher: publisher,
                                     onRemote: hooks.remote, onResync: hooks.resynced, onDisconnect: hooks.disconnected)
         let storage = PostgresLedgerStorage(url: url, connections: connections, setup: pooled ? [] : sessionSetup,
                                             transactionSetup: pooled ? transactionSetup : [], pooled: pooled,
@@ -99,7 +105,8 @@ extension PostgresLedgerStorage {
         return "\(which) \(redacted(url)) reaches a connection pooler (such as pgbouncer), not PostgreSQL itself: "
             + "LISTEN (wake-ups across processes) and the migration lock need a session of PostgreSQL's own. "
             + (direct ? "Give PostgreSQL's own address as --database-direct-url."
-                      : "Give the pooler's address (transaction pooling) as --database-url and PostgreSQL's own as --database-direct-url.")
+                      : "Give the pooler's address (transaction pooling) as --database-url "
+                        + "and PostgreSQL's own as --database-direct-url.")
             + " See docs/scaling.md."
     }
 
