@@ -35,6 +35,7 @@
 #                                 with "SystemError: AST constructor recursion depth mismatch".
 #                                 One worker is also no slower on two cores.
 #   KIDLEDGER_CONTRACT_SEED       fixed seed for a reproducible run (default random)
+#   KIDLEDGER_CONTRACT_PHASES     schemathesis phases (default examples,coverage,fuzzing,stateful)
 #   KIDLEDGER_CONTRACT_REPORT     folder for the JUnit report and the schemathesis configuration
 #                                 (default .build/contract-report; emptied of both first)
 #   KIDLEDGER_CONTRACT_ALLOW_RATE_LIMIT=1
@@ -51,6 +52,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SPEC=$REPO/openapi.yaml
 EXAMPLES=${KIDLEDGER_CONTRACT_EXAMPLES:-20}
 WORKERS=${KIDLEDGER_CONTRACT_WORKERS:-1}
+PHASES=${KIDLEDGER_CONTRACT_PHASES:-examples,coverage,fuzzing,stateful}
 
 die() { echo "contract-test: $*" >&2; exit 1; }
 log() { echo "contract-test: $*" >&2; }
@@ -271,10 +273,10 @@ EOF
 seed=()
 [ -n "${KIDLEDGER_CONTRACT_SEED:-}" ] && seed=(--seed "$KIDLEDGER_CONTRACT_SEED")
 
-log "schemathesis $st_version: all checks, all phases, at most $EXAMPLES examples per operation"
+log "schemathesis $st_version: all checks, phases $PHASES, at most $EXAMPLES examples per operation"
 status=0
 (cd "$WORK" && schemathesis --config-file "$REPORT/schemathesis.toml" run "$SPEC" \
-    --url "$BASE" --phases examples,coverage,fuzzing,stateful \
+    --url "$BASE" --phases "$PHASES" \
     --report junit --report-dir "$REPORT" --no-color "${seed[@]}") || status=$?
 
 if [ -n "$SERVER_PID" ] && ! kill -0 "$SERVER_PID" 2>/dev/null; then

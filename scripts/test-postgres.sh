@@ -11,6 +11,10 @@
 #                        (scripts/contract-test.sh) against a server over the cluster, with
 #                        their JUnit report and their exit status (file exit-status) in that
 #                        folder; the script's own status is the XCTest run's
+# POSTGRES_STATEMENTS    when set, the cluster logs every statement (log_statement = all) and
+#                        the distinct statements of the storage's sessions are written to
+#                        this file at the end (scripts/household_scope.py extract), for the
+#                        household-scope check (scripts/household_scope.py check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +37,12 @@ export KIDLEDGER_TEST_DATABASE_URL
 # The cluster's folder: the multi-process tests restart PostgreSQL under load.
 export KIDLEDGER_TEST_PG_CLUSTER="$cluster"
 echo "PostgreSQL tests against $KIDLEDGER_TEST_DATABASE_URL"
+if [ -n "${POSTGRES_STATEMENTS:-}" ]; then
+  # Each statement with the session's application_name; parameter values left out.
+  psql "$KIDLEDGER_TEST_DATABASE_URL" -qAt -c "ALTER SYSTEM SET log_statement = 'all'" \
+    -c "ALTER SYSTEM SET log_line_prefix = '%m [%p] %a: '" -c "ALTER SYSTEM SET log_parameter_max_length = 0" \
+    -c "SELECT pg_reload_conf()" >/dev/null
+fi
 # Every server test: TestServer puts each server in a schema of its own.
 status=0
 swift test --skip-build --traits Postgres --scratch-path "$scratch" \
@@ -46,5 +56,9 @@ if [ -n "${POSTGRES_CONTRACT_REPORT:-}" ]; then
     KIDLEDGER_SERVER_BIN="$scratch/debug/kidledger-server" bash scripts/contract-test.sh || contract=$?
   mkdir -p "$POSTGRES_CONTRACT_REPORT"
   echo "$contract" >"$POSTGRES_CONTRACT_REPORT/exit-status"
+fi
+if [ -n "${POSTGRES_STATEMENTS:-}" ]; then
+  python3 scripts/household_scope.py extract "$cluster/server.log" >"$POSTGRES_STATEMENTS" || status=1
+  echo "$(wc -l <"$POSTGRES_STATEMENTS") distinct statements of the storage logged to $POSTGRES_STATEMENTS"
 fi
 exit "$status"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite: the portability check, unit and real-socket tests (swift test), the
 # server's tests again over PostgreSQL (scripts/test-postgres.sh, a second build with the
-# `Postgres` trait in .build-postgres/), the scaled topology's smoke
-# test (deploy/local-topology.sh: PostgreSQL, three servers, nginx), the OpenAPI contract tests
+# `Postgres` trait in .build-postgres/) with every statement of the storage checked against the
+# household rule (scripts/household_scope.py), the scaled topology's smoke
+# test (deploy/local-topology.sh: PostgreSQL, three servers, nginx), PostgreSQL failover under
+# load (scripts/pg-failover.sh sync: a synchronous standby promoted), kidledger behind pgbouncer
+# in transaction pooling mode (scripts/pg-pgbouncer.sh), the OpenAPI contract tests
 # (schemathesis) against a freshly built server over SQLite and one over PostgreSQL, the
 # client-generator check (scripts/client-check.sh), the App Store peer check
 # (scripts/app-store-peer.sh) and the ID token peer check (scripts/jwt-peer.sh). Installs what is
@@ -111,10 +114,21 @@ PY
 # The server's tests again with every test server over PostgreSQL (a throwaway cluster, a
 # build with the trait), and the contract tests against a server over it.
 pg_report=$PWD/$results/contract-postgres
-rm -rf "$pg_report"
-POSTGRES_CONTRACT_REPORT=$pg_report bash scripts/test-postgres.sh 2>&1 | tee "$results/postgres.log"
+pg_statements=$PWD/$results/postgres-statements.txt
+rm -rf "$pg_report" "$pg_statements"
+POSTGRES_CONTRACT_REPORT=$pg_report POSTGRES_STATEMENTS=$pg_statements bash scripts/test-postgres.sh 2>&1 | tee "$results/postgres.log"
 record_swift postgres "$results/postgres.log" "${PIPESTATUS[0]}"
 record_contract contract-pg "$pg_report" "$(cat "$pg_report/exit-status" 2>/dev/null || echo 1)"
+
+# Sharding-ready: every statement the storage sent during those runs (the cluster logged them
+# all) is pinned to one household or is a named global one, and every SQL text of the storage's
+# sources was among them (scripts/household_scope.py).
+if [ -s "$pg_statements" ]; then
+  python3 scripts/household_scope.py check "$pg_statements" Sources/LedgerStoragePostgres 2>&1 | tee "$results/sharding.log"
+  record_line sharding "$results/sharding.log" "${PIPESTATUS[0]}"
+else
+  record sharding 0 1
+fi
 
 # The scaled topology (deploy/local-topology.sh): PostgreSQL, three servers of that build,
 # nginx in front from the compose file's template, a smoke test through it.
@@ -124,6 +138,25 @@ if [ -x "$pg_server_bin" ]; then
   record_line topology "$results/topology.log" "${PIPESTATUS[0]}"
 else
   record topology 0 1
+fi
+
+# Failover (scripts/pg-failover.sh sync): a primary and a synchronous standby, two servers on
+# one multi-host URL, the primary killed under 16 writers and the standby promoted: nothing
+# acknowledged lost, nothing applied twice, balances, check, wake-ups afterwards.
+if [ -x "$pg_server_bin" ]; then
+  SERVER_BIN=$pg_server_bin bash scripts/pg-failover.sh sync 2>&1 | tee "$results/failover.log"
+  record_line failover "$results/failover.log" "${PIPESTATUS[0]}"
+else
+  record failover 0 1
+fi
+
+# Behind pgbouncer in transaction pooling mode (scripts/pg-pgbouncer.sh): two servers through
+# it, LISTEN and migrations on the direct URL; servers given only the pooler refuse to start.
+if [ -x "$pg_server_bin" ]; then
+  SERVER_BIN=$pg_server_bin bash scripts/pg-pgbouncer.sh 2>&1 | tee "$results/pgbouncer.log"
+  record_line pgbouncer "$results/pgbouncer.log" "${PIPESTATUS[0]}"
+else
+  record pgbouncer 0 1
 fi
 
 if [ "$built" -eq 0 ]; then

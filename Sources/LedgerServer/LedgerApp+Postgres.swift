@@ -31,7 +31,8 @@ extension LedgerApp {
         readCache.bypassTokens = true
         let storage: PostgresLedgerStorage
         do {
-            storage = try PostgresLedgerStorage.open(url: url, connections: connections, workers: workers, hooks: hooks,
+            storage = try PostgresLedgerStorage.open(url: url, directURL: configuration.databaseDirectURL,
+                                                     connections: connections, workers: workers, hooks: hooks,
                                                      log: { logger.log($0) })
         } catch {
             workers.stop()

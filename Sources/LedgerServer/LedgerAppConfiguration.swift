@@ -13,6 +13,11 @@ public struct LedgerAppConfiguration: Sendable {
     /// A `postgres://` URL: store everything in that PostgreSQL database instead of SQLite
     /// (builds with the `Postgres` trait). nil (the default): SQLite in `dataDirectory`.
     public var databaseURL: String?
+    /// PostgreSQL itself, when `databaseURL` is a connection pooler in transaction mode
+    /// (pgbouncer): LISTEN and the migration lock use it, and statements through the pooler
+    /// are prepared unnamed with their settings per transaction. nil (the default):
+    /// `databaseURL` must reach PostgreSQL itself.
+    public var databaseDirectURL: String?
     /// Connections to PostgreSQL per process, and as many worker threads run requests that
     /// use them. Default 16.
     public var databaseConnections: Int = 16

@@ -54,7 +54,8 @@ final class PostgresChangeBus: Sendable {
         self.url = url
         self.channel = channel
         self.origin = String(UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(16))
-        self.publisher = publisher ?? PGPool(url: url, size: 2, connectTimeout: 2, answerTimeout: 3, acquireTimeout: 2)
+        self.publisher = publisher ?? PGPool(url: url, size: 2, application: PostgresLedgerStorage.application, connectTimeout: 2,
+                                             answerTimeout: 3, acquireTimeout: 2)
         self.onRemote = onRemote
         self.onResync = onResync
         self.onDisconnect = onDisconnect
@@ -186,7 +187,7 @@ final class PostgresChangeBus: Sendable {
         while !stopped {
             do {
                 if db == nil {
-                    let c = try PGConnection(url: url, connectTimeout: 2)
+                    let c = try PGConnection(url: url, application: PostgresLedgerStorage.application, connectTimeout: 2)
                     try c.listen(channel)
                     db = c
                     state.withLock { $0.listening = true }

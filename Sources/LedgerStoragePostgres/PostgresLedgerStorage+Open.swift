@@ -39,28 +39,75 @@ extension PostgresLedgerStorage {
         }
     }
 
+    /// `sessionSetup` for a pool behind a transaction-mode pooler: a setting made once per
+    /// session would stay on whichever server session ran it, so each transaction makes its own.
+    package static var transactionSetup: [String] {
+        ["SET LOCAL statement_timeout = \(statementTimeout * 1000)",
+         "SET LOCAL idle_in_transaction_session_timeout = \(statementTimeout * 3000)",
+         "SET LOCAL client_min_messages = warning"]
+    }
+
     /// Storage for one serving process: `connections` sessions (writes run on `workers`),
     /// the schema migrated (once, whichever process gets there first, on a session of its
     /// own without the statement timeout: a migration may rewrite a large table), and the
     /// change bus started. `log` gets `migrated`.
-    package static func open(url: String, connections: Int, workers: any RequestWorkers, hooks: CommitHooks,
-                             log: (JSONObject) -> Void) throws -> PostgresLedgerStorage {
-        let bus = PostgresChangeBus(url: url, onRemote: hooks.remote, onResync: hooks.resynced, onDisconnect: hooks.disconnected)
-        let storage = PostgresLedgerStorage(url: url, connections: connections, setup: sessionSetup,
+    ///
+    /// With a `directURL`, `url` is a pooler in transaction mode (pgbouncer): requests' sessions
+    /// and notifications go through it, LISTEN and the migration (its advisory lock) go to
+    /// `directURL`. Whichever URL must reach PostgreSQL itself is checked to (a pooler is
+    /// refused with what to configure instead).
+    package static func open(url: String, directURL: String? = nil, connections: Int, workers: any RequestWorkers,
+                             hooks: CommitHooks, log: (JSONObject) -> Void) throws -> PostgresLedgerStorage {
+        let pooled = directURL != nil
+        let sessionURL = directURL ?? url
+        if pooled {
+            do {
+                _ = try PGConnection(url: url, pooled: true, application: application, connectTimeout: connectTimeout).query("SELECT 1")
+            } catch {
+                throw StorageFailure("PostgreSQL through \(redacted(url)): \(error.message)")
+            }
+        }
+        let applied: [Int]
+        do {
+            let session = try PGConnection(url: sessionURL, application: application, connectTimeout: connectTimeout)
+            guard try session.reachesServerDirectly() else {
+                throw StorageFailure(poolerRefusal(url: sessionURL, direct: pooled))
+            }
+            applied = try PostgresSchema.migrate(session)
+        } catch let e as PGError {
+            // pgbouncer refuses the startup parameter `options` that sessions of PostgreSQL's own carry.
+            if e.message.contains("unsupported startup parameter") {
+                throw StorageFailure(poolerRefusal(url: sessionURL, direct: pooled))
+            }
+            throw StorageFailure("PostgreSQL at \(redacted(sessionURL)): \(e.message)")
+        } catch let e as StorageFailure {
+            throw e
+        } catch {
+            throw StorageFailure("PostgreSQL at \(redacted(sessionURL)): \(error)")
+        }
+        let publisher = pooled ? PGPool(url: url, size: 2, pooled: true, application: application, connectTimeout: 2,
+                                        answerTimeout: 3, acquireTimeout: 2) : nil
+        let bus = PostgresChangeBus(url: sessionURL, publisher: publisher,
+                                    onRemote: hooks.remote, onResync: hooks.resynced, onDisconnect: hooks.disconnected)
+        let storage = PostgresLedgerStorage(url: url, connections: connections, setup: pooled ? [] : sessionSetup,
+                                            transactionSetup: pooled ? transactionSetup : [], pooled: pooled,
                                             acquireTimeout: connectionWait, connectTimeout: connectTimeout,
                                             answerTimeout: answerTimeout, workers: workers, onCommit: hooks.local,
                                             announce: { bus.publish($0) }, bus: bus)
-        let applied: [Int]
-        do {
-            applied = try PostgresSchema.migrate(PGConnection(url: url, connectTimeout: connectTimeout))
-        } catch let e as PGError {
-            throw StorageFailure("PostgreSQL at \(redacted(url)): \(e.message)")
-        } catch {
-            throw StorageFailure("PostgreSQL at \(redacted(url)): \(error)")
-        }
         if !applied.isEmpty { log(["event": "migrated", "applied": .array(applied.map { .int(Int64($0)) })]) }
         bus.start()
         return storage
+    }
+
+    /// Why a URL that reaches a connection pooler cannot serve where PostgreSQL itself is needed.
+    static func poolerRefusal(url: String, direct: Bool) -> String {
+        let which = direct ? "--database-direct-url" : "--database-url"
+        return "\(which) \(redacted(url)) reaches a connection pooler (such as pgbouncer), not PostgreSQL itself: "
+            + "LISTEN (wake-ups across processes) and the migration lock need a session of PostgreSQL's own. "
+            + (direct ? "Give PostgreSQL's own address as --database-direct-url."
+                      : "Give the pooler's address (transaction pooling) as --database-url "
+                        + "and PostgreSQL's own as --database-direct-url.")
+            + " See docs/scaling.md."
     }
 
     /// The database answers a short query on a session of its own (never behind requests),
@@ -87,9 +134,10 @@ extension PostgresLedgerStorage {
 
     /// `url` without its password, for messages.
     package static func redacted(_ url: String) -> String {
-        guard var parts = URLComponents(string: url), parts.password != nil else { return url }
-        parts.password = "***"
-        return parts.string ?? url
+        // Not URLComponents: a URL with several hosts (`h1:5432,h2:5432`) is not one it reads.
+        guard let scheme = url.range(of: "://"), let at = url[scheme.upperBound...].firstIndex(of: "@"),
+              let colon = url[scheme.upperBound..<at].firstIndex(of: ":") else { return url }
+        return String(url[..<url.index(after: colon)]) + "***" + String(url[at...])
     }
 
     /// Why `url` cannot name a PostgreSQL database (nil: it can): it must be a

@@ -30,6 +30,9 @@ package final class PostgresLedgerStorage: LedgerStorage {
     let bus: PostgresChangeBus?
     /// A session of its own for readiness, while serving.
     let probe: PGPool?
+    /// The `application_name` of every session of the storage (tests' own sessions are
+    /// `kidledger`): what the statement log of a test run is filtered by.
+    package static let application = "kidledger-server"
     /// How many times a write lost to a concurrent one runs again before it fails.
     static let maxAttempts = 8
     /// Whether commits queue push wakes.
@@ -49,12 +52,16 @@ package final class PostgresLedgerStorage: LedgerStorage {
     ///   - committers: threads committing batches of writes about one household each
     ///     (`write(household:…)`, group commit); 0: each such write is a transaction of its own.
     ///   - bus: the change bus of a serving process (its readiness probe comes with it).
-    init(url: String, connections: Int = 16, setup: [String] = [], acquireTimeout: Double? = nil,
+    ///   - transactionSetup: statements every transaction runs first (`SET LOCAL`, behind a pooler).
+    ///   - pooled: `url` is a pooler in transaction mode (`PGConnection.pooled`).
+    init(url: String, connections: Int = 16, setup: [String] = [], transactionSetup: [String] = [], pooled: Bool = false,
+         acquireTimeout: Double? = nil,
          connectTimeout: Int = 5, answerTimeout: Double? = nil, workers: (any RequestWorkers)? = nil,
          committers: Int? = nil,
          onCommit: @escaping @Sendable (StorageCommit) -> Void = { _ in },
          announce: @escaping @Sendable (StorageCommit) -> Void = { _ in }, bus: PostgresChangeBus? = nil) {
-        let pool = PGPool(url: url, size: connections, setup: setup, connectTimeout: connectTimeout,
+        let pool = PGPool(url: url, size: connections, setup: setup, transactionSetup: transactionSetup, pooled: pooled,
+                          application: Self.application, connectTimeout: connectTimeout,
                           answerTimeout: answerTimeout, acquireTimeout: acquireTimeout)
         self.pool = pool
         self.workers = workers ?? DispatchWorkers(queue: DispatchQueue(label: "kidledger.pg.write", qos: .userInitiated,
@@ -62,7 +69,8 @@ package final class PostgresLedgerStorage: LedgerStorage {
         self.onCommit = onCommit
         self.announce = announce
         self.bus = bus
-        probe = bus == nil ? nil : PGPool(url: url, size: 1, setup: ["SET statement_timeout = 2000"], connectTimeout: 2,
+        probe = bus == nil ? nil : PGPool(url: url, size: 1, setup: pooled ? [] : ["SET statement_timeout = 2000"],
+                                          pooled: pooled, application: Self.application, connectTimeout: 2,
                                           answerTimeout: 2, acquireTimeout: 2)
         // An eighth of the connections commit batches (two by default: more make smaller
         // batches, fewer leave the database idle while one commits); the rest serve reads

@@ -34,6 +34,7 @@ extension PostgresLedgerTransaction {
     func ownedHouseholds(account: String) throws -> [OwnedHousehold] {
         sendDeferred()
         return try db.query("""
+            /* global: households of an account */
             SELECT h.id, EXISTS (SELECT 1 FROM participants p WHERE p.household_id = h.id AND p.status = 'accepted')
             FROM households h WHERE h.owner_account_id = $1 ORDER BY h.id
             """, [.uuid(account)]).rows.map { OwnedHousehold(id: $0.uuid(0), hasOtherMembers: $0.bool(1)) }
@@ -41,6 +42,7 @@ extension PostgresLedgerTransaction {
 
     func activeParticipations(account: String) throws -> [(household: String, status: Participant.Status)] {
         try db.query("""
+            /* global: households of an account */
             SELECT household_id, status FROM participants WHERE account_id = $1 AND status IN ('invited', 'accepted')
             ORDER BY household_id
             """, [.uuid(account)]).rows.map { ($0.uuid(0), Participant.Status(rawValue: $0.string(1)) ?? .invited) }

@@ -46,7 +46,9 @@ extension PostgresLedgerTransaction {
 
     func households(subscribedTo key: PurchaseKey) throws -> [String] {
         try db.query("""
-            SELECT household_id FROM subscriptions WHERE environment = $1 AND original_transaction_id = $2 ORDER BY household_id
+            /* global: subscriptions of a purchase */
+            SELECT household_id FROM subscriptions WHERE environment = $1 AND original_transaction_id = $2
+            ORDER BY household_id
             """, [.text(key.environment), .text(key.originalTransactionId)]).rows.map { $0.uuid(0) }
     }
 
@@ -109,6 +111,7 @@ extension PostgresLedgerTransaction {
 
     func deleteUnregisteredPurchases(updatedBefore cutoff: Int64) throws {
         try db.query("""
+            /* global: subscriptions of a purchase */
             DELETE FROM app_store_purchases p WHERE p.updated_at < $1 AND NOT EXISTS
                 (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = p.original_transaction_id
                                                  AND s.environment = p.environment)

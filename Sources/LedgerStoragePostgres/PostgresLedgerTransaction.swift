@@ -278,8 +278,9 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func households(account: String, after: Int64?, limit: Int) throws -> KeyedPage<HouseholdListing, Int64> {
         sendDeferred()
         let rows = try db.query("""
-            SELECT h.id, h.name, h.currency, h.owner_account_id, h.created_at, h.modified_at, h.change_tag, h.shared,
-                   p.permission, h.n
+            /* global: households of an account */
+            SELECT h.id, h.name, h.currency, h.owner_account_id, h.created_at, h.modified_at,
+                   h.change_tag, h.shared, p.permission, h.n
             FROM households h LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = $1
             WHERE (h.owner_account_id = $1 OR p.status = 'accepted') AND h.n > $2
             ORDER BY h.n LIMIT $3
@@ -291,7 +292,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
         // In a write, the owner's account row is locked first: two processes creating
         // households for one account count one after the other, so the quota holds.
         if writing { try db.query("SELECT 1 FROM accounts WHERE id = $1 FOR NO KEY UPDATE", [.uuid(owner)]) }
-        return Int(try db.queryOne("SELECT count(*) FROM households WHERE owner_account_id = $1", [.uuid(owner)])?.int(0) ?? 0)
+        return Int(try db.queryOne("/* global: households of an account */ SELECT count(*) FROM households WHERE owner_account_id = $1",
+                                   [.uuid(owner)])?.int(0) ?? 0)
     }
 
     func nextSeq(household: String) throws -> Int64 {
@@ -451,13 +453,16 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func participant(invitation: String, account: String) throws -> Participant? {
         if writing {
             // Lock the household first, then read the row as it is now.
-            guard let h = try db.queryOne("SELECT household_id FROM participants WHERE invitation_id = $1 AND account_id = $2",
-                                          [.uuid(invitation), .uuid(account)])?.uuid(0) else { return nil }
+            guard let h = try db.queryOne("""
+                /* global: households of an account */
+                SELECT household_id FROM participants WHERE invitation_id = $1 AND account_id = $2
+                """, [.uuid(invitation), .uuid(account)])?.uuid(0) else { return nil }
             try lock(h)
         }
         return try db.queryOne("""
-            SELECT \(Self.participantColumns) FROM participants p JOIN accounts a ON a.id = p.account_id
-            WHERE p.invitation_id = $1 AND p.account_id = $2
+            /* global: households of an account */
+            SELECT \(Self.participantColumns) FROM participants p
+            JOIN accounts a ON a.id = p.account_id WHERE p.invitation_id = $1 AND p.account_id = $2
             """, [.uuid(invitation), .uuid(account)]).map { Participant(row: $0) }
     }
 
@@ -471,6 +476,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func pendingInvitations(account: String, after: InvitationPosition?, limit: Int) throws -> KeyedPage<Invitation, InvitationPosition> {
         let rows = try db.query("""
+            /* global: households of an account */
             SELECT p.invitation_id, h.id, h.name, o.display_name, p.permission, p.invited_at, p.n
             FROM participants p JOIN households h ON h.id = p.household_id JOIN accounts o ON o.id = h.owner_account_id
             WHERE p.account_id = $1 AND p.status = 'invited' AND h.shared
@@ -488,6 +494,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         // are locked (already, by the invitation, before its household: then this is no wait).
         try lockAccounts([inviter, invitee])
         let r = try db.queryOne("""
+            /* global: households of an account */
             SELECT (SELECT count(*) FROM households h JOIN participants p ON p.household_id = h.id
                     WHERE h.owner_account_id = $1 AND p.status = 'invited'),
                    (SELECT count(*) FROM participants WHERE account_id = $2 AND status = 'invited'),
@@ -499,6 +506,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func pendingInvitationHouseholds(inviter: String, invitee: String) throws -> [String] {
         try db.query("""
+            /* global: households of an account */
             SELECT p.household_id FROM participants p JOIN households h ON h.id = p.household_id
             WHERE p.account_id = $2 AND p.status = 'invited' AND h.owner_account_id = $1 ORDER BY p.household_id
             """, [.uuid(inviter), .uuid(invitee)]).rows.map { $0.uuid(0) }

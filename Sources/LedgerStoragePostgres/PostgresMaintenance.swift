@@ -11,7 +11,7 @@ package enum PostgresMaintenance {
     /// be read is a report with that problem.
     package static func check(url: String) -> StorageCheckReport {
         do {
-            let db = try PGConnection(url: url)
+            let db = try PGConnection(url: url, application: PostgresLedgerStorage.application)
             try db.execute("SET statement_timeout = 0")
             return try db.transaction(.repeatableRead, readOnly: true) { try check(db) }
         } catch let e as PGError {
@@ -28,22 +28,25 @@ package enum PostgresMaintenance {
             return mismatch
         }
         var problems: [String] = []
+        // Every statement reads the whole database: named as the global statement `check`
+        // (scripts/household_scope.py, docs/scaling.md).
+        let global = "/* global: check */ "
         // Sums in numeric: a corrupt ledger may overflow bigint.
         for m in try db.query("""
-            SELECT c.id::text, c.balance_cents, COALESCE(s.total, 0)::text FROM children c
+            \(global)SELECT c.id::text, c.balance_cents, COALESCE(s.total, 0)::text FROM children c
             LEFT JOIN (SELECT household_id, child_id, SUM(amount_cents) AS total FROM transactions GROUP BY household_id, child_id) s
                 ON s.household_id = c.household_id AND s.child_id = c.id
             WHERE c.balance_cents::numeric IS DISTINCT FROM COALESCE(s.total, 0)
             """).rows {
             problems.append("balance: child \(m.string(0)) caches \(m.int(1)) but its ledger sums to \(m.string(2))")
         }
-        for r in try db.query("SELECT id::text, reversal_id::text, reverses_id IS NOT NULL FROM transactions").rows {
+        for r in try db.query(global + "SELECT id::text, reversal_id::text, reverses_id IS NOT NULL FROM transactions").rows {
             let expected = r.bool(2) ? nil : NewTransaction.reversalId(of: r.string(0))
             let stored: String? = r.isNull(1) ? nil : r.string(1)
             if stored != expected { problems.append("key: transaction \(r.string(0)) has the wrong reversal_id") }
         }
         for r in try db.query("""
-            SELECT r.id::text FROM transactions r
+            \(global)SELECT r.id::text FROM transactions r
             LEFT JOIN transactions t ON t.household_id = r.household_id AND t.id = r.reverses_id
             WHERE r.reverses_id IS NOT NULL
               AND (t.id IS NULL OR r.amount_cents <> -t.amount_cents OR r.child_id <> t.child_id
@@ -52,22 +55,22 @@ package enum PostgresMaintenance {
             problems.append("reversal: \(r.string(0)) does not mirror its target")
         }
         for r in try db.query("""
-            SELECT t.id::text FROM transactions t
+            \(global)SELECT t.id::text FROM transactions t
             LEFT JOIN transactions r ON r.household_id = t.household_id AND r.id = t.reversed_by_id
             WHERE t.reversed_by_id IS NOT NULL AND r.reverses_id IS DISTINCT FROM t.id
             """).rows {
             problems.append("reversal: \(r.string(0)) names a reversal that does not reverse it")
         }
         for r in try db.query("""
-            SELECT s.household_id, s.id, s.child_id, s.deleted, s.doc, s.due_at, c.id IS NULL FROM schedules s
+            \(global)SELECT s.household_id, s.id, s.child_id, s.deleted, s.doc, s.due_at, c.id IS NULL FROM schedules s
             LEFT JOIN children c ON c.household_id = s.household_id AND c.id = s.child_id
             """).rows {
             problems += StorageCheckReport.scheduleProblems(household: r.uuid(0), id: r.uuid(1), child: r.uuid(2),
                                                             deleted: r.bool(3), document: r.string(4),
                                                             dueAt: r.optionalTimestampMs(5), childMissing: r.bool(6))
         }
-        let children = Int(try db.queryOne("SELECT count(*) FROM children")?.int(0) ?? 0)
-        let transactions = Int(try db.queryOne("SELECT count(*) FROM transactions")?.int(0) ?? 0)
+        let children = Int(try db.queryOne(global + "SELECT count(*) FROM children")?.int(0) ?? 0)
+        let transactions = Int(try db.queryOne(global + "SELECT count(*) FROM transactions")?.int(0) ?? 0)
         return StorageCheckReport(problems: problems, children: children, transactions: transactions)
     }
 
@@ -75,7 +78,7 @@ package enum PostgresMaintenance {
     /// those applied, and the version the database is at now.
     package static func migrate(url: String) throws -> (applied: [Int], version: Int) {
         do {
-            let db = try PGConnection(url: url)
+            let db = try PGConnection(url: url, application: PostgresLedgerStorage.application)
             return (try PostgresSchema.migrate(db), try PGMigrator.version(db))
         } catch let e as PGError {
             throw StorageFailure("PostgreSQL: \(e.message)")

@@ -11,6 +11,12 @@ import Glibc
 /// caller can do about them. After `connectionLost`, `reconnect()` opens a new session,
 /// runs the setup statements again and LISTENs again on every channel.
 ///
+/// Behind a pooler in transaction mode (`pooled`, e.g. pgbouncer), consecutive transactions
+/// of one connection may run on different server sessions: nothing is prepared by name (every
+/// statement is parsed with its execution), no startup `options` are sent (pgbouncer refuses
+/// them), and `transactionSetup` runs at the start of every transaction instead of once per
+/// session. LISTEN and session advisory locks need a connection that is not pooled.
+///
 /// With an `answerTimeout`, a statement whose answer has not arrived in time ends the
 /// session and fails as `connectionLost` (the server may still have run it): a database
 /// that stopped answering — a frozen host, a dropped route, a lock held by a client that
@@ -19,7 +25,13 @@ public final class PGConnection: @unchecked Sendable {
     /// How the connection was described (a `postgres://` URL or a libpq key=value string).
     public let url: String
     private let setup: [String]
+    /// Statements sent after each BEGIN, in the same round trip (e.g. `SET LOCAL …`).
+    private let transactionSetup: [String]
+    /// Reached through a transaction-mode pooler (see the type's comment).
+    public let pooled: Bool
     private let connectTimeout: Int
+    /// The session's `application_name` (pg_stat_activity, the server's log), unless the URL sets one.
+    public let application: String
     /// Longest wait for one statement's answer, in seconds (nil: no limit).
     public let answerTimeout: Double?
     private var handle: OpaquePointer?
@@ -31,10 +43,15 @@ public final class PGConnection: @unchecked Sendable {
     /// Most statements kept prepared per session.
     static let maxPrepared = 512
 
-    /// Connects. `setup` runs after every (re)connect, e.g. `SET search_path TO …`.
-    public init(url: String, setup: [String] = [], connectTimeout: Int = 5, answerTimeout: Double? = nil) throws(PGError) {
+    /// Connects. `setup` runs after every (re)connect, e.g. `SET search_path TO …`;
+    /// `transactionSetup` after every BEGIN.
+    public init(url: String, setup: [String] = [], transactionSetup: [String] = [], pooled: Bool = false,
+                application: String = "kidledger", connectTimeout: Int = 5, answerTimeout: Double? = nil) throws(PGError) {
         self.url = url
+        self.application = application
         self.setup = setup
+        self.transactionSetup = transactionSetup
+        self.pooled = pooled
         self.connectTimeout = connectTimeout
         self.answerTimeout = answerTimeout
         try connect()
@@ -48,9 +65,13 @@ public final class PGConnection: @unchecked Sendable {
         prepared.removeAll()
         queued.removeAll()
         // Defaults first: the URL's own settings (expanded from dbname) override them.
-        let keys = ["connect_timeout", "application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+        var keys = ["connect_timeout", "application_name", "keepalives", "keepalives_idle", "keepalives_interval",
                     "keepalives_count", "options", "dbname"]
-        let values = [String(connectTimeout), "kidledger", "1", "10", "5", "3", "-c client_min_messages=warning", url]
+        var values = [String(connectTimeout), application, "1", "10", "5", "3", "-c client_min_messages=warning", url]
+        if pooled {
+            keys.remove(at: 6)
+            values.remove(at: 6)
+        }
         let conn: OpaquePointer? = withCStrings(keys) { k in
             withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
         }
@@ -110,7 +131,7 @@ public final class PGConnection: @unchecked Sendable {
     /// first, in the same round trip.
     @discardableResult
     public func query(_ sql: String, _ params: [PGValue] = []) throws(PGError) -> PGResult {
-        queued.append(Statement(sql: sql, params: params, prepare: true, tag: tag))
+        queued.append(Statement(sql: sql, params: params, prepare: !pooled, tag: tag))
         return try flush()
     }
 
@@ -133,7 +154,7 @@ public final class PGConnection: @unchecked Sendable {
     /// transaction the statements of one round trip form one implicit transaction: a
     /// failure undoes all of them.
     public func later(_ sql: String, _ params: [PGValue] = []) {
-        queued.append(Statement(sql: sql, params: params, prepare: true, tag: tag))
+        queued.append(Statement(sql: sql, params: params, prepare: !pooled, tag: tag))
     }
 
     /// A number the caller sets to say whose statements are being queued: a statement that
@@ -412,6 +433,7 @@ public final class PGConnection: @unchecked Sendable {
         _ = try live()
         queued.append(Statement(sql: "BEGIN ISOLATION LEVEL " + isolation.rawValue + (readOnly ? " READ ONLY" : ""),
                                 params: [], prepare: false))
+        for sql in transactionSetup { queued.append(Statement(sql: sql, params: [], prepare: false)) }
         let value: T
         do {
             value = try body()
@@ -485,6 +507,16 @@ public final class PGConnection: @unchecked Sendable {
     }
 
     // MARK: helpers
+
+    /// Whether the session is PostgreSQL's own, not a pooler's: the process id the server
+    /// announced at startup is the one running the statements (pgbouncer announces a number
+    /// of its own, and runs each transaction on any of its server sessions).
+    public func reachesServerDirectly() throws(PGError) -> Bool {
+        // Unnamed: behind a pooler, a name may already be taken on the server session it gets.
+        queued.append(Statement(sql: "SELECT pg_backend_pid()", params: [], prepare: false, tag: tag))
+        guard let row = try flush().first else { return false }
+        return row.int(0) == Int64(backendPID)
+    }
 
     /// Why libpq cannot read `url` as connection settings (a `postgres://` URL or a
     /// key=value string); nil when it can.

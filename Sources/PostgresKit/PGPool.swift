@@ -12,18 +12,26 @@ public final class PGPool: Sendable {
     public let url: String
     public let size: Int
     private let setup: [String]
+    private let transactionSetup: [String]
+    /// Behind a transaction-mode pooler (`PGConnection.pooled`).
+    public let pooled: Bool
+    /// Each connection's `application_name`.
+    public let application: String
     private let connectTimeout: Int
     /// Each connection's `answerTimeout`.
     public let answerTimeout: Double?
     /// Longest wait for a free connection, in seconds (nil: no limit).
     public let acquireTimeout: Double?
 
-    public init(url: String, size: Int, setup: [String] = [], connectTimeout: Int = 5, answerTimeout: Double? = nil,
-                acquireTimeout: Double? = nil) {
+    public init(url: String, size: Int, setup: [String] = [], transactionSetup: [String] = [], pooled: Bool = false,
+                application: String = "kidledger", connectTimeout: Int = 5, answerTimeout: Double? = nil, acquireTimeout: Double? = nil) {
         precondition(size >= 1)
         self.url = url
         self.size = size
         self.setup = setup
+        self.transactionSetup = transactionSetup
+        self.pooled = pooled
+        self.application = application
         self.connectTimeout = connectTimeout
         self.answerTimeout = answerTimeout
         self.acquireTimeout = acquireTimeout
@@ -51,7 +59,8 @@ public final class PGPool: Sendable {
                 // Fall through to a fresh connection.
             }
         }
-        return try run(PGConnection(url: url, setup: setup, connectTimeout: connectTimeout, answerTimeout: answerTimeout), body)
+        return try run(PGConnection(url: url, setup: setup, transactionSetup: transactionSetup, pooled: pooled,
+                                    application: application, connectTimeout: connectTimeout, answerTimeout: answerTimeout), body)
     }
 
     private func run<T>(_ c: PGConnection, _ body: (PGConnection) throws -> T) throws -> T {

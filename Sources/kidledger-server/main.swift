@@ -6,6 +6,7 @@ import LedgerStorageSQLite
 /// `kidledger-server` — argument parsing and wiring only.
 let usage = """
 usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database-url postgres://…]
+                              [--database-direct-url postgres://…]
                               [--database-connections N] [--registration open|closed]
                               [--bundle-id ID] [--product-id ID]... [--environment Production|Sandbox]...
                               [--trusted-root FILE]... [--app-apple-id N] [--entitlement-token-ttl S]
@@ -35,6 +36,7 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
        kidledger-server migrate --database-url postgres://…   (builds with the Postgres trait)
 Every flag can also be set as an environment variable: KIDLEDGER_HOST, KIDLEDGER_PORT,
 KIDLEDGER_DATA_DIR, KIDLEDGER_DATABASE_URL (PostgreSQL instead of SQLite; builds with the Postgres trait),
+KIDLEDGER_DATABASE_DIRECT_URL (PostgreSQL itself when KIDLEDGER_DATABASE_URL is a pgbouncer in transaction mode),
 KIDLEDGER_DATABASE_CONNECTIONS (default 16), KIDLEDGER_REGISTRATION, KIDLEDGER_BUNDLE_ID, KIDLEDGER_PRODUCT_ID (comma-separated),
 KIDLEDGER_ENVIRONMENT (comma-separated), KIDLEDGER_TRUSTED_ROOT (comma-separated), KIDLEDGER_APP_APPLE_ID
 (required with --bundle-id when Production is allowed), KIDLEDGER_ENTITLEMENT_TOKEN_TTL (seconds, default 86400),
@@ -150,6 +152,11 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
         if let problem = LedgerAppConfiguration.databaseURLProblem(url) { fail("--database-url " + problem) }
         c.databaseURL = url
     }
+    if let url = o.value("database-direct-url") {
+        if let problem = LedgerAppConfiguration.databaseURLProblem(url) { fail("--database-direct-url " + problem) }
+        guard c.databaseURL != nil else { fail("--database-direct-url needs --database-url (the pooler's address)") }
+        c.databaseDirectURL = url
+    }
     if let n = o.positiveInt("database-connections") { c.databaseConnections = n }
     if let r = o.value("registration") {
         guard let reg = LedgerAppConfiguration.Registration(rawValue: r) else { fail("--registration must be open or closed") }
@@ -259,7 +266,7 @@ func keepFreedHeap() {
     _ = mallopt(-2 /* M_TOP_PAD */, 16 << 20)
 }
 
-let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "database-connections", "registration", "bundle-id", "product-id", "environment",
+let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "database-direct-url", "database-connections", "registration", "bundle-id", "product-id", "environment",
                                  "trusted-root", "app-apple-id", "entitlement-token-ttl", "notifications-per-minute", "public-dir", "openapi", "max-body-bytes", "event-loops", "read-mmap-mb", "writer-cache-mb", "writer-cpu", "quiet", "log-level",
                                  "trusted-proxies", "auth-failures-per-minute", "max-head-bytes", "max-connections",
                                  "max-connections-per-address", "body-memory-limit",
