@@ -572,7 +572,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func head(household: String) throws -> FeedHead? {
         sendDeferred()
         try lock(household)
-        return try db.queryOne("SELECT seq, incarnation FROM households WHERE id = $1", [.uuid(household)]).map { FeedHead(row: $0) }
+        return try db.queryOne("SELECT seq, incarnation, (SELECT incarnation FROM database_incarnation) FROM households WHERE id = $1", [.uuid(household)]).map { FeedHead(row: $0) }
     }
 
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {

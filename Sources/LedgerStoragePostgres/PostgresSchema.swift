@@ -263,6 +263,18 @@ enum PostgresSchema {
             reserved_until timestamptz NOT NULL
         );
         """),
+        // The database's incarnation (SQLite's version 14): replaced by `rewound` after a
+        // pg_restore, a point-in-time recovery or a failover to an asynchronous standby.
+        (7, """
+        CREATE TABLE database_incarnation (
+            id integer PRIMARY KEY CHECK (id = 1),
+            incarnation bigint NOT NULL,
+            since timestamptz NOT NULL,
+            reason text NOT NULL
+        );
+        INSERT INTO database_incarnation (id, incarnation, since, reason)
+            VALUES (1, (random() * 4611686018427387903)::bigint, now(), 'created');
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

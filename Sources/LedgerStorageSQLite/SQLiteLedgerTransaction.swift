@@ -570,7 +570,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     // MARK: sync
 
     func head(household: String) throws -> FeedHead? {
-        try db.queryOne("SELECT seq, incarnation FROM households WHERE id = ?", [.text(household)]).map { FeedHead(row: $0) }
+        try db.queryOne("SELECT seq, incarnation, (SELECT incarnation FROM database_incarnation) FROM households WHERE id = ?", [.text(household)]).map { FeedHead(row: $0) }
     }
 
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {

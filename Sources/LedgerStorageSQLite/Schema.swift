@@ -463,6 +463,19 @@ enum Schema {
             reserved_until INTEGER NOT NULL
         ) WITHOUT ROWID;
         """),
+        // The database's incarnation: a random value, replaced whenever the database goes
+        // back in time (`restore` installs a backup, `rewound` after anything else did), so
+        // that sync positions handed out before are answered `history_rewound`.
+        Migration(version: 14, sql: """
+        CREATE TABLE database_incarnation (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            incarnation INTEGER NOT NULL,
+            since INTEGER NOT NULL,
+            reason TEXT NOT NULL
+        );
+        INSERT INTO database_incarnation (id, incarnation, since, reason)
+            VALUES (1, random() & 9223372036854775807, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 'created');
+        """),
     ]
 }
 
