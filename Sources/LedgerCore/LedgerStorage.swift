@@ -170,6 +170,9 @@ package protocol LedgerReading: AccountAccessReading {
     /// Children and transactions with `seq > after` (or `seq == onlySeq`), each kind
     /// oldest change first; at most `limit` of each kind.
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges
+    /// The ids of the household's transactions (of `child` only, when given), each with its
+    /// child's id, in no particular order (for reconciliation's summaries).
+    func transactionIds(household: String, child: String?) throws -> [(childId: String, id: String)]
     /// Devices of current members that synced this household, with how far behind they
     /// are, by account id then token id, after the position `after`.
     func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition>

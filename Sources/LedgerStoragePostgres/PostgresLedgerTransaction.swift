@@ -575,6 +575,18 @@ final class PostgresLedgerTransaction: LedgerWriting {
         return try db.queryOne("SELECT seq, incarnation, (SELECT incarnation FROM database_incarnation) FROM households WHERE id = $1", [.uuid(household)]).map { FeedHead(row: $0) }
     }
 
+    func transactionIds(household: String, child: String?) throws -> [(childId: String, id: String)] {
+        sendDeferred()
+        try lock(household)
+        let result = if let child {
+            try db.query("SELECT child_id, id FROM transactions WHERE household_id = $1 AND child_id = $2",
+                         [.uuid(household), .uuid(child)])
+        } else {
+            try db.query("SELECT child_id, id FROM transactions WHERE household_id = $1", [.uuid(household)])
+        }
+        return result.rows.map { (childId: $0.string(0), id: $0.string(1)) }
+    }
+
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {
         sendDeferred()
         try lock(household)

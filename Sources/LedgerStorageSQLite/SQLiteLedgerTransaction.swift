@@ -573,6 +573,16 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         try db.queryOne("SELECT seq, incarnation, (SELECT incarnation FROM database_incarnation) FROM households WHERE id = ?", [.text(household)]).map { FeedHead(row: $0) }
     }
 
+    func transactionIds(household: String, child: String?) throws -> [(childId: String, id: String)] {
+        let rows = if let child {
+            try db.query("SELECT child_id, id FROM transactions WHERE household_key = \(Schema.ledgerKey(1)) AND child_id = ?2",
+                         [.text(household), .text(child)])
+        } else {
+            try db.query("SELECT child_id, id FROM transactions WHERE household_key = \(Schema.ledgerKey(1))", [.text(household)])
+        }
+        return rows.map { (childId: $0.string(0), id: $0.string(1)) }
+    }
+
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {
         let which = onlySeq == nil ? 0 : 1
         let params: [SQLiteValue] = [.text(household), .integer(onlySeq ?? after), .integer(Int64(min(limit, Int(Int32.max))))]
