@@ -579,10 +579,10 @@ final class PostgresLedgerTransaction: LedgerWriting {
         sendDeferred()
         try lock(household)
         let result = if let child {
-            try db.query("SELECT child_id, id FROM transactions WHERE household_id = $1 AND child_id = $2",
+            try db.query("SELECT child_id::text, id::text FROM transactions WHERE household_id = $1 AND child_id = $2",
                          [.uuid(household), .uuid(child)])
         } else {
-            try db.query("SELECT child_id, id FROM transactions WHERE household_id = $1", [.uuid(household)])
+            try db.query("SELECT child_id::text, id::text FROM transactions WHERE household_id = $1", [.uuid(household)])
         }
         return result.rows.map { (childId: $0.string(0), id: $0.string(1)) }
     }
