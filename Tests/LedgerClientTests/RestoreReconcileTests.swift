@@ -236,10 +236,20 @@ final class RestoreReconcileTests: XCTestCase {
         try dad.engine.sync()
         try assertHealed([mum, dad])
 
-        // Nothing missing: one request, no ids.
+        // Nothing missing: one request, no ids, well under 1 MB on the wire (the target for
+        // 100,000 transactions; bench/reconcile.sh prints the figures for that size).
         try mum.store.set(.reconcile, "1")
-        let nothing = try reconcileOnce(mum)
+        let counter = CountingTransport(wrapping: URLSessionTransport(baseURL: server.url))
+        let measured = SyncEngine(store: mum.store, transport: counter)
+        try measured.prepare()
+        let started = DispatchTime.now().uptimeNanoseconds
+        let nothing = try measured.reconcile()
+        let ms = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
         XCTAssertEqual(nothing, SyncEngine.ReconcileOutcome(queued: 0, waiting: 0, idsCompared: 0, requests: 1))
+        XCTAssertEqual(counter.requests, 1)
+        XCTAssertLessThan(counter.bytes, 1_000_000)
+        print(#"{"event":"reconcile_nothing_missing","transactions":\#(total + 4),"children":2,"ms":\#(Int(ms)),"# +
+              #""requests":\#(counter.requests),"bytes":\#(counter.bytes)}"#)
     }
 
     /// After the 410 and a fresh pull, one reconciliation pass (without pushing).
@@ -249,5 +259,25 @@ final class RestoreReconcileTests: XCTestCase {
         try p.engine.pull(wait: 0, into: &report)
         XCTAssertTrue(try p.store.reconcileNeeded())
         return try p.engine.reconcile()
+    }
+}
+
+/// Counts requests and the bytes of their bodies, paths and headers, both ways.
+final class CountingTransport: Transport, @unchecked Sendable {
+    private let inner: any Transport
+    private let lock = NSLock()
+    private(set) var requests = 0
+    private(set) var bytes = 0
+
+    init(wrapping inner: any Transport) { self.inner = inner }
+
+    func send(_ request: TransportRequest) throws -> TransportResponse {
+        let response = try inner.send(request)
+        lock.lock()
+        defer { lock.unlock() }
+        requests += 1
+        bytes += request.method.utf8.count + request.path.utf8.count + request.body.count + response.body.count
+        bytes += (request.headers.map { $0.key.utf8.count + $0.value.utf8.count + 4 } + response.headers.map { $0.key.utf8.count + $0.value.utf8.count + 4 }).reduce(0, +)
+        return response
     }
 }
