@@ -637,6 +637,22 @@ final class PostgresLedgerTransaction: LedgerWriting {
             """, [.uuid(token), .uuid(household), .timestamp(ms: at)])
     }
 
+    func markRestored(household: String, kind: String, id: String, by: String, at: Int64) throws {
+        sendDeferred()
+        try lock(household)
+        _ = try db.query("""
+            INSERT INTO restored_records (household_id, kind, id, restored_by, restored_at) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT DO NOTHING
+            """, [.uuid(household), .text(kind), .uuid(id), .uuid(by), .timestamp(ms: at)])
+    }
+
+    func restoredBy(household: String, kind: String, id: String) throws -> String? {
+        sendDeferred()
+        try lock(household)
+        return try db.queryOne("SELECT restored_by::text FROM restored_records WHERE household_id = $1 AND kind = $2 AND id = $3",
+                               [.uuid(household), .text(kind), .uuid(id)])?.string(0)
+    }
+
     // MARK: operations
 
     func schemaVersion() throws -> Int {

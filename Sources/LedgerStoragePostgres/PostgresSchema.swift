@@ -264,7 +264,8 @@ enum PostgresSchema {
         );
         """),
         // The database's incarnation (SQLite's version 14): replaced by `rewound` after a
-        // pg_restore, a point-in-time recovery or a failover to an asynchronous standby.
+        // pg_restore, a point-in-time recovery or a failover to an asynchronous standby; and
+        // the records an owner restored in another member's name.
         (7, """
         CREATE TABLE database_incarnation (
             id integer PRIMARY KEY CHECK (id = 1),
@@ -274,6 +275,14 @@ enum PostgresSchema {
         );
         INSERT INTO database_incarnation (id, incarnation, since, reason)
             VALUES (1, (random() * 4611686018427387903)::bigint, now(), 'created');
+        CREATE TABLE restored_records (
+            household_id uuid NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            kind text NOT NULL,
+            id uuid NOT NULL,
+            restored_by uuid NOT NULL,
+            restored_at timestamptz NOT NULL,
+            PRIMARY KEY (household_id, kind, id)
+        );
         """),
     ]
 

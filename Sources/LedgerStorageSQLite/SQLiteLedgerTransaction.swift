@@ -254,6 +254,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         try db.run("DELETE FROM device_sync WHERE household_id = ?", [.text(id)])
         // The ledger has no foreign key to cascade along.
         try db.run("DELETE FROM transactions WHERE household_key = \(Schema.ledgerKey(1))", [.text(id)])
+        try db.run("DELETE FROM restored_records WHERE household_key = \(Schema.ledgerKey(1))", [.text(id)])
         try db.run("DELETE FROM households WHERE id = ?", [.text(id)])
         effects.touched.insert(id)
     }
@@ -625,6 +626,18 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES (?, ?, ?)
             ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
             """, [.text(token), .text(household), .integer(at)])
+    }
+
+    func markRestored(household: String, kind: String, id: String, by: String, at: Int64) throws {
+        try db.run("""
+            INSERT OR IGNORE INTO restored_records (household_key, kind, id, restored_by, restored_at)
+            VALUES (\(Schema.ledgerKey(1)), ?2, ?3, ?4, ?5)
+            """, [.text(household), .text(kind), .text(id), .text(by), .integer(at)])
+    }
+
+    func restoredBy(household: String, kind: String, id: String) throws -> String? {
+        try db.queryOne("SELECT restored_by FROM restored_records WHERE household_key = \(Schema.ledgerKey(1)) AND kind = ?2 AND id = ?3",
+                        [.text(household), .text(kind), .text(id)])?.string(0)
     }
 
     // MARK: operations

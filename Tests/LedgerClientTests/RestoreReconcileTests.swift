@@ -199,6 +199,33 @@ final class RestoreReconcileTests: XCTestCase {
         XCTAssertEqual(s, .reconciling(pending: 0, waiting: 1))
         XCTAssertEqual(try serverLedger(mum).balances[ann], 500)
         XCTAssertEqual(try mum.balances()[ann], 478, "the record stays on the phone")
+
+        // The owner restores from her phone: Dad's record comes back in his name, marked as restored by her.
+        try mum.engine.beginOwnerRestore()
+        try mum.engine.sync()
+        XCTAssertEqual(try serverLedger(mum).balances[ann], 478)
+        XCTAssertFalse(try mum.store.reconcileNeeded())
+        XCTAssertNil(try mum.store.string(.ownerRestore))
+        let dadsRecord = try XCTUnwrap(mum.store.allTransactions().first { $0.amountCents == -22 })
+        XCTAssertEqual(try serverAuthors(mum)[dadsRecord.id], dadsRecord.authorAccountId)
+        XCTAssertNotEqual(dadsRecord.authorAccountId, try mum.store.string(.accountId))
+        let healed = try await status(mum)
+        guard case .synced = healed else { return XCTFail("\(healed)") }
+    }
+
+    /// A participant's phone cannot run the owner's restore; the server would refuse it anyway.
+    func testOnlyTheOwnerRestoresFromTheirDevice() async throws {
+        let (_, dad, _) = try family()
+        let token = try dad.store.string(.token)
+        let ledger = try await Ledger.open(store: URL(fileURLWithPath: dad.store.path),
+                                           credentials: InMemoryCredentialStore(token: token),
+                                           transport: FaultInjectingTransport(wrapping: URLSessionTransport(baseURL: server.url), seed: 1))
+        do {
+            try await ledger.restoreServerFromThisDevice()
+            XCTFail("a participant ran the owner's restore")
+        } catch LedgerError.notAllowed {
+        }
+        XCTAssertNil(try dad.store.string(.ownerRestore))
     }
 
     /// 3 records missing out of many: the reconciliation compares summaries, then the ids of a

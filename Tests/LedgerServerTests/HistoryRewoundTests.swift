@@ -172,3 +172,71 @@ final class HistoryRewoundTests: XCTestCase {
         again.stop()
     }
 }
+
+/// Attribution stays unforgeable: a pushed record is the caller's, except the owner's restore
+/// from their device (`ownerRestore`), which may name an account that is or was a member and
+/// marks the record as restored by the owner. Both backends.
+final class OwnerRestoreAttributionTests: XCTestCase {
+    var s: TestServer!
+    override func setUpWithError() throws { s = try TestServer() }
+    override func tearDown() { s.stop() }
+
+    private func push(_ token: String, _ h: String, _ tx: JSONValue, child: JSONValue? = nil, ownerRestore: Bool?) -> [JSONValue] {
+        var body: [(String, JSONValue)] = [("transactions", .array([tx])), ("children", .array(child.map { [$0] } ?? []))]
+        if let ownerRestore { body.append(("ownerRestore", .bool(ownerRestore))) }
+        let r = s.call("POST", "/v1/households/\(h)/changes", token: token, json: .object(JSONObject(uniquePairs: body)))
+        XCTAssertEqual(r.status, 200, "\(r.json)")
+        return r.json["results"]?.arrayValue ?? []
+    }
+
+    private func tx(_ kid: String, author: String?) -> JSONValue {
+        var o = SyncRecords.transaction(SyncRecords.newId(), child: kid, amount: 3).objectValue!
+        if let author { o["authorAccountId"] = .string(author) }
+        return .object(o)
+    }
+
+    func testOnlyTheOwnersRestoreMayNameAnotherAuthor() throws {
+        let (mum, t) = s.signup("mum")
+        let h = s.household(t)
+        let kid = s.child(t, household: h)
+        let dad = s.joinedParticipant(h, owner: t, handle: "dad")
+        let (stranger, _) = s.signup("stranger")
+
+        // A participant cannot write in the owner's name, restore or not.
+        for flag in [nil, false, true] as [Bool?] {
+            let r = push(dad.token, h, tx(kid, author: mum), ownerRestore: flag)
+            XCTAssertEqual(r.first?["code"]?.stringValue, "attribution_mismatch", "\(flag as Any)")
+        }
+        // The owner cannot either without saying it restores, nor for an account never a member.
+        XCTAssertEqual(push(t, h, tx(kid, author: dad.id), ownerRestore: nil).first?["code"]?.stringValue, "attribution_mismatch")
+        XCTAssertEqual(push(t, h, tx(kid, author: stranger), ownerRestore: true).first?["code"]?.stringValue, "attribution_mismatch")
+        // Naming oneself is no restore.
+        let own = push(dad.token, h, tx(kid, author: dad.id), ownerRestore: nil).first
+        XCTAssertEqual(own?["status"]?.stringValue, "saved")
+        XCTAssertNil(own?["restoredBy"])
+        let forged = SyncRecords.child(SyncRecords.newId(), name: "Cy", modifiedBy: mum)
+        XCTAssertEqual(push(dad.token, h, tx(kid, author: nil), child: forged, ownerRestore: true).first?["code"]?.stringValue,
+                       "modified_by_mismatch")
+        XCTAssertEqual(try s.int("SELECT COUNT(*) FROM restored_records"), 0)
+
+        // The owner's restore of a member who left: kept in the member's name, marked.
+        XCTAssertEqual(s.call("DELETE", "/v1/households/\(h)/share/participants/\(dad.id)", token: dad.token).status, 204)
+        let record = tx(kid, author: dad.id)
+        let restored = push(t, h, record, ownerRestore: true).first
+        XCTAssertEqual(restored?["status"]?.stringValue, "saved")
+        XCTAssertEqual(restored?["restoredBy"]?.stringValue, mum)
+        let id = try XCTUnwrap(record["id"]?.stringValue)
+        let stored = s.call("GET", "/v1/households/\(h)/transactions/\(id)", token: t).json
+        XCTAssertEqual(stored["authorAccountId"]?.stringValue ?? stored["transaction"]?["authorAccountId"]?.stringValue, dad.id)
+        XCTAssertEqual(try s.int("SELECT COUNT(*) FROM restored_records WHERE kind = 'transaction'"), 1)
+        // Pushed again: unchanged, not marked twice.
+        XCTAssertEqual(push(t, h, record, ownerRestore: true).first?["status"]?.stringValue, "unchanged")
+        XCTAssertEqual(try s.int("SELECT COUNT(*) FROM restored_records"), 1)
+
+        // Children: a participant's child edit in the owner's restore is marked; the other way round refused.
+        let bo = SyncRecords.newId()
+        let child = SyncRecords.child(bo, name: "Bo", modifiedBy: dad.id)
+        let saved = push(t, h, tx(kid, author: nil), child: child, ownerRestore: true)
+        XCTAssertEqual(saved.first?["restoredBy"]?.stringValue, mum)
+    }
+}

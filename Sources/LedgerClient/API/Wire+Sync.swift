@@ -51,12 +51,17 @@ extension Wire {
         var source: String
         var createdAt: String
         var reversesId: String?
+        /// Only in an owner's restore, for a record of another member: its author.
+        var authorAccountId: String? = nil
     }
 
     /// Body of `POST /v1/households/{id}/changes` (at most 400 records).
     struct PushRequest: Codable, Sendable {
         var children: [PushChild]
         var transactions: [PushTransaction]
+        /// Set while the owner restores the household from this device: records of other
+        /// members keep their authors, and the server marks them as restored by the owner.
+        var ownerRestore: Bool? = nil
     }
 
     /// The server's record attached to a push result.

@@ -173,6 +173,19 @@ extension SyncEngine {
     }
 }
 
+extension SyncEngine {
+    /// Starts the owner's restore from this device: a reconciliation that pushes every record
+    /// the server lacks, other members' in their names (`MetaKey.ownerRestore`).
+    func beginOwnerRestore() throws {
+        try StoreFailure.mapping {
+            try store.transaction {
+                try store.set(.ownerRestore, "1")
+                try store.set(.reconcile, "1")
+            }
+        }
+    }
+}
+
 extension Array {
     /// The array cut into runs of at most `size` elements.
     func chunked(_ size: Int) -> [ArraySlice<Element>] {

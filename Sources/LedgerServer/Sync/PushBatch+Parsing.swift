@@ -9,14 +9,16 @@ extension PushBatch {
     /// Stamps more than 24 hours after `now` reject their record (`clock_skew`).
     static func parse(_ body: JSONBody, maxRecords: Int, now: Int64 = Timestamp.nowMs()) throws -> PushBatch {
         var envelope = body
-        envelope.allowOnly(["children", "transactions"])
+        envelope.allowOnly(["children", "transactions", "ownerRestore"])
         let kids = array(&envelope, "children"), txs = array(&envelope, "transactions")
+        let ownerRestore = envelope.bool("ownerRestore") ?? false
         try envelope.check()
         if kids.count + txs.count > maxRecords {
             throw APIError(413, "batch_too_large", "A push holds at most \(maxRecords) records; this one has \(kids.count + txs.count).")
         }
         var idErrors: [String: String] = [:]
         var batch = PushBatch()
+        batch.ownerRestore = ownerRestore
         batch.children.reserveCapacity(kids.count)
         batch.transactions.reserveCapacity(txs.count)
         for (i, v) in kids.enumerated() {
@@ -25,7 +27,13 @@ extension PushBatch {
         }
         for (i, v) in txs.enumerated() {
             guard let (o, id) = identified(v, "transactions", i, &idErrors) else { continue }
-            batch.transactions.append(transaction(o, id: id, now: now))
+            var item = transaction(o, id: id, now: now)
+            switch o["authorAccountId"] {
+            case nil, .null?: break
+            case .string(let raw)? where LedgerIDs.lowercaseCanonical(raw) != nil: batch.authors[id] = LedgerIDs.lowercaseCanonical(raw)
+            default: item = .invalid(id: id, code: "validation_failed", fields: ["authorAccountId": "must be a UUID"])
+            }
+            batch.transactions.append(item)
         }
         if !idErrors.isEmpty { throw APIError.validation(idErrors) }
         return batch
@@ -53,7 +61,8 @@ extension PushBatch {
 
     /// The fields a pushed child and transaction may have (one array each, not one per record).
     private static let childFields = ["id", "name", "sortOrder", "archived", "createdAt", "modifiedAt", "modifiedBy", "baseChangeTag"]
-    private static let transactionFields = ["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId"]
+    private static let transactionFields = ["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId",
+                                            "authorAccountId"]
 
     private static func child(_ o: JSONObject, id: String, now: Int64) -> Item<ChildRecord> {
         var b = JSONBody(o)
