@@ -10,12 +10,8 @@ import XCTest
 final class CLIRestoreTests: XCTestCase {
     private var server: RewindableServer!
 
-    private var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("kidledger")
-    }
-
     override func setUpWithError() throws {
-        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: executable.path), "kidledger not built")
+        try XCTSkipUnless(FileManager.default.isExecutableFile(atPath: KidledgerRunner.executable.path), "kidledger not built")
         server = try RewindableServer("kidledger-cli-restore")
     }
 
@@ -26,21 +22,10 @@ final class CLIRestoreTests: XCTestCase {
 
     @discardableResult
     private func kl(_ phone: String, _ args: String...) throws -> JSONValue {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["--store", server.directory + "/\(phone).store", "--server", server.url.absoluteString, "--json"] + args
-        var env = ProcessInfo.processInfo.environment
-        env["KIDLEDGER_STORE"] = nil; env["KIDLEDGER_SERVER"] = nil; env["KIDLEDGER_NO_AUTOSYNC"] = "1"
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "kidledger \(args): \(String(decoding: e, as: UTF8.self))")
-        return (try? JSONValue.parse(Array(o))) ?? .null
+        let r = try KidledgerRunner.run(["--store", server.directory + "/\(phone).store", "--server", server.url.absoluteString, "--json"] + args,
+                                        environment: ["KIDLEDGER_NO_AUTOSYNC": "1"])
+        XCTAssertEqual(r.status, 0, "kidledger \(args): \(r.err)")
+        return (try? JSONValue.parse(r.out)) ?? .null
     }
 
     private func balance(_ phone: String) throws -> Int64? {
