@@ -167,6 +167,8 @@ package protocol LedgerReading: AccountAccessReading {
     // MARK: sync
     /// The household's feed position (nil: no such household).
     func head(household: String) throws -> FeedHead?
+    /// The database's incarnation (`database_incarnation`).
+    func databaseIncarnation() throws -> Int64
     /// Children and transactions with `seq > after` (or `seq == onlySeq`), each kind
     /// oldest change first; at most `limit` of each kind.
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges

@@ -111,6 +111,10 @@ public final class LedgerApp: Sendable {
     /// Starts listening and logs `{"event":"listening",…}`.
     public func start() throws {
         services.backend.waitUntilReady(5)
+        // List cursors name the database's incarnation (feed reads keep it current).
+        if let database = try? services.storage.read({ try $0.databaseIncarnation() }) {
+            services.cursors.observe(database: database)
+        }
         services.identity?.start()
         try server.start()
         services.logger.log(["event": "listening", "host": .string(configuration.http.host), "port": .int(Int64(server.port)),

@@ -575,6 +575,11 @@ final class PostgresLedgerTransaction: LedgerWriting {
         return try db.queryOne("SELECT seq, incarnation, (SELECT incarnation FROM database_incarnation) FROM households WHERE id = $1", [.uuid(household)]).map { FeedHead(row: $0) }
     }
 
+    func databaseIncarnation() throws -> Int64 {
+        sendDeferred()
+        return try db.queryOne("SELECT incarnation FROM database_incarnation WHERE id = 1")?.int(0) ?? 0
+    }
+
     func transactionIds(household: String, child: String?) throws -> [(childId: String, id: String)] {
         sendDeferred()
         try lock(household)

@@ -574,6 +574,10 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         try db.queryOne("SELECT seq, incarnation, (SELECT incarnation FROM database_incarnation) FROM households WHERE id = ?", [.text(household)]).map { FeedHead(row: $0) }
     }
 
+    func databaseIncarnation() throws -> Int64 {
+        try db.queryOne("SELECT incarnation FROM database_incarnation WHERE id = 1")?.int(0) ?? 0
+    }
+
     func transactionIds(household: String, child: String?) throws -> [(childId: String, id: String)] {
         let rows = if let child {
             try db.query("SELECT child_id, id FROM transactions WHERE household_key = \(Schema.ledgerKey(1)) AND child_id = ?2",

@@ -21,10 +21,12 @@ final class HistoryRewoundTests: XCTestCase {
         let (_, t) = s.signup("mum")
         let h = s.household(t)
         let kid = s.child(t, household: h)
-        _ = s.pushResults(t, h, transactions: [SyncRecords.transaction(SyncRecords.newId(), child: kid, amount: 5)])
+        _ = s.pushResults(t, h, transactions: [5, 6].map { SyncRecords.transaction(SyncRecords.newId(), child: kid, amount: $0) })
         let before = try token(after: t, h)
         XCTAssertEqual(s.pull(t, h, since: before).status, 200)
         let status = try XCTUnwrap(s.call("GET", "/v1/households/\(h)/sync-status", token: t).json["latestToken"]?.stringValue)
+        let cursor = try XCTUnwrap(s.call("GET", "/v1/households/\(h)/transactions?limit=1", token: t).json["nextCursor"]?.stringValue)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/transactions?limit=1&cursor=\(cursor)", token: t).status, 200)
 
         let answer = try JSONValue.parse(Array(try AdminCommands.rewound(s.app.configuration).utf8))
         XCTAssertEqual(answer["event"]?.stringValue, "rewound")
@@ -37,7 +39,13 @@ final class HistoryRewoundTests: XCTestCase {
         }
         // Pulled afresh, the new position works, and names the new incarnation.
         let fresh = s.pull(t, h)
-        XCTAssertEqual(fresh.json["transactions"]?.arrayValue?.count, 1)
+        XCTAssertEqual(fresh.json["transactions"]?.arrayValue?.count, 2)
+        // A list cursor of the earlier incarnation too (once the server has seen the new one).
+        let oldCursor = s.call("GET", "/v1/households/\(h)/transactions?limit=1&cursor=\(cursor)", token: t)
+        XCTAssertEqual(oldCursor.status, 410)
+        XCTAssertEqual(oldCursor.code, "history_rewound")
+        let newCursor = try XCTUnwrap(s.call("GET", "/v1/households/\(h)/transactions?limit=1", token: t).json["nextCursor"]?.stringValue)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/transactions?limit=1&cursor=\(newCursor)", token: t).status, 200)
         let now = try XCTUnwrap(fresh.json["nextToken"]?.stringValue)
         XCTAssertEqual(s.pull(t, h, since: now).status, 200)
         XCTAssertNotEqual(SyncPosition(token: now)?.database, SyncPosition(token: before)?.database)
