@@ -279,6 +279,87 @@ final class RestoreReconcileTests: XCTestCase {
               #""requests":\#(counter.requests),"bytes":\#(counter.bytes)}"#)
     }
 
+    /// PostgreSQL: a failover to an asynchronous standby that lost the tail of the WAL. The
+    /// test runs its own primary and standby (scripts/pg-cluster.sh, scripts/pg-standby.sh):
+    /// the standby stops receiving WAL, both phones write and sync (acknowledged by the
+    /// primary only), the primary dies, the standby is promoted and `rewound` is run; the
+    /// phones heal the promoted database.
+    func testFailoverToAnAsynchronousStandbyThatLostTheTail() throws {
+        guard server.isPostgres else { throw XCTSkip("PostgreSQL only: scripts/test-postgres.sh runs it") }
+        let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts").path
+        func script(_ name: String, _ args: String...) throws -> String {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/bash")
+            p.arguments = [scripts + "/" + name] + args
+            let out = Pipe(), err = Pipe()
+            (p.standardOutput, p.standardError) = (out, err)
+            try p.run()
+            let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            guard p.terminationStatus == 0 else { throw NSError(domain: "\(name) \(args): \(String(decoding: e, as: UTF8.self))", code: 1) }
+            return String(decoding: o, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let base = try LoopbackServer.makeDirectory("kidledger-failover")
+        let primary = base + "/primary", standby = base + "/standby"
+        defer {
+            _ = try? script("pg-standby.sh", "stop", standby)
+            _ = try? script("pg-cluster.sh", "stop", primary)
+            try? FileManager.default.removeItem(atPath: base)
+        }
+        let primaryURL = try script("pg-cluster.sh", "start", primary)
+        let standbyURL = try script("pg-standby.sh", "start", primary, standby)
+        server.remove()
+        server = try RewindableServer("kidledger-failover-server", postgres: primaryURL)
+
+        let (mum, dad, ann) = try family()
+        // The standby holds everything so far, then stops receiving WAL.
+        let expected = try mum.store.allTransactions().count
+        var replayed = 0
+        for _ in 0..<100 where replayed < expected {
+            replayed = (try? serverLedgerCount(standbyURL)) ?? 0
+            if replayed < expected { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        XCTAssertEqual(replayed, expected, "the standby caught up")
+        _ = try script("pg-standby.sh", "detach", standby)
+
+        try mum.service.addMoney(childId: ann, cents: 111)
+        try dad.service.takeMoney(childId: ann, cents: 22)
+        try mum.engine.sync()
+        try dad.engine.sync()
+        try mum.engine.sync()
+        XCTAssertEqual(try serverLedger(mum).balances[ann], 589)
+
+        server.stop()
+        _ = try script("pg-standby.sh", "crash", primary)
+        _ = try script("pg-standby.sh", "promote", standby)
+        server.failOver(to: standbyURL)
+        _ = try AdminCommands.rewound(server.configuration)
+        try server.start()
+        XCTAssertEqual(try serverLedger(mum).balances[ann], 500, "the promoted standby lost the tail")
+
+        try mum.engine.sync()
+        try dad.engine.sync()
+        try mum.engine.sync()
+        try assertHealed([mum, dad])
+        XCTAssertEqual(try serverLedger(mum).balances[ann], 589)
+    }
+
+    /// How many transactions the server's schema holds in the database at `url` (a standby).
+    private func serverLedgerCount(_ url: String) throws -> Int {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: try RewindableServer.postgresTool("psql"))
+        let schemaURL = try XCTUnwrap(server.databaseURL).replacingOccurrences(of: try XCTUnwrap(server.baseDatabaseURL), with: url)
+        p.arguments = ["-qAt", schemaURL, "-c", "SELECT count(*) FROM transactions"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Int(String(decoding: o, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+
     /// After the 410 and a fresh pull, one reconciliation pass (without pushing).
     private func reconcileOnce(_ p: EndToEndTests.Phone) throws -> SyncEngine.ReconcileOutcome {
         var report = SyncEngine.Report()

@@ -12,13 +12,14 @@ final class RewindableServer {
     private(set) var app: LedgerApp?
     private(set) var port = 0
     /// The server's PostgreSQL URL (its schema on the search path), nil over SQLite.
-    let databaseURL: String?
-    private let baseURL: String?
+    private(set) var databaseURL: String?
+    private var baseURL: String?
     private let schema: String?
 
-    init(_ prefix: String) throws {
+    /// `postgres`: the database to use instead of KIDLEDGER_TEST_DATABASE_URL's.
+    init(_ prefix: String, postgres: String? = nil) throws {
         directory = try LoopbackServer.makeDirectory(prefix)
-        let url = ProcessInfo.processInfo.environment["KIDLEDGER_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        let url = postgres ?? ProcessInfo.processInfo.environment["KIDLEDGER_TEST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
         if AdminCommands.hasPostgres, let url {
             let schema = "rw_" + String(UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(20))
             try Self.run(Self.postgresTool("psql"), ["-q", "-v", "ON_ERROR_STOP=1", url, "-c", "CREATE SCHEMA \(schema)"])
@@ -31,6 +32,8 @@ final class RewindableServer {
     }
 
     var isPostgres: Bool { databaseURL != nil }
+    /// The PostgreSQL database URL without the schema's search path.
+    var baseDatabaseURL: String? { baseURL }
 
     var configuration: LedgerAppConfiguration {
         var c = LedgerAppConfiguration(dataDirectory: directory + "/server", host: "127.0.0.1", port: port)
@@ -74,6 +77,13 @@ final class RewindableServer {
         } else {
             _ = try AdminCommands.restore(configuration, from: file)
         }
+    }
+
+    /// Points the (stopped) server at the same schema in another database: a promoted standby.
+    func failOver(to url: String) {
+        guard let schema else { return }
+        baseURL = url
+        databaseURL = url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(schema)"
     }
 
     /// Stops the server and deletes its folder (and schema).
