@@ -289,16 +289,7 @@ final class RestoreReconcileTests: XCTestCase {
         let scripts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("scripts").path
         func script(_ name: String, _ args: String...) throws -> String {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/bash")
-            p.arguments = [scripts + "/" + name] + args
-            let out = Pipe(), err = Pipe()
-            (p.standardOutput, p.standardError) = (out, err)
-            try p.run()
-            let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            guard p.terminationStatus == 0 else { throw NSError(domain: "\(name) \(args): \(String(decoding: e, as: UTF8.self))", code: 1) }
-            return String(decoding: o, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            try RewindableServer.run("/bin/bash", [scripts + "/" + name] + args)
         }
         let base = try LoopbackServer.makeDirectory("kidledger-failover")
         let primary = base + "/primary", standby = base + "/standby"
@@ -347,17 +338,8 @@ final class RestoreReconcileTests: XCTestCase {
 
     /// How many transactions the server's schema holds in the database at `url` (a standby).
     private func serverLedgerCount(_ url: String) throws -> Int {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: try RewindableServer.postgresTool("psql"))
         let schemaURL = try XCTUnwrap(server.databaseURL).replacingOccurrences(of: try XCTUnwrap(server.baseDatabaseURL), with: url)
-        p.arguments = ["-qAt", schemaURL, "-c", "SELECT count(*) FROM transactions"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Int(String(decoding: o, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        return Int(try RewindableServer.run(try RewindableServer.postgresTool("psql"), ["-qAt", schemaURL, "-c", "SELECT count(*) FROM transactions"])) ?? 0
     }
 
     /// After the 410 and a fresh pull, one reconciliation pass (without pushing).

@@ -106,19 +106,31 @@ final class RewindableServer {
         throw NSError(domain: "\(name) not found", code: 1)
     }
 
-    /// Runs a program and throws with its error output when it fails.
-    static func run(_ tool: String, _ arguments: [String]) throws {
+    /// Runs a program; answers its output, trimmed, and throws with its error output when it
+    /// fails. The output goes through files, not pipes: a server the program starts in the
+    /// background (pg_ctl) would hold a pipe open for ever.
+    @discardableResult
+    static func run(_ tool: String, _ arguments: [String]) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let outURL = folder.appendingPathComponent("out"), errURL = folder.appendingPathComponent("err")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)
         p.arguments = arguments
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
+        (p.standardOutput, p.standardError) = (out, err)
+        p.standardInput = FileHandle.nullDevice
         try p.run()
-        let message = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
+        try out.close()
+        try err.close()
+        let output = (try? Data(contentsOf: outURL)) ?? Data(), message = (try? Data(contentsOf: errURL)) ?? Data()
         guard p.terminationStatus == 0 else {
             throw NSError(domain: "\(tool) \(arguments.joined(separator: " ")): \(String(decoding: message, as: UTF8.self))", code: 1)
         }
+        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }
