@@ -13,14 +13,7 @@
 set -euo pipefail
 
 cmd=${1:-}
-pgbin=""
-for v in 15 16 17 14; do
-  if [ -x "/usr/lib/postgresql/$v/bin/initdb" ]; then pgbin="/usr/lib/postgresql/$v/bin"; break; fi
-done
-if [ -z "$pgbin" ]; then echo "pg-standby: PostgreSQL server binaries not found" >&2; exit 1; fi
-as_owner() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
+. "$(dirname "$0")/pg-lib.sh"
 psql_at() { as_owner "$pgbin/psql" -h "$1" -p "$(cat "$1/port")" -U postgres -d postgres -qAt -c "$2"; }
 
 case "$cmd" in
@@ -32,15 +25,8 @@ case "$cmd" in
       >"$dir/basebackup.log" 2>&1 || { cat "$dir/basebackup.log" >&2; exit 1; }
     # The copied configuration names the primary's socket folder; the standby has its own.
     echo "unix_socket_directories = '$dir'" >>"$dir/data/postgresql.conf"
-    started=""
-    for _ in 1 2 3 4 5 6 7 8; do
-      port=$(( 20000 + (RANDOM % 20000) ))
-      if as_owner "$pgbin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "-p $port" -w -t 60 start >/dev/null 2>&1; then
-        started=1; break
-      fi
-    done
-    if [ -z "$started" ]; then echo "pg-standby: could not start (see $dir/server.log)" >&2; tail -20 "$dir/server.log" >&2 || true; exit 1; fi
-    echo "$port" >"$dir/port"
+    start_on_free_port "$dir"
+    port=$(cat "$dir/port")
     echo "postgres://postgres@127.0.0.1:$port/kidledger"
     ;;
   detach)
