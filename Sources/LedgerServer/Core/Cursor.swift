@@ -13,8 +13,9 @@ import Synchronization
 ///
 /// The construction is a synthetic-IV scheme over HMAC-SHA256: the tag is
 /// `HMAC(key, "tag" ‖ list ‖ position)` cut to 16 bytes, and the position is XORed with
-/// `HMAC(key, "pad" ‖ tag)`. It is deterministic, so the same page always has the same
-/// cursor. Wire form: base64url of `encrypted position ‖ tag`.
+/// `HMAC(key, "pad" ‖ tag)`, extended block by block (`pad(_:length:)`). It is
+/// deterministic, so the same page always has the same cursor. Wire form: base64url of
+/// `encrypted position ‖ tag`.
 ///
 /// The position carries the database's incarnation last: a cursor handed out before the
 /// database went back in time (`restore`, `rewound`) is 410 `history_rewound`.
@@ -77,7 +78,7 @@ final class Cursor: Sendable {
         precondition(!position.isEmpty && position.count <= 4)
         let plain = (position + [database.load(ordering: .relaxed)]).flatMap { v in (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: v) >> (56 - 8 * $0)) } }
         let tag = Array(mac(Array("tag\0".utf8) + Array(list.utf8) + [0] + plain).prefix(Cursor.tagLength))
-        let pad = mac(Array("pad\0".utf8) + tag)
+        let pad = pad(tag, length: plain.count)
         return TokenSecret.base64url(zip(plain, pad).map { $0 ^ $1 } + tag)
     }
 
@@ -89,7 +90,7 @@ final class Cursor: Sendable {
         let stored = count + 1   // the position, then the database's incarnation
         guard let bytes = TokenSecret.base64urlDecode(raw), bytes.count == 8 * stored + Cursor.tagLength else { throw refused }
         let tag = Array(bytes.suffix(Cursor.tagLength))
-        let pad = mac(Array("pad\0".utf8) + tag)
+        let pad = pad(tag, length: 8 * stored)
         let plain = zip(bytes.prefix(8 * stored), pad).map { $0 ^ $1 }
         let expected = Array(mac(Array("tag\0".utf8) + Array(list.utf8) + [0] + plain).prefix(Cursor.tagLength))
         guard TokenSecret.constantTimeEqual(expected, tag) else { throw refused }
@@ -104,6 +105,18 @@ final class Cursor: Sendable {
     /// The position of a one-integer cursor (see `decode(_:list:count:)`).
     func decode(_ raw: String?, list: String) throws -> Int64? {
         try decode(raw, list: list, count: 1)?[0]
+    }
+
+    /// `HMAC(key, "pad" ‖ tag)`, followed by `HMAC(key, "pad" ‖ tag ‖ i)` for i = 1, 2, …
+    /// until `length` bytes (a position of five integers is longer than one HMAC).
+    private func pad(_ tag: [UInt8], length: Int) -> [UInt8] {
+        var out = mac(Array("pad\0".utf8) + tag)
+        var block: UInt8 = 1
+        while out.count < length {
+            out += mac(Array("pad\0".utf8) + tag + [block])
+            block += 1
+        }
+        return out
     }
 
     private func mac(_ data: [UInt8]) -> [UInt8] {
