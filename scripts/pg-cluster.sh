@@ -16,15 +16,7 @@ if [ -z "$cmd" ] || [ -z "$dir" ]; then
   echo "usage: $0 start|stop|url DIR" >&2; exit 2
 fi
 
-pgbin=""
-for v in 15 16 17 14; do
-  if [ -x "/usr/lib/postgresql/$v/bin/initdb" ]; then pgbin="/usr/lib/postgresql/$v/bin"; break; fi
-done
-if [ -z "$pgbin" ]; then echo "pg-cluster: PostgreSQL server binaries not found (apt-get install postgresql)" >&2; exit 1; fi
-
-as_owner() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
+. "$(dirname "$0")/pg-lib.sh"
 
 case "$cmd" in
   start)
@@ -41,15 +33,8 @@ shared_buffers = 128MB
 fsync = ${PG_CLUSTER_FSYNC:-on}
 log_min_messages = warning
 CONF
-    started=""
-    for _ in 1 2 3 4 5 6 7 8; do
-      port=$(( 20000 + (RANDOM % 20000) ))
-      if as_owner "$pgbin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -o "-p $port" -w -t 60 start >/dev/null 2>&1; then
-        started=1; break
-      fi
-    done
-    if [ -z "$started" ]; then echo "pg-cluster: could not start (see $dir/server.log)" >&2; tail -20 "$dir/server.log" >&2 || true; exit 1; fi
-    echo "$port" >"$dir/port"
+    start_on_free_port "$dir"
+    port=$(cat "$dir/port")
     as_owner "$pgbin/psql" -h "$dir" -p "$port" -U postgres -d postgres -qAt -c "CREATE DATABASE kidledger" >/dev/null
     echo "postgres://postgres@127.0.0.1:$port/kidledger"
     ;;

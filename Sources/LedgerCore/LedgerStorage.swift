@@ -184,9 +184,14 @@ package protocol LedgerReading: AccountAccessReading {
     // MARK: sync
     /// The household's feed position (nil: no such household).
     func head(household: String) throws -> FeedHead?
+    /// The database's incarnation (`database_incarnation`).
+    func databaseIncarnation() throws -> Int64
     /// Children and transactions with `seq > after` (or `seq == onlySeq`), each kind
     /// oldest change first; at most `limit` of each kind.
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges
+    /// The ids of the household's transactions (of `child` only, when given), each with its
+    /// child's id, in no particular order (for reconciliation's summaries).
+    func transactionIds(household: String, child: String?) throws -> [(childId: String, id: String)]
     /// Devices of current members that synced this household, with how far behind they
     /// are, by account id then token id, after the position `after`.
     func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition>
@@ -304,6 +309,11 @@ package protocol LedgerWriting: LedgerReading, AccountAccessWriting {
     /// Only while the household exists.
     func recordPull(token: String, household: String, seq: Int64, at: Int64) throws
     func recordPush(token: String, household: String, at: Int64) throws
+    /// Marks a record (`kind` child or transaction) as pushed back by `by`, the owner, in its
+    /// author's name after the server went back in time (once; later marks are ignored).
+    func markRestored(household: String, kind: String, id: String, by: String, at: Int64) throws
+    /// Who restored a record in its author's name (nil: its author pushed it).
+    func restoredBy(household: String, kind: String, id: String) throws -> String?
 
     // MARK: - App Store subscriptions
     /// Registers `upload`'s purchase for the household (replacing what it had), as verified

@@ -75,6 +75,9 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case cannotInviteSelf
 
     // Sync.
+    /// A sync position from a database that went back in time (a restore, a rewind, or a
+    /// position ahead of the household's): the device must reconcile.
+    case historyRewound
     case syncTokenExpired
     /// The device's token was revoked while its request was being answered.
     case tokenRevoked

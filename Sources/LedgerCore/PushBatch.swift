@@ -49,6 +49,12 @@ package struct PushBatch: Sendable {
     package var children: [Item<ChildRecord>] = []
     package var transactions: [Item<NewTransaction>] = []
     package var schedules: [Item<ScheduleItem>] = []
+    /// The author a transaction names (`authorAccountId`), by transaction id, when the
+    /// record names one; without it the author is the caller.
+    package var authors: [String: String] = [:]
+    /// The owner restores the household from their device: records may name another
+    /// account that is or was a member as their author (`modifiedBy`, `authorAccountId`).
+    package var ownerRestore = false
 
     package init(children: [Item<ChildRecord>] = [], transactions: [Item<NewTransaction>] = [],
                  schedules: [Item<ScheduleItem>] = []) {

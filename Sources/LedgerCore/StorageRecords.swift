@@ -199,9 +199,11 @@ package struct KeyedPage<Item: Sendable & Equatable, Position: Sendable & Equata
 package struct FeedHead: Sendable, Equatable {
     package var seq: Int64
     package var incarnation: Int64
+    /// The database's incarnation (`database_incarnation`): new after a restore or a rewind.
+    package var database: Int64
 
-    @usableFromInline package init(seq: Int64, incarnation: Int64) {
-        (self.seq, self.incarnation) = (seq, incarnation)
+    @usableFromInline package init(seq: Int64, incarnation: Int64, database: Int64 = 0) {
+        (self.seq, self.incarnation, self.database) = (seq, incarnation, database)
     }
 }
 

@@ -136,6 +136,10 @@ public final class LedgerApp: Sendable {
     /// revocation outbox running (`start` and `startInProcess`).
     func startServices() {
         services.backend.waitUntilReady(5)
+        // List cursors name the database's incarnation (feed reads keep it current).
+        if let database = try? services.storage.read({ try $0.databaseIncarnation() }) {
+            services.cursors.observe(database: database)
+        }
         services.identity?.start()
         services.push?.start(storage: services.storage)
         scheduleJob.start()

@@ -49,6 +49,7 @@ enum Routes {
         r.add("GET", "/v1/households/{id}/changes", runs: .worker, SyncRoutes.pull)
         r.add("POST", "/v1/households/{id}/changes", runs: .worker, SyncRoutes.push)
         r.add("GET", "/v1/households/{id}/sync-status", runs: .worker, SyncRoutes.status)
+        r.add("POST", "/v1/households/{id}/reconcile", runs: .worker, ReconcileRoutes.reconcile)
         r.add("PUT", "/v1/households/{id}/subscription", runs: .worker, SubscriptionRoutes.put)
         r.add("GET", "/v1/households/{id}/subscription", runs: .worker, SubscriptionRoutes.get)
         r.add("DELETE", "/v1/households/{id}/subscription", runs: .worker, SubscriptionRoutes.delete)

@@ -588,7 +588,24 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func head(household: String) throws -> FeedHead? {
         sendDeferred()
         try lock(household)
-        return try db.queryOne("SELECT seq, incarnation FROM households WHERE id = $1", [.uuid(household)]).map { FeedHead(row: $0) }
+        return try db.queryOne("SELECT seq, incarnation, (SELECT incarnation FROM database_incarnation) FROM households WHERE id = $1", [.uuid(household)]).map { FeedHead(row: $0) }
+    }
+
+    func databaseIncarnation() throws -> Int64 {
+        sendDeferred()
+        return try db.queryOne("SELECT incarnation FROM database_incarnation WHERE id = 1")?.int(0) ?? 0
+    }
+
+    func transactionIds(household: String, child: String?) throws -> [(childId: String, id: String)] {
+        sendDeferred()
+        try lock(household)
+        let result = if let child {
+            try db.query("SELECT child_id::text, id::text FROM transactions WHERE household_id = $1 AND child_id = $2",
+                         [.uuid(household), .uuid(child)])
+        } else {
+            try db.query("SELECT child_id::text, id::text FROM transactions WHERE household_id = $1", [.uuid(household)])
+        }
+        return result.rows.map { (childId: $0.string(0), id: $0.string(1)) }
     }
 
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {
@@ -643,6 +660,22 @@ final class PostgresLedgerTransaction: LedgerWriting {
             INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES ($1, $2, $3)
             ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
             """, [.uuid(token), .uuid(household), .timestamp(ms: at)])
+    }
+
+    func markRestored(household: String, kind: String, id: String, by: String, at: Int64) throws {
+        sendDeferred()
+        try lock(household)
+        _ = try db.query("""
+            INSERT INTO restored_records (household_id, kind, id, restored_by, restored_at) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT DO NOTHING
+            """, [.uuid(household), .text(kind), .uuid(id), .uuid(by), .timestamp(ms: at)])
+    }
+
+    func restoredBy(household: String, kind: String, id: String) throws -> String? {
+        sendDeferred()
+        try lock(household)
+        return try db.queryOne("SELECT restored_by::text FROM restored_records WHERE household_id = $1 AND kind = $2 AND id = $3",
+                               [.uuid(household), .text(kind), .uuid(id)])?.string(0)
     }
 
     // MARK: operations

@@ -84,5 +84,21 @@ package enum PostgresMaintenance {
             throw StorageFailure("PostgreSQL: \(e.message)")
         }
     }
+
+    /// `rewound` over PostgreSQL, after a pg_restore, a point-in-time recovery or a failover
+    /// to an asynchronous standby: migrates when needed, then gives the database a new
+    /// incarnation and answers it. Serving processes see it on their next feed read.
+    package static func rewound(url: String) throws -> Int64 {
+        do {
+            let db = try PGConnection(url: url)
+            _ = try PostgresSchema.migrate(db)
+            let incarnation = Int64.random(in: 1...Int64.max)
+            _ = try db.query("UPDATE database_incarnation SET incarnation = $1, since = now(), reason = 'rewound' WHERE id = 1",
+                       [.int(incarnation)])
+            return incarnation
+        } catch let e as PGError {
+            throw StorageFailure("PostgreSQL: \(e.message)")
+        }
+    }
 }
 #endif

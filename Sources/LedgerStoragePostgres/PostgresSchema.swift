@@ -312,6 +312,27 @@ enum PostgresSchema {
         CREATE INDEX schedules_feed ON schedules(household_id, seq);
         CREATE INDEX schedules_due ON schedules(due_at) WHERE due_at IS NOT NULL;
         """),
+        // The database's incarnation (SQLite's version 16): replaced by `rewound` after a
+        // pg_restore, a point-in-time recovery or a failover to an asynchronous standby; and
+        // the records an owner restored in another member's name.
+        (9, """
+        CREATE TABLE database_incarnation (
+            id integer PRIMARY KEY CHECK (id = 1),
+            incarnation bigint NOT NULL,
+            since timestamptz NOT NULL,
+            reason text NOT NULL
+        );
+        INSERT INTO database_incarnation (id, incarnation, since, reason)
+            VALUES (1, (random() * 4611686018427387903)::bigint, now(), 'created');
+        CREATE TABLE restored_records (
+            household_id uuid NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            kind text NOT NULL,
+            id uuid NOT NULL,
+            restored_by uuid NOT NULL,
+            restored_at timestamptz NOT NULL,
+            PRIMARY KEY (household_id, kind, id)
+        );
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

@@ -259,6 +259,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         // The ledger has no foreign key to cascade along.
         try db.run("DELETE FROM transactions WHERE household_key = \(Schema.ledgerKey(1))", [.text(id)])
         try db.run("DELETE FROM schedules WHERE household_id = ?", [.text(id)])
+        try db.run("DELETE FROM restored_records WHERE household_key = \(Schema.ledgerKey(1))", [.text(id)])
         try db.run("DELETE FROM households WHERE id = ?", [.text(id)])
         effects.touched.insert(id)
     }
@@ -575,7 +576,21 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     // MARK: sync
 
     func head(household: String) throws -> FeedHead? {
-        try db.queryOne("SELECT seq, incarnation FROM households WHERE id = ?", [.text(household)]).map { FeedHead(row: $0) }
+        try db.queryOne("SELECT seq, incarnation, (SELECT incarnation FROM database_incarnation) FROM households WHERE id = ?", [.text(household)]).map { FeedHead(row: $0) }
+    }
+
+    func databaseIncarnation() throws -> Int64 {
+        try db.queryOne("SELECT incarnation FROM database_incarnation WHERE id = 1")?.int(0) ?? 0
+    }
+
+    func transactionIds(household: String, child: String?) throws -> [(childId: String, id: String)] {
+        let rows = if let child {
+            try db.query("SELECT child_id, id FROM transactions WHERE household_key = \(Schema.ledgerKey(1)) AND child_id = ?2",
+                         [.text(household), .text(child)])
+        } else {
+            try db.query("SELECT child_id, id FROM transactions WHERE household_key = \(Schema.ledgerKey(1))", [.text(household)])
+        }
+        return rows.map { (childId: $0.string(0), id: $0.string(1)) }
     }
 
     func changes(household: String, after: Int64, onlySeq: Int64?, limit: Int) throws -> FeedChanges {
@@ -623,6 +638,18 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             INSERT INTO device_sync (token_id, household_id, last_push_at) VALUES (?, ?, ?)
             ON CONFLICT (token_id, household_id) DO UPDATE SET last_push_at = excluded.last_push_at
             """, [.text(token), .text(household), .integer(at)])
+    }
+
+    func markRestored(household: String, kind: String, id: String, by: String, at: Int64) throws {
+        try db.run("""
+            INSERT OR IGNORE INTO restored_records (household_key, kind, id, restored_by, restored_at)
+            VALUES (\(Schema.ledgerKey(1)), ?2, ?3, ?4, ?5)
+            """, [.text(household), .text(kind), .text(id), .text(by), .integer(at)])
+    }
+
+    func restoredBy(household: String, kind: String, id: String) throws -> String? {
+        try db.queryOne("SELECT restored_by FROM restored_records WHERE household_key = \(Schema.ledgerKey(1)) AND kind = ?2 AND id = ?3",
+                        [.text(household), .text(kind), .text(id)])?.string(0)
     }
 
     // MARK: operations

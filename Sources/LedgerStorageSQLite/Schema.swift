@@ -513,6 +513,29 @@ enum Schema {
         CREATE INDEX schedules_feed ON schedules(household_id, seq);
         CREATE INDEX schedules_due ON schedules(due_at) WHERE due_at IS NOT NULL;
         """),
+        // The database's incarnation: a random value, replaced whenever the database goes
+        // back in time (`restore` installs a backup, `rewound` after anything else did), so
+        // that sync positions handed out before are answered `history_rewound`. Records the
+        // owner pushed back in another member's name ("restore from this device") are
+        // marked in `restored_records` with who restored them.
+        Migration(version: 16, sql: """
+        CREATE TABLE database_incarnation (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            incarnation INTEGER NOT NULL,
+            since INTEGER NOT NULL,
+            reason TEXT NOT NULL
+        );
+        INSERT INTO database_incarnation (id, incarnation, since, reason)
+            VALUES (1, random() & 9223372036854775807, CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER), 'created');
+        CREATE TABLE restored_records (
+            household_key INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            id TEXT NOT NULL,
+            restored_by TEXT NOT NULL,
+            restored_at INTEGER NOT NULL,
+            PRIMARY KEY (household_key, kind, id)
+        ) WITHOUT ROWID;
+        """),
     ]
 }
 

@@ -33,6 +33,8 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
        kidledger-server accounts create --handle H --name N [--device-name D] [--data-dir DIR]
        kidledger-server backup --to FILE [--data-dir DIR]   (SQLite; for PostgreSQL it prints how to use pg_dump)
        kidledger-server check [--data-dir DIR | --database-url postgres://…]
+       kidledger-server restore --from FILE [--data-dir DIR]   (SQLite: installs a backup; the server must be stopped)
+       kidledger-server rewound [--data-dir DIR | --database-url postgres://…]   (after pg_restore, PITR or a failover)
        kidledger-server migrate --database-url postgres://…   (builds with the Postgres trait)
 Every flag can also be set as an environment variable: KIDLEDGER_HOST, KIDLEDGER_PORT,
 KIDLEDGER_DATA_DIR, KIDLEDGER_DATABASE_URL (PostgreSQL instead of SQLite; builds with the Postgres trait),
@@ -310,6 +312,13 @@ do {
         guard let to = o.single["to"] else { fail("backup needs --to FILE") }
         try AdminCommands.backup(c, to: to)
         print(#"{"event":"backup","to":"\#(to)"}"#)
+    case "restore":
+        let o = Options(args.dropFirst(), allowed: ["from", "data-dir", "database-url"])
+        guard let from = o.single["from"] else { fail("restore needs --from FILE (a file written by `kidledger-server backup`)") }
+        print(try AdminCommands.restore(configuration(o), from: from))
+    case "rewound":
+        let o = Options(args.dropFirst(), allowed: ["data-dir", "database-url"])
+        print(try AdminCommands.rewound(configuration(o)))
     case "check":
         let o = Options(args.dropFirst(), allowed: ["data-dir", "database-url"])
         // Every outcome is one JSON report, failures to read the database included.

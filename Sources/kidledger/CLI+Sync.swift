@@ -78,6 +78,15 @@ extension CLI {
         if !snapshot.rejected.isEmpty { print("\(snapshot.rejected.count) records were refused by the server and kept aside") }
     }
 
+    /// `kidledger restore-server`: the owner's restore from this device after the server went
+    /// back in time; pushes what it lacks, other members' records in their names.
+    func restoreServer(_ rest: [String]) async throws {
+        try args.expectPositionals(1)
+        let ledger = try await ledgerWithServer()
+        let report = try await ledger.restoreServerFromThisDevice()
+        printReport(report, await ledger.status())
+    }
+
     func sync(_ rest: [String]) async throws {
         try args.expectPositionals(1)
         let ledger = try await ledgerWithServer()

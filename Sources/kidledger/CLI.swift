@@ -70,6 +70,7 @@ final class CLI {
         case "unarchive": try await archive(rest, false)
         case "status": try await status(rest)
         case "sync": try await sync(rest)
+        case "restore-server": try await restoreServer(rest)
         case "share": try await share(rest)
         case "invitations": try await invitations(rest)
         case "join": try await join(rest)
@@ -98,7 +99,7 @@ final class CLI {
           signup --handle H --name N [--device-name D]   login --token T | --pinned
           child add NAME   children   add CHILD AMOUNT [--note T] [--source S]   take CHILD AMOUNT [--note T]
           undo CHILD   history CHILD   rename CHILD NAME   archive CHILD   unarchive CHILD
-          status   sync [--watch]
+          status   sync [--watch]   restore-server (owner: after the server went back in time)
           share enable [--yes] [--name N]   share invite HANDLE [--read-only]   share participants
           share revoke HANDLE   share stop   invitations   join ID [--replace-local]   leave
           export [--out FILE]   import FILE

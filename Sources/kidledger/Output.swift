@@ -48,7 +48,7 @@ enum Output {
     }
 
     /// The `state` word of `status --json`: synced, changesPending, offline, accountUnavailable,
-    /// attentionRequired (a local-only ledger is synced: it has nothing to upload).
+    /// attentionRequired, reconciling (a local-only ledger is synced: it has nothing to upload).
     static func state(_ s: SyncStatus) -> String {
         switch s {
         case .synced, .syncing, .localOnly: return "synced"
@@ -56,13 +56,16 @@ enum Output {
         case .offline: return "offline"
         case .accountUnavailable: return "accountUnavailable"
         case .attentionRequired: return "attentionRequired"
+        case .reconciling: return "reconciling"
         }
     }
 
     static func status(_ s: SyncStatus) -> JSONValue {
         var reason: JSONValue = .null
         if case .attentionRequired(let r, _) = s { reason = .string(r.rawValue) }
-        return .object(["state": .string(state(s)), "pending": .int(Int64(s.pendingCount)), "reason": reason])
+        var object: JSONObject = ["state": .string(state(s)), "pending": .int(Int64(s.pendingCount)), "reason": reason]
+        if case .reconciling(_, let waiting) = s { object["waiting"] = .int(Int64(waiting)) }
+        return .object(object)
     }
 
     static func participant(_ p: Participant) -> JSONValue {
@@ -97,6 +100,11 @@ enum Output {
         case .accountUnavailable(let n): return "account unavailable" + (n > 0 ? " (\(count(n, "change", "changes")) pending)" : "")
         case .attentionRequired(let r, let n):
             return "attention required: \(Wording.lowered(r.explanation))" + (n > 0 ? " (\(count(n, "change", "changes")) pending)" : "")
+        case .reconciling(let n, let waiting):
+            var words = "reconciling: the server went back in time"
+            if n > 0 { words += "; \(count(n, "record", "records")) of this device to upload again" }
+            if waiting > 0 { words += "; \(count(waiting, "record", "records")) waiting for another member's device" }
+            return words
         }
     }
 

@@ -34,23 +34,10 @@ final class CLITests: XCTestCase {
     }
 
     private func kl(_ phone: String, _ args: [String], server: Bool = true) throws -> Run {
-        let process = Process()
-        process.executableURL = executable
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
         var all = ["--store", directory + "/\(phone).store"]
         if server { all += ["--server", "http://127.0.0.1:\(app.port)"] }
-        process.arguments = all + args
-        var env = ProcessInfo.processInfo.environment
-        env["KIDLEDGER_STORE"] = nil; env["KIDLEDGER_SERVER"] = nil
-        process.environment = env
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, out: String(decoding: o, as: UTF8.self), err: String(decoding: e, as: UTF8.self))
+        let r = try KidledgerRunner.run(all + args, in: directory)
+        return Run(status: r.status, out: r.out, err: r.err)
     }
 
     private func json(_ run: Run) throws -> JSONValue {

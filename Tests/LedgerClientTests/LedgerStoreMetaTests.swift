@@ -22,7 +22,7 @@ final class LedgerStoreMetaTests: XCTestCase {
         "device_id", "server_url", "token", "token_id", "account_id", "account_handle", "account_display_name",
         "signed_in_account_id", "signed_in_account_handle", "signed_in_display_name", "pinned_token",
         "pinned_token_id", "phase", "sync_token", "generation", "attention", "last_outcome", "last_sync_at",
-        "offline_since", "newest_seen_modified_at", "join_previous_phase", "join_previous_account_id",
+        "offline_since", "newest_seen_modified_at", "reconcile", "reconcile_waiting", "owner_restore", "join_previous_phase", "join_previous_account_id",
         "join_previous_account_handle", "join_stage_token", "join_stage_household", "entitlement_token",
         "entitlement_keys", "push_app_id", "push_key", "push_registered_token_id",
     ]

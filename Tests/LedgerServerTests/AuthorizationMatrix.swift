@@ -162,6 +162,8 @@ enum AuthorizationMatrix {
         row("POST", hh + "/changes", memberWrite("200"), body: .obj(["children": .array([]), "transactions": .array([])]),
             mutates: false, note: "An empty batch."),
         row("GET", hh + "/sync-status", memberRead()),
+        row("POST", hh + "/reconcile", memberRead(), body: .obj(["children": .array([])]), mutates: false,
+            note: "Reads only: read-only members reconcile too (and find they may push nothing)."),
         row("PUT", hh + "/subscription", ownerOnly("422"), body: .obj(["signedTransaction": "not-a-jws"]),
             note: "With a bundle id configured; the owner's invalid JWS is 422 `malformed`."),
         row("GET", hh + "/subscription", ownerOnly("404:no_subscription")),

@@ -29,7 +29,8 @@ final class LedgerStorageErrorTests: XCTestCase {
             (.tooManyInvitations(.inviter, limit: 2, pending: 2), 409, "too_many_invitations"),
             (.tooManyInvitations(.invitee, limit: 2, pending: 2), 409, "too_many_invitations"),
             (.tooManyChildren(limit: 3), 409, "too_many_children"), (.tokenRevoked, 401, "unauthenticated"),
-            (.syncTokenExpired, 410, "token_expired"), (.unavailable(commitOutcomeUnknown: false), 503, "service_unavailable"),
+            (.syncTokenExpired, 410, "token_expired"), (.historyRewound, 410, "history_rewound"),
+            (.unavailable(commitOutcomeUnknown: false), 503, "service_unavailable"),
         ]
         for (error, status, code) in cases {
             XCTAssertEqual(error.apiError.status, status, "\(error)")

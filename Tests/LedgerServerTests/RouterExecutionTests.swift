@@ -15,7 +15,7 @@ final class RouterExecutionTests: XCTestCase {
         let workers = Set(declared.filter { $0.value == .worker }.keys)
         XCTAssertEqual(workers, [
             "GET /readyz", "GET /v1/households/{id}/changes", "POST /v1/households/{id}/changes",
-            "GET /v1/households/{id}/sync-status", "PUT /v1/households/{id}/subscription",
+            "GET /v1/households/{id}/sync-status", "POST /v1/households/{id}/reconcile", "PUT /v1/households/{id}/subscription",
             "GET /v1/households/{id}/subscription", "DELETE /v1/households/{id}/subscription",
             "GET /v1/households/{id}/entitlement", "GET /v1/households/{id}/entitlement/token",
             "POST /v1/app-store/notifications",

@@ -120,10 +120,13 @@ final class SyncFeedTests: XCTestCase {
         let decoded = try XCTUnwrap(SyncPosition(token: good))
         let future = SyncPosition(household: h, incarnation: decoded.incarnation, seq: decoded.seq + 5).token
         let wrongIncarnation = SyncPosition(household: h, incarnation: decoded.incarnation + 1, seq: decoded.seq).token
-        for bad in ["garbage", "AAAA", foreign, future, wrongIncarnation, good + "A", String(good.dropLast())] {
+        for bad in ["garbage", "AAAA", foreign, wrongIncarnation, good + "A", String(good.dropLast())] {
             let r = s.pull(t, h, since: bad)
             XCTAssertEqual(r.status, 410, bad); XCTAssertEqual(r.code, "token_expired", bad)
         }
+        // A position the household has not reached: the server went back in time.
+        let ahead = s.pull(t, h, since: future)
+        XCTAssertEqual(ahead.status, 410); XCTAssertEqual(ahead.code, "history_rewound")
         XCTAssertEqual(s.pull(t, h, since: good).status, 200)
 
         // Deleted and re-created under the same id: old tokens are from another incarnation.

@@ -59,6 +59,11 @@ extension APIClient {
         try json("POST", "/v1/households/\(householdId)/changes", Wire.PushResponse.self, body: batch).body.results
     }
 
+    /// `POST /v1/households/{id}/reconcile`: which of this device's transactions the server lacks.
+    func reconcile(householdId: String, _ request: Wire.ReconcileRequest) throws(APIError) -> Wire.ReconcileResponse {
+        try json("POST", "/v1/households/\(householdId)/reconcile", Wire.ReconcileResponse.self, body: request).body
+    }
+
     /// `POST /v1/households/{id}/share` (201 created, 200 existing).
     func createShare(householdId: String) throws(APIError) -> Wire.Share {
         try json("POST", "/v1/households/\(householdId)/share", Wire.Share.self, body: Empty()).body

@@ -55,16 +55,22 @@ extension Wire {
         var reversesId: String?
         /// Left out for the child's default pot, so servers before pots accept the record.
         var potId: String? = nil
+        /// Only in an owner's restore, for a record of another member: its author.
+        var authorAccountId: String? = nil
     }
 
     /// Body of `POST /v1/households/{id}/changes` (at most 400 records).
     struct PushRequest: Codable, Sendable {
         var children: [PushChild]
         var transactions: [PushTransaction]
+        /// Set while the owner restores the household from this device: records of other
+        /// members keep their authors, and the server marks them as restored by the owner.
+        var ownerRestore: Bool? = nil
+
         var schedules: [Schedule] = []
         var pots: [Pot] = []
 
-        enum CodingKeys: String, CodingKey { case children, pots, schedules, transactions }
+        enum CodingKeys: String, CodingKey { case children, pots, schedules, transactions, ownerRestore }
 
         /// Schedules and pots only when there are some, so servers before them accept the batch.
         func encode(to encoder: any Encoder) throws {
@@ -73,10 +79,13 @@ extension Wire {
             if !pots.isEmpty { try c.encode(pots, forKey: .pots) }
             if !schedules.isEmpty { try c.encode(schedules, forKey: .schedules) }
             try c.encode(transactions, forKey: .transactions)
+            try c.encodeIfPresent(ownerRestore, forKey: .ownerRestore)
         }
 
-        init(children: [PushChild], transactions: [PushTransaction], schedules: [Schedule] = [], pots: [Pot] = []) {
+        init(children: [PushChild], transactions: [PushTransaction], schedules: [Schedule] = [], pots: [Pot] = [],
+             ownerRestore: Bool? = nil) {
             self.children = children; self.transactions = transactions; self.schedules = schedules; self.pots = pots
+            self.ownerRestore = ownerRestore
         }
 
         init(from decoder: any Decoder) throws {
@@ -85,6 +94,7 @@ extension Wire {
             transactions = try c.decodeIfPresent([PushTransaction].self, forKey: .transactions) ?? []
             schedules = try c.decodeIfPresent([Schedule].self, forKey: .schedules) ?? []
             pots = try c.decodeIfPresent([Pot].self, forKey: .pots) ?? []
+            ownerRestore = try c.decodeIfPresent(Bool.self, forKey: .ownerRestore)
         }
 
         var isEmpty: Bool { children.isEmpty && transactions.isEmpty && schedules.isEmpty && pots.isEmpty }

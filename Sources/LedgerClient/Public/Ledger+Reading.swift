@@ -73,8 +73,12 @@ extension Ledger {
         if try store.unmergedCount() > 0 { return .attentionRequired(.unreadableChanges, pending: state.pending) }
         let phase = try store.phase()
         if phase == .localOnly { return .localOnly }
+        let reconciling = try phase == .shared && store.reconcileNeeded()
         switch state {
         case .accountUnavailable(let pending): return .accountUnavailable(pending: pending)
+        case .changesPending where reconciling, .synced where reconciling:
+            // Never "synced" while the server lacks what this device holds.
+            return .reconciling(pending: try store.pendingCount(), waiting: try store.reconcileWaiting())
         case _ where syncing > 0: return .syncing
         case .offline(let pending):
             let since = meta(.offlineSince).flatMap(Int64.init).map(Date.init(ms:)) ?? Date()

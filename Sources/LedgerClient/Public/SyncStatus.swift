@@ -52,6 +52,12 @@ public enum SyncStatus: Sendable, Equatable, Hashable {
     case attentionRequired(AttentionReason, pending: Int)
     /// A ledger that was never shared: nothing to sync.
     case localOnly
+    /// The server went back in time (its operator restored a backup or failed over) and lacks
+    /// records this device holds, records it had acknowledged included. `pending` of them
+    /// are this device's to upload again (the reconciliation runs with every sync); `waiting`
+    /// can only come back from another member's device, or by the owner's restore from this
+    /// device (`Ledger.restoreServerFromThisDevice()`). Never `synced` meanwhile.
+    case reconciling(pending: Int, waiting: Int)
 
     /// Local changes waiting to be uploaded (0 when unknown or none).
     public var pendingCount: Int {
@@ -59,6 +65,7 @@ public enum SyncStatus: Sendable, Equatable, Hashable {
         case .synced, .syncing, .localOnly: return 0
         case .pending(let n): return n
         case .offline(let n, _), .accountUnavailable(let n), .attentionRequired(_, let n): return n
+        case .reconciling(let n, _): return n
         }
     }
 }

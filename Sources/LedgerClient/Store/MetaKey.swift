@@ -33,6 +33,15 @@ enum MetaKey: String, Sendable, CaseIterable {
     /// Since when the server could not be reached, in milliseconds since the epoch.
     case offlineSince = "offline_since"
     case newestSeenModifiedAt = "newest_seen_modified_at"
+    /// Set when the server answered `history_rewound` (it went back in time): until a
+    /// reconciliation finds nothing missing, the device says so instead of "synced".
+    case reconcile
+    /// How many records the server lacks that only another member's device (or the owner's
+    /// restore from this device) can bring back, as the last reconciliation counted them.
+    case reconcileWaiting = "reconcile_waiting"
+    /// Set while the owner's "restore from this device" runs: every record is pushed, those of
+    /// other members marked as restored by the owner.
+    case ownerRestore = "owner_restore"
     /// While a join runs: the phase (and, after an account switch, the pinned account) to
     /// return to if the invitation turns out to be withdrawn.
     case joinPreviousPhase = "join_previous_phase"

@@ -2,7 +2,8 @@ import LedgerModel
 
 extension SyncEngine {
     /// Pulls the feed from the stored token, page by page (`moreComing`), merging each page
-    /// atomically with its token. A 410 restarts from nothing, keeping pending changes. A page
+    /// atomically with its token. A 410 restarts from nothing, keeping pending changes (and
+    /// local records); `history_rewound` also starts a reconciliation. A page
     /// whose household or mode changed while it was in flight is dropped.
     ///
     /// The token is advanced with compare-and-set: a page is merged only when the stored token
@@ -32,9 +33,13 @@ extension SyncEngine {
             } catch {
                 if error.status == 410 && !refetched {
                     refetched = true
+                    // The server went back in time: once everything is pulled again, find what
+                    // it lacks (`reconcileIfNeeded`).
+                    let rewound = error.code == "history_rewound"
                     try store.transaction {
                         if try store.generation() == generation, try store.string(.syncToken) == since {
                             try store.set(.syncToken, nil)
+                            if rewound { try store.set(.reconcile, "1") }
                         }
                     }
                     continue

@@ -27,6 +27,9 @@ extension SyncEngine {
                 batch.append(PendingChange(kind: .transaction, id: partner, version: version))
             }
             var request = Wire.PushRequest(children: [], transactions: [])
+            // The owner's restore from this device: other members' records keep their authors.
+            let me = try store.string(.accountId)
+            if try store.string(.ownerRestore) != nil { request.ownerRestore = true }
             for change in batch {
                 switch change.kind {
                 case .child:
@@ -39,7 +42,11 @@ extension SyncEngine {
                     if let s = try store.schedule(id: change.id) { request.schedules.append(Wire.Schedule(s)) }
                     else { try store.dequeue(.schedule, id: change.id, ifVersion: change.version) }
                 case .transaction:
-                    if let t = try store.transaction(id: change.id) { request.transactions.append(Wire.PushTransaction(t)) }
+                    if let t = try store.transaction(id: change.id) {
+                        var record = Wire.PushTransaction(t)
+                        if request.ownerRestore == true, let author = t.authorAccountId, author != me { record.authorAccountId = author }
+                        request.transactions.append(record)
+                    }
                     else { try store.dequeue(.transaction, id: change.id, ifVersion: change.version) }
                 }
             }
@@ -200,7 +207,7 @@ extension SyncEngine {
         case "not_reversible": return "That transaction was already undone, or is itself an undo."
         case "balance_overflow": return "It would take the balance beyond what can be stored."
         case "validation_failed": return "The server found it invalid."
-        case "modified_by_mismatch": return "It was attributed to another account."
+        case "modified_by_mismatch", "attribution_mismatch": return "It was attributed to another account."
         case "clock_skew": return "It was dated too far in the future; check the device's clock."
         case "id_conflict": return "Its id belongs to another household."
         default: return "The server refused it (\(code))."

@@ -36,6 +36,8 @@ final class SyncEngine {
         var rejected = 0
         /// Pages dropped because the household or mode changed while they were in flight.
         var droppedPages = 0
+        /// Records queued again because the server went back in time and lacked them.
+        var reconciled = 0
         init() {}
     }
 
@@ -78,6 +80,8 @@ final class SyncEngine {
                 try pull(wait: wait, into: &report)
                 try checkCancelled()
                 if try store.pendingCount() > 0 { try push(into: &report) }
+                try checkCancelled()
+                try reconcileIfNeeded(into: &report)
                 try store.transaction {
                     try store.setLastOutcome(nil)
                     try store.set(.lastSyncAt, String(now()))

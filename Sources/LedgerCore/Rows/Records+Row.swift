@@ -129,10 +129,10 @@ extension DeviceSyncRecord {
 }
 
 extension FeedHead {
-    /// `seq, incarnation`.
+    /// `seq, incarnation, database incarnation`.
     @inlinable
     package init<Row: StorageRow>(row r: Row) {
-        self.init(seq: r.int(0), incarnation: r.int(1))
+        self.init(seq: r.int(0), incarnation: r.int(1), database: r.int(2))
     }
 }
 

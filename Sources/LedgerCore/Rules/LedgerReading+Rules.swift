@@ -50,15 +50,16 @@ extension LedgerReading {
     }
 
     /// One page of the change feed after `since` (nil: from the beginning), cut by
-    /// `FeedPaging`; `syncTokenExpired` when `since` is not a position of this household as
-    /// it is now.
+    /// `FeedPaging`; `historyRewound` when `since` was handed out by an earlier incarnation of
+    /// the database or lies ahead of the household's sequence (the server went back in time:
+    /// the device must reconcile), `syncTokenExpired` when it is not a position of this
+    /// household as it is now (re-created, another household, no position at all).
     package func feedPage(household: String, account: String, since: SyncPosition?, limit: Int) throws -> FeedPage {
         let (h, m) = try self.household(id: household, account: account, need: .read)
         guard let head = try head(household: household) else { throw LedgerStorageError.householdNotFound }
         var after: Int64 = 0
         if let since {
-            guard since.household == household, since.incarnation == head.incarnation,
-                  since.seq <= head.seq else { throw LedgerStorageError.syncTokenExpired }
+            try Self.check(since, household: household, head: head)
             after = since.seq
         }
         // Paging looks at sequence values only; the records are then cut in place.
@@ -72,10 +73,21 @@ extension LedgerReading {
         }
         if let wholeCommit { records = wholeCommit } else { records.keep(through: endSeq) }
         var page = FeedPage(household: h, membership: m, children: records.children, transactions: records.transactions,
-                            next: SyncPosition(household: household, incarnation: head.incarnation, seq: endSeq),
+                            next: SyncPosition(household: household, incarnation: head.incarnation, seq: endSeq,
+                                               database: head.database),
                             since: after, moreComing: moreComing)
         page.schedules = records.schedules
         return page
+    }
+
+    /// Whether `since` is a position of the household as `head` describes it: an earlier
+    /// database incarnation, or a sequence the household has not reached, is `historyRewound`;
+    /// another household or household incarnation `syncTokenExpired`.
+    package static func check(_ since: SyncPosition, household: String, head: FeedHead) throws {
+        guard since.household == household else { throw LedgerStorageError.syncTokenExpired }
+        if let database = since.database, database != head.database { throw LedgerStorageError.historyRewound }
+        guard since.incarnation == head.incarnation else { throw LedgerStorageError.syncTokenExpired }
+        guard since.seq <= head.seq else { throw LedgerStorageError.historyRewound }
     }
 
     /// A feed page for `caller`'s device, with its token checked in the same snapshot: a
@@ -99,6 +111,7 @@ extension LedgerReading {
     /// token is active and the caller may still read the household.
     package func pollIsCurrent(household: String, caller: Caller, position: SyncPosition) throws -> Bool {
         guard let head = try head(household: household), head.seq == position.seq, head.incarnation == position.incarnation,
+              position.database == nil || position.database == head.database,
               try isActive(token: caller.tokenId) else { return false }
         do {
             _ = try membership(household: household, account: caller.accountId, need: .read)
@@ -113,7 +126,8 @@ extension LedgerReading {
         let m = try membership(household: household, account: account, need: .read)
         guard let head = try head(household: household) else { throw LedgerStorageError.householdNotFound }
         let page = try devices(household: household, after: after, limit: limit)
-        return SyncStatusReport(latest: SyncPosition(household: household, incarnation: head.incarnation, seq: head.seq),
+        return SyncStatusReport(latest: SyncPosition(household: household, incarnation: head.incarnation, seq: head.seq,
+                                                     database: head.database),
                                 membership: m, devices: page.items, next: page.next)
     }
 }

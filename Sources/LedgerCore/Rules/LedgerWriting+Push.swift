@@ -25,6 +25,8 @@ package struct PushResult: Sendable {
     package var kind: Kind
     package var id: String
     package var outcome: Outcome
+    /// The owner who pushed this record back in its author's name (an owner's restore).
+    package var restoredBy: String?
 
     package init(kind: Kind, id: String, outcome: Outcome) {
         (self.kind, self.id, self.outcome) = (kind, id, outcome)
@@ -38,17 +40,32 @@ extension LedgerWriting {
     /// push. A record's refusal is its result and leaves the rest of the batch alone.
     package func push(_ batch: PushBatch, household: String, caller: Caller, maxChildren: Int, maxSchedules: Int = 0,
                       now: Int64) throws -> [PushResult] {
-        _ = try membership(household: household, account: caller.accountId, need: .write)
+        let m = try membership(household: household, account: caller.accountId, need: .write)
+        // Attribution is the caller's: nobody writes in another member's name, except the
+        // owner restoring the household from their device after the server went back in
+        // time (`ownerRestore`), for accounts that are or were members; such records are
+        // marked as restored by the owner.
+        var restorable: [String: Bool] = [:]
+        func mayRestore(for author: String) throws -> Bool {
+            guard batch.ownerRestore, m.role == .owner else { return false }
+            if let known = restorable[author] { return known }
+            let access = try accessRecord(household: household, account: author)
+            let ok = access?.ownerAccountId == author || access?.everAccepted == true
+            restorable[author] = ok
+            return ok
+        }
         var results: [PushResult] = []
         results.reserveCapacity(batch.count)
         for item in batch.children {
             switch item {
             case .invalid(let id, let code, let fields):
                 results.append(PushResult(kind: .child, id: id, outcome: .invalid(code: code, fields: fields)))
-            case .valid(let record) where record.modifiedBy != caller.accountId:
-                // Attribution is the caller's: nobody edits in another member's name.
-                results.append(PushResult(kind: .child, id: record.id, outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
             case .valid(let record):
+                let restoring = record.modifiedBy != caller.accountId
+                if restoring, try !mayRestore(for: record.modifiedBy) {
+                    results.append(PushResult(kind: .child, id: record.id, outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
+                    continue
+                }
                 let outcome: PushResult.Outcome
                 do {
                     switch try pushChild(household: household, record, maxChildren: maxChildren) {
@@ -59,7 +76,12 @@ extension LedgerWriting {
                 } catch let e as LedgerStorageError where e == .tooManyChildren(limit: maxChildren) {
                     outcome = .refused(e)
                 }
-                results.append(PushResult(kind: .child, id: record.id, outcome: outcome))
+                var result = PushResult(kind: .child, id: record.id, outcome: outcome)
+                if restoring, outcome.isSaved {
+                    try markRestored(household: household, kind: "child", id: record.id, by: caller.accountId, at: now)
+                    result.restoredBy = caller.accountId
+                }
+                results.append(result)
             }
         }
         // Schedules before transactions: a new schedule pays what is due, so the payments a
@@ -92,16 +114,27 @@ extension LedgerWriting {
             case .invalid(let id, let code, let fields):
                 results.append(PushResult(kind: .transaction, id: id, outcome: .invalid(code: code, fields: fields)))
             case .valid(let record):
+                let author = batch.authors[record.id] ?? caller.accountId
+                let restoring = author != caller.accountId
+                if restoring, try !mayRestore(for: author) {
+                    results.append(PushResult(kind: .transaction, id: record.id, outcome: .invalid(code: "attribution_mismatch", fields: [:])))
+                    continue
+                }
                 let outcome: PushResult.Outcome
                 do {
-                    let written = try addTransaction(household: household, author: caller.accountId, record, now: now)
+                    let written = try addTransaction(household: household, author: author, record, now: now)
                     outcome = written.saved ? .saved(changeTag: nil) : .unchanged(changeTag: nil)
                 } catch LedgerStorageError.transactionIdTaken(let existing) {
                     outcome = .transactionConflict(existing)
                 } catch let e as LedgerStorageError {
                     outcome = .refused(e)
                 }
-                results.append(PushResult(kind: .transaction, id: record.id, outcome: outcome))
+                var result = PushResult(kind: .transaction, id: record.id, outcome: outcome)
+                if restoring, outcome.isSaved {
+                    try markRestored(household: household, kind: "transaction", id: record.id, by: caller.accountId, at: now)
+                    result.restoredBy = caller.accountId
+                }
+                results.append(result)
             }
         }
         try recordPush(token: caller.tokenId, household: household, at: now)

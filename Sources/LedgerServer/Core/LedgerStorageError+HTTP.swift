@@ -74,6 +74,7 @@ extension LedgerStorageError {
         case .tooManyTokens(let limit):
             return APIError.quota("too_many_tokens", "An account may hold at most \(limit) device tokens; revoke one first.", limit: limit)
         case .syncTokenExpired: return SyncPosition.expired
+        case .historyRewound: return SyncPosition.rewound
         case .noSubscription: return APIError(404, "no_subscription", "No subscription is stored for this household.")
         case .notificationNotStored:
             return .serviceUnavailable("The notification could not be stored; send it again later.", retryAfter: 60)

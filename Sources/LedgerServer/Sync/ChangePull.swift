@@ -40,7 +40,9 @@ final class ChangePull: @unchecked Sendable {
     /// Reads the page and checks the token in the same snapshot (see
     /// `LedgerReading.feedPage(household:caller:since:limit:)`).
     private func read() throws -> FeedPage {
-        try ctx.read { r in try r.feedPage(household: household, caller: caller, since: since, limit: limit) }
+        let page = try ctx.read { r in try r.feedPage(household: household, caller: caller, since: since, limit: limit) }
+        if let database = page.next.database { ctx.services.cursors.observe(database: database) }
+        return page
     }
 
     private func remaining() -> Double {

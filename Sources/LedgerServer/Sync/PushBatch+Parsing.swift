@@ -9,9 +9,10 @@ extension PushBatch {
     /// Stamps more than 24 hours after `now` reject their record (`clock_skew`).
     static func parse(_ body: JSONBody, maxRecords: Int, now: Int64 = Timestamp.nowMs()) throws -> PushBatch {
         var envelope = body
-        envelope.allowOnly(["children", "transactions", "schedules"])
+        envelope.allowOnly(["children", "transactions", "schedules", "ownerRestore"])
         let kids = array(&envelope, "children"), txs = array(&envelope, "transactions")
         let plans = array(&envelope, "schedules")
+        let ownerRestore = envelope.bool("ownerRestore") ?? false
         try envelope.check()
         let total = kids.count + txs.count + plans.count
         if total > maxRecords {
@@ -19,6 +20,7 @@ extension PushBatch {
         }
         var idErrors: [String: String] = [:]
         var batch = PushBatch()
+        batch.ownerRestore = ownerRestore
         batch.children.reserveCapacity(kids.count)
         batch.transactions.reserveCapacity(txs.count)
         for (i, v) in kids.enumerated() {
@@ -27,7 +29,13 @@ extension PushBatch {
         }
         for (i, v) in txs.enumerated() {
             guard let (o, id) = identified(v, "transactions", i, &idErrors) else { continue }
-            batch.transactions.append(transaction(o, id: id, now: now))
+            var item = transaction(o, id: id, now: now)
+            switch o["authorAccountId"] {
+            case nil, .null?: break
+            case .string(let raw)? where LedgerIDs.lowercaseCanonical(raw) != nil: batch.authors[id] = LedgerIDs.lowercaseCanonical(raw)
+            default: item = .invalid(id: id, code: "validation_failed", fields: ["authorAccountId": "must be a UUID"])
+            }
+            batch.transactions.append(item)
         }
         for (i, v) in plans.enumerated() {
             guard let (o, id) = identified(v, "schedules", i, &idErrors) else { continue }
@@ -59,7 +67,8 @@ extension PushBatch {
 
     /// The fields a pushed child and transaction may have (one array each, not one per record).
     private static let childFields = ["id", "name", "sortOrder", "archived", "createdAt", "modifiedAt", "modifiedBy", "baseChangeTag"]
-    private static let transactionFields = ["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId"]
+    private static let transactionFields = ["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId",
+                                            "authorAccountId"]
 
     private static func child(_ o: JSONObject, id: String, now: Int64) -> Item<ChildRecord> {
         var b = JSONBody(o)

@@ -2,9 +2,10 @@ import LedgerCore
 import LedgerModel
 
 extension PushResult {
-    /// `{type, id, status, changeTag?, serverRecord?, code?, fields?}`.
+    /// `{type, id, status, changeTag?, serverRecord?, code?, fields?, restoredBy?}`.
     var json: JSONValue {
         var o: JSONObject = ["type": .string(kind.rawValue), "id": .string(id)]
+        if let restoredBy { o["restoredBy"] = .string(restoredBy) }
         switch outcome {
         case .saved(let tag), .unchanged(let tag):
             o["status"] = .string(outcome.isSaved ? "saved" : "unchanged")
@@ -54,6 +55,7 @@ extension PushResult {
     /// Appends this result's object, as `json` serializes it.
     func write(into out: inout [UInt8]) {
         let status: StaticString, extraKey: StaticString?, extra: String?
+        if restoredBy != nil { return json.write(into: &out) }
         switch outcome {
         case .saved(let tag): (status, extraKey, extra) = ("saved", tag == nil ? nil : "changeTag", tag)
         case .unchanged(let tag): (status, extraKey, extra) = ("unchanged", tag == nil ? nil : "changeTag", tag)

@@ -3,33 +3,37 @@ import LedgerCore
 import LedgerModel
 
 /// A sync position's wire form: an opaque token, base64url of `version(1) · household
-/// uuid(16) · incarnation(8, big-endian) · seq(8, big-endian)`. A token that is not one this
-/// server could have issued, or no longer valid for its household, is 410 `token_expired`.
+/// uuid(16) · incarnation(8, big-endian) · seq(8, big-endian)`, and since version 2 `·
+/// database incarnation(8, big-endian)`. A token that is not one this server could have
+/// issued, or no longer valid for its household, is 410 `token_expired`; one of an earlier
+/// database incarnation or ahead of the household is 410 `history_rewound`.
 extension SyncPosition {
-    /// The wire format's version byte.
-    static let tokenVersion: UInt8 = 1
-    private static let tokenByteCount = 1 + 16 + 8 + 8
+    /// The wire format's version byte: 2 names the database incarnation, 1 (earlier servers) does not.
+    static let tokenVersion: UInt8 = 2
+    private static let tokenByteCounts: [UInt8: Int] = [1: 1 + 16 + 8 + 8, 2: 1 + 16 + 8 + 8 + 8]
 
     /// The opaque wire form.
     var token: String {
-        var bytes: [UInt8] = [SyncPosition.tokenVersion]
+        var bytes: [UInt8] = [database == nil ? 1 : SyncPosition.tokenVersion]
         let u = (LedgerIDs.parse(household) ?? UUID()).uuid
         bytes += [u.0, u.1, u.2, u.3, u.4, u.5, u.6, u.7, u.8, u.9, u.10, u.11, u.12, u.13, u.14, u.15]
         bytes += SyncPosition.bigEndian(incarnation)
         bytes += SyncPosition.bigEndian(seq)
+        if let database { bytes += SyncPosition.bigEndian(database) }
         return TokenSecret.base64url(bytes)
     }
 
     /// Decodes a wire token; nil when it is not one this server could have issued.
     init?(token raw: String) {
-        guard raw.utf8.count <= 64, let bytes = TokenSecret.base64urlDecode(raw),
-              bytes.count == SyncPosition.tokenByteCount, bytes[0] == SyncPosition.tokenVersion else { return nil }
+        guard raw.utf8.count <= 64, let bytes = TokenSecret.base64urlDecode(raw), let version = bytes.first,
+              bytes.count == SyncPosition.tokenByteCounts[version] else { return nil }
         let u = UUID(uuid: (bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
                             bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15], bytes[16]))
         let incarnation = SyncPosition.int64(bytes[17..<25])
         let seq = SyncPosition.int64(bytes[25..<33])
         guard seq >= 0 else { return nil }
-        let position = SyncPosition(household: u.lowercased, incarnation: incarnation, seq: seq)
+        let database = version == 2 ? SyncPosition.int64(bytes[33..<41]) : nil
+        let position = SyncPosition(household: u.lowercased, incarnation: incarnation, seq: seq, database: database)
         guard position.token == raw else { return nil }
         self = position
     }
@@ -43,6 +47,13 @@ extension SyncPosition {
     /// The error every unusable token answers with.
     static var expired: APIError {
         APIError(410, "token_expired", "The sync token is not valid for this household any more; fetch everything again without `since`.")
+    }
+
+    /// The answer to a position from before the server went back in time.
+    static var rewound: APIError {
+        APIError(410, "history_rewound", "The server's history went back in time (a restore or a failover) since this position; "
+                 + "fetch everything again without `since`, then push every record this device holds that the server lacks "
+                 + "(POST …/reconcile finds them).")
     }
 
     private static func bigEndian(_ v: Int64) -> [UInt8] {
