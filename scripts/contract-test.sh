@@ -228,6 +228,13 @@ include-operation-id = "undoLastTransaction"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 
 [[operations]]
+# What the schema cannot spell decides: a date must exist in the calendar (no 2027-02-30), a
+# time zone must be one the IANA database names, and the kind decides whether `amountCents`
+# or `rateBasisPoints` is required (422 validation_failed naming the field).
+include-operation-id = ["createSchedule", "patchSchedule"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "412", "422", "429"]
+
+[[operations]]
 # The handle may be the caller's own (422 cannot_invite_self): state, not request shape.
 include-operation-id = "inviteParticipant"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]

@@ -6,7 +6,8 @@
 # of that database, so the same HTTP tests run as against SQLite; tests of what only SQLite
 # has skip with the reason — and stops the cluster whatever happens.
 #
-# POSTGRES_TEST_FILTER   swift test --filter (default: the server's and PostgresKit's tests)
+# POSTGRES_TEST_FILTER   swift test --filter (default: the server's and PostgresKit's tests, and the
+#                        devices' restore tests: the server healed, after a failover too)
 # POSTGRES_CONTRACT_REPORT  when set, also runs the schemathesis contract tests
 #                        (scripts/contract-test.sh) against a server over the cluster, with
 #                        their JUnit report and their exit status (file exit-status) in that
@@ -46,7 +47,7 @@ fi
 # Every server test: TestServer puts each server in a schema of its own.
 status=0
 swift test --skip-build --traits Postgres --scratch-path "$scratch" \
-  --filter "${POSTGRES_TEST_FILTER:-LedgerServerTests|PostgresKitTests}" || status=$?
+  --filter "${POSTGRES_TEST_FILTER:-LedgerServerTests|PostgresKitTests|RestoreReconcileTests|CLIRestoreTests}" || status=$?
 
 if [ -n "${POSTGRES_CONTRACT_REPORT:-}" ]; then
   # The contract tests against a server over PostgreSQL (the variable selects it).

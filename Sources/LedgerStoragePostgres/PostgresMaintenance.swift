@@ -90,7 +90,7 @@ package enum PostgresMaintenance {
     /// incarnation and answers it. Serving processes see it on their next feed read.
     package static func rewound(url: String) throws -> Int64 {
         do {
-            let db = try PGConnection(url: url)
+            let db = try PGConnection(url: url, application: PostgresLedgerStorage.application)
             _ = try PostgresSchema.migrate(db)
             let incarnation = Int64.random(in: 1...Int64.max)
             _ = try db.query("UPDATE database_incarnation SET incarnation = $1, since = now(), reason = 'rewound' WHERE id = 1",

@@ -5,7 +5,7 @@ import LedgerModel
 /// `PUT`/`DELETE /v1/tokens/{tokenId}/push`: a device token's push registration. Only the
 /// token's own account reaches it; another account's token id is the same 404 as an
 /// unknown one. Without a configured gateway, push does not exist here (404
-/// `push_not_configured`).
+/// `push_not_configured`, to a signed-in caller; without a token 401 as everywhere).
 enum PushRoutes {
     /// Longest app id (`app_id`: a bundle id, with Sygnal's platform suffix).
     static let maxAppIdLength = 200
@@ -13,8 +13,8 @@ enum PushRoutes {
     static let pushKeyHexLengths = 32...512
 
     static func register(_ ctx: RequestContext) throws -> Reply {
-        let gateways = try configuredGateways(ctx)
         let c = try ctx.authenticate()
+        let gateways = try configuredGateways(ctx)
         let tokenId = try ctx.id("tokenId")
         var b = try ctx.body()
         b.allowOnly(["appId", "pushKey", "gateway"])
@@ -36,8 +36,8 @@ enum PushRoutes {
     }
 
     static func unregister(_ ctx: RequestContext) throws -> Reply {
-        _ = try configuredGateways(ctx)
         let c = try ctx.authenticate()
+        _ = try configuredGateways(ctx)
         let tokenId = try ctx.id("tokenId")
         return ctx.write({ w in try w.unregisterPush(token: tokenId, caller: c) }, answer: { _ in RequestContext.noContent() })
     }
