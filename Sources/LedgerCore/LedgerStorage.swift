@@ -312,8 +312,6 @@ package protocol LedgerWriting: LedgerReading, AccountAccessWriting {
     /// Marks a record (`kind` child or transaction) as pushed back by `by`, the owner, in its
     /// author's name after the server went back in time (once; later marks are ignored).
     func markRestored(household: String, kind: String, id: String, by: String, at: Int64) throws
-    /// Who restored a record in its author's name (nil: its author pushed it).
-    func restoredBy(household: String, kind: String, id: String) throws -> String?
 
     // MARK: - App Store subscriptions
     /// Registers `upload`'s purchase for the household (replacing what it had), as verified

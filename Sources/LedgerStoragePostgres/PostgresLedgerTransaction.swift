@@ -671,13 +671,6 @@ final class PostgresLedgerTransaction: LedgerWriting {
             """, [.uuid(household), .text(kind), .uuid(id), .uuid(by), .timestamp(ms: at)])
     }
 
-    func restoredBy(household: String, kind: String, id: String) throws -> String? {
-        sendDeferred()
-        try lock(household)
-        return try db.queryOne("SELECT restored_by::text FROM restored_records WHERE household_id = $1 AND kind = $2 AND id = $3",
-                               [.uuid(household), .text(kind), .uuid(id)])?.string(0)
-    }
-
     // MARK: operations
 
     func schemaVersion() throws -> Int {

@@ -647,11 +647,6 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             """, [.text(household), .text(kind), .text(id), .text(by), .integer(at)])
     }
 
-    func restoredBy(household: String, kind: String, id: String) throws -> String? {
-        try db.queryOne("SELECT restored_by FROM restored_records WHERE household_key = \(Schema.ledgerKey(1)) AND kind = ?2 AND id = ?3",
-                        [.text(household), .text(kind), .text(id)])?.string(0)
-    }
-
     // MARK: operations
 
     func schemaVersion() throws -> Int {
