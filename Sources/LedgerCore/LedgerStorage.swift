@@ -159,6 +159,16 @@ package protocol LedgerReading: AccountAccessReading {
     /// Schedules of any household with a date due at `atMs`, the longest due first, at most `limit`.
     func dueSchedules(atMs: Int64, limit: Int) throws -> [DueSchedule]
 
+    // MARK: pots
+    /// The stored pot `id`, a deleted one included, with its balance (nil: no row; a
+    /// default pot nobody edited has none).
+    func pot(household: String, id: String) throws -> PotRecord?
+    /// The child's stored pots that are not deleted, with their balances, by creation time
+    /// then id, after `after`.
+    func pots(household: String, child: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<PotRecord, TimeAndIdPosition>
+    /// The sum of the child's transactions in pot `pot` (nil: the default pot).
+    func potBalance(household: String, child: String, pot: String?) throws -> Int64
+
     // MARK: sharing
     func participant(household: String, account: String) throws -> Participant?
     /// The participant row holding `invitation`, only when it is addressed to `account`.
@@ -290,6 +300,12 @@ package protocol LedgerWriting: LedgerReading, AccountAccessWriting {
     /// Replaces the stored schedule; stamps it with `seq` (nil: a change devices need not
     /// pull, such as the dates the job settled).
     func updateSchedule(_ s: ScheduleRecord, seq: Int64?) throws
+
+    // MARK: pots
+    /// A new pot row, stamped with `seq`.
+    func insertPot(_ p: PotRecord, seq: Int64) throws
+    /// Replaces the stored pot and stamps it with `seq`.
+    func updatePot(_ p: PotRecord, seq: Int64) throws
 
     // MARK: sharing
     func insertParticipant(household: String, account: String, permission: Membership.Permission,

@@ -9,6 +9,8 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case transactionNotFound
     /// No such schedule (or it was deleted).
     case scheduleNotFound
+    /// No such pot (or it was deleted), where the pot is what the request addresses.
+    case potNotFound
     case tokenNotFound
     case participantNotFound
     case invitationNotFound
@@ -32,6 +34,8 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case childIdTaken(String)
     /// A different schedule (or a deleted one) has this id; `existing` is it.
     case scheduleIdTaken(ScheduleRecord)
+    /// A different pot (or a deleted one) has this id; `existing` is it.
+    case potIdTaken(PotRecord)
     /// A different transaction has this id; `existing` is it.
     case transactionIdTaken(LedgerTransaction)
     /// The id derived from an `Idempotency-Key` is held by a different transaction, `existing`.
@@ -48,6 +52,14 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case reversalIdMismatch(expected: String)
     case reversalAmountMismatch(expected: Int64)
     case balanceOverflow
+    /// A transaction, transfer or split names a pot that does not exist (or was deleted).
+    case unknownPot(String)
+    /// A transaction, transfer or split names a pot of another child.
+    case potOfAnotherChild(String)
+    /// A pot that holds money cannot be deleted; `balanceCents` is what it holds.
+    case potNotEmpty(balanceCents: Int64)
+    /// The child's default pot cannot be deleted.
+    case defaultPotDeletion
     case nothingToUndo
     /// The newest undoable transaction is `current`, not the `expected` one.
     case undoTargetChanged(current: LedgerTransaction, expected: String)

@@ -21,9 +21,13 @@ package struct NewTransaction: Sendable {
     /// Whether a client chose `id`. A server-made id (random, or derived from an
     /// Idempotency-Key) is never the reversal id of another transaction.
     package var clientChosenId: Bool
+    /// The pot it goes to; nil: the child's default pot (the rules store the default pot
+    /// named by its id as nil too).
+    package var potId: String?
 
     package init(id: String, childId: String, amountCents: Int64, note: String, source: TransactionSource,
-         createdAt: Int64?, reversesId: String?, clientChosenId: Bool) {
+         createdAt: Int64?, reversesId: String?, clientChosenId: Bool, potId: String? = nil) {
+        self.potId = potId
         self.id = id
         self.childId = childId
         self.amountCents = amountCents
@@ -54,14 +58,14 @@ package struct NewTransaction: Sendable {
     package func record(household: String, author: String, now: Int64) -> LedgerTransaction {
         LedgerTransaction(id: id, householdId: household, childId: childId, amountCents: amountCents, note: note, source: source,
                           createdAt: createdAt ?? now, recordedAt: now, authorAccountId: author, reversesId: reversesId,
-                          reversedById: nil)
+                          reversedById: nil, potId: potId)
     }
 
     /// The reversal of `target`, as a new transaction.
     package static func reversal(of target: LedgerTransaction) -> NewTransaction {
         NewTransaction(id: reversalId(of: target.id)!, childId: target.childId,
                        amountCents: -target.amountCents, note: "", source: target.source, createdAt: nil, reversesId: target.id,
-                       clientChosenId: false)
+                       clientChosenId: false, potId: target.potId)
     }
 
     /// The first of `stamps` (field name, value) more than 24 hours ahead of `now`, as the

@@ -39,6 +39,20 @@ package struct PushBatch: Sendable {
         }
     }
 
+    /// A pot as a device pushes it.
+    package struct PotItem: Sendable {
+        package var draft: PotDraft
+        package var createdAt: Int64
+        package var modifiedAt: Int64
+        package var modifiedBy: String
+        package var baseChangeTag: String?
+
+        package init(draft: PotDraft, createdAt: Int64, modifiedAt: Int64, modifiedBy: String, baseChangeTag: String? = nil) {
+            (self.draft, self.createdAt, self.modifiedAt, self.modifiedBy) = (draft, createdAt, modifiedAt, modifiedBy)
+            self.baseChangeTag = baseChangeTag
+        }
+    }
+
     /// A record that parsed, or why it is rejected: a `code` (`validation_failed` with the
     /// field errors, `clock_skew`).
     package enum Item<Record: Sendable>: Sendable {
@@ -49,6 +63,7 @@ package struct PushBatch: Sendable {
     package var children: [Item<ChildRecord>] = []
     package var transactions: [Item<NewTransaction>] = []
     package var schedules: [Item<ScheduleItem>] = []
+    package var pots: [Item<PotItem>] = []
     /// The author a transaction names (`authorAccountId`), by transaction id, when the
     /// record names one; without it the author is the caller.
     package var authors: [String: String] = [:]
@@ -61,5 +76,5 @@ package struct PushBatch: Sendable {
         (self.children, self.transactions, self.schedules) = (children, transactions, schedules)
     }
 
-    package var count: Int { children.count + transactions.count + schedules.count }
+    package var count: Int { children.count + transactions.count + schedules.count + pots.count }
 }

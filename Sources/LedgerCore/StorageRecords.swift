@@ -218,22 +218,28 @@ package struct FeedChanges: Sendable {
     /// Schedules changed (deleted ones included, as tombstones).
     package var schedules: [ScheduleRecord] = []
     package var scheduleSeqs: [Int64] = []
+    /// Pots changed (deleted ones included, as tombstones), with their balances.
+    package var pots: [PotRecord] = []
+    package var potSeqs: [Int64] = []
 
     @usableFromInline package init(children: [Child] = [], childSeqs: [Int64] = [], transactions: [LedgerTransaction] = [],
-                 transactionSeqs: [Int64] = [], schedules: [ScheduleRecord] = [], scheduleSeqs: [Int64] = []) {
+                 transactionSeqs: [Int64] = [], schedules: [ScheduleRecord] = [], scheduleSeqs: [Int64] = [],
+                 pots: [PotRecord] = [], potSeqs: [Int64] = []) {
         (self.children, self.childSeqs, self.transactions) = (children, childSeqs, transactions)
         self.transactionSeqs = transactionSeqs
         (self.schedules, self.scheduleSeqs) = (schedules, scheduleSeqs)
+        (self.pots, self.potSeqs) = (pots, potSeqs)
     }
 
-    package var count: Int { children.count + transactions.count + schedules.count }
+    package var count: Int { children.count + transactions.count + schedules.count + pots.count }
 
     /// The sequence values of the first `limit` changes in feed order (by sequence value;
     /// children, then transactions, then schedules within one).
     package func mergedSeqs(limit: Int) -> [Int64] {
         let out = FeedChanges.merge(childSeqs, transactionSeqs, limit: limit)
         // Schedules change seldom: merged into the first two's order afterwards.
-        return scheduleSeqs.isEmpty ? out : FeedChanges.merge(out, scheduleSeqs, limit: limit)
+        let withSchedules = scheduleSeqs.isEmpty ? out : FeedChanges.merge(out, scheduleSeqs, limit: limit)
+        return potSeqs.isEmpty ? withSchedules : FeedChanges.merge(withSchedules, potSeqs, limit: limit)
     }
 
     /// The first `limit` values of two ascending lists, merged (`a`'s first among equals).
@@ -259,6 +265,8 @@ package struct FeedChanges: Sendable {
         transactions.removeLast(txs); transactionSeqs.removeLast(txs)
         let plans = scheduleSeqs.count - (scheduleSeqs.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
         schedules.removeLast(plans); scheduleSeqs.removeLast(plans)
+        let pots = potSeqs.count - (potSeqs.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
+        self.pots.removeLast(pots); potSeqs.removeLast(pots)
     }
 }
 
@@ -269,6 +277,7 @@ package struct FeedPage: Sendable {
     package var children: [Child]
     package var transactions: [LedgerTransaction]
     package var schedules: [ScheduleRecord] = []
+    package var pots: [PotRecord] = []
     /// Where the page ends.
     package var next: SyncPosition
     /// The position the page started after (0 for a full pull).
@@ -281,7 +290,7 @@ package struct FeedPage: Sendable {
         (self.transactions, self.next, self.since, self.moreComing) = (transactions, next, since, moreComing)
     }
 
-    package var records: Int { children.count + transactions.count + schedules.count }
+    package var records: Int { children.count + transactions.count + schedules.count + pots.count }
     /// Whether the household changed after `since`.
     package var hasNews: Bool { next.seq > since || records > 0 }
 }

@@ -44,13 +44,23 @@ public struct LedgerTransaction: Sendable, Equatable {
     public var authorAccountId: String
     public var reversesId: String?
     public var reversedById: String?
+    /// The pot it belongs to; nil for the child's default pot (`ScheduleIDs.defaultPot`),
+    /// which is how it is stored. The JSON form always names the pot.
+    public var potId: String?
 
     public init(id: String, householdId: String, childId: String, amountCents: Int64, note: String,
                 source: TransactionSource, createdAt: Int64, recordedAt: Int64, authorAccountId: String,
-                reversesId: String?, reversedById: String?) {
+                reversesId: String?, reversedById: String?, potId: String? = nil) {
         self.id = id; self.householdId = householdId; self.childId = childId; self.amountCents = amountCents
         self.note = note; self.source = source; self.createdAt = createdAt; self.recordedAt = recordedAt
         self.authorAccountId = authorAccountId; self.reversesId = reversesId; self.reversedById = reversedById
+        self.potId = potId
+    }
+
+    /// The pot's id as the API names it: `potId`, or the child's default pot.
+    public var resolvedPotId: String {
+        if let potId { return potId }
+        return LedgerIDs.parse(childId).map { ScheduleIDs.defaultPot(childId: $0).lowercased } ?? childId
     }
 
     /// The API JSON form.
@@ -63,6 +73,7 @@ public struct LedgerTransaction: Sendable, Equatable {
             "authorAccountId": .string(authorAccountId),
             "reversesId": reversesId.map { .string($0) } ?? .null,
             "reversedById": reversedById.map { .string($0) } ?? .null,
+            "potId": .string(resolvedPotId),
         ])
     }
 
@@ -71,7 +82,7 @@ public struct LedgerTransaction: Sendable, Equatable {
     /// never do). Bounded from the lengths alone, escaping every byte at worst, an answer's
     /// buffer was three times its size, over the allocator's per-thread cache limit.
     public var jsonBound: Int {
-        256 + ByteWriter.jsonStringBound(id) + ByteWriter.jsonStringBound(householdId)
+        256 + 48 + ByteWriter.jsonStringBound(id) + ByteWriter.jsonStringBound(householdId)
             + ByteWriter.jsonStringBound(childId) + ByteWriter.jsonStringBound(note)
             + ByteWriter.jsonStringBound(source.rawValue) + ByteWriter.jsonStringBound(authorAccountId)
             + (reversesId.map(ByteWriter.jsonStringBound) ?? 0) + (reversedById.map(ByteWriter.jsonStringBound) ?? 0)
@@ -102,6 +113,8 @@ public struct LedgerTransaction: Sendable, Equatable {
         if let reversesId { w.putJSONString(reversesId) } else { w.put(literal: "null") }
         w.put(literal: ",\"reversedById\":")
         if let reversedById { w.putJSONString(reversedById) } else { w.put(literal: "null") }
+        w.put(literal: ",\"potId\":")
+        w.putJSONString(resolvedPotId)
         w.put(125)
     }
 }

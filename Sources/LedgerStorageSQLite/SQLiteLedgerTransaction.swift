@@ -38,7 +38,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     /// A transaction's columns, read from `ledgerRows`: the household's id from its row.
     static let txColumns = """
         t.id, h.id, t.child_id, t.amount_cents, t.note, t.source, t.created_at, t.recorded_at, t.author_account_id, \
-        t.reverses_id, t.reversed_by_id
+        t.reverses_id, t.reversed_by_id, t.pot_id
         """
     /// The ledger of the household `h.id`: its rows are keyed by the household's ledger key.
     static let ledgerRows = "households h JOIN transactions t ON t.household_key = h.ledger_key"
@@ -89,8 +89,8 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     static func insertTransactionSQL(keyed: Bool) -> String {
         """
         INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at,
-                                  author_account_id, reverses_id, seq, reversal_id)
-        VALUES (?1, \(keyed ? "?2" : Schema.ledgerKey(2)), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                                  author_account_id, reverses_id, seq, reversal_id, pot_id)
+        VALUES (?1, \(keyed ? "?2" : Schema.ledgerKey(2)), ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
         """
     }
     /// [by household id, by ledger key].
@@ -317,7 +317,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         } else {
             try householdRows(household, below: bound, count: limit + 1)
         }
-        return KeyedPage(rows: rows, limit: limit, item: { LedgerTransaction(row: $0) }) { r, _ in r.int(11) }
+        return KeyedPage(rows: rows, limit: limit, item: { LedgerTransaction(row: $0) }) { r, _ in r.int(12) }
     }
 
     /// The household's newest `count` rows below `below`, newest first. The household has no
@@ -348,7 +348,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         try rowNumbers.finish()
         if numbers.isEmpty { return [] }
         let list = "[" + numbers.map(String.init).joined(separator: ",") + "]"
-        return try db.query(Self.rowsByNumberSQL, [.text(household), .text(list)]).sorted { $0.int(11) > $1.int(11) }
+        return try db.query(Self.rowsByNumberSQL, [.text(household), .text(list)]).sorted { $0.int(12) > $1.int(12) }
     }
 
     func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {
@@ -400,6 +400,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             try b.text(t.reversesId)
             try b.integer(seq)
             try key.bind(&b)
+            try b.text(t.potId)
         }
         keys?.insert(household: t.householdId, key: key, row: connection.lastInsertRowID)
     }
@@ -599,11 +600,13 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         let kids = try db.query(Self.changedChildrenSQL[which], params)
         let txs = try db.query(Self.changedTransactionsSQL[which], params)
         let plans = try db.query(Self.changedSchedulesSQL[which], params).filter { ScheduleRecord(row: $0) != nil }
+        let pots = try db.query(Self.changedPotsSQL[which], params)
         // Each record is made in its array's storage (no copy of it on the way).
         return FeedChanges(children: [Child](decoding: kids) { Child(row: $0) }, childSeqs: kids.map { $0.int(10) },
                            transactions: [LedgerTransaction](decoding: txs) { LedgerTransaction(row: $0) },
-                           transactionSeqs: txs.map { $0.int(11) },
-                           schedules: plans.map { ScheduleRecord(row: $0)! }, scheduleSeqs: plans.map { $0.int(5) })
+                           transactionSeqs: txs.map { $0.int(12) },
+                           schedules: plans.map { ScheduleRecord(row: $0)! }, scheduleSeqs: plans.map { $0.int(5) },
+                           pots: try pots.map { try withBalance(PotRecord(row: $0)) }, potSeqs: pots.map { $0.int(12) })
     }
 
     func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {
@@ -612,6 +615,7 @@ final class SQLiteLedgerTransaction: LedgerWriting {
                    (SELECT COUNT(*) FROM children c WHERE c.household_id = ?1 AND c.seq > d.last_pull_seq)
                    + (SELECT COUNT(*) FROM transactions x WHERE x.household_key = h.ledger_key AND x.seq > d.last_pull_seq)
                    + (SELECT COUNT(*) FROM schedules s WHERE s.household_id = ?1 AND s.seq > d.last_pull_seq)
+                   + (SELECT COUNT(*) FROM pots o WHERE o.household_id = ?1 AND o.seq > d.last_pull_seq)
             FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
             JOIN households h ON h.id = d.household_id
             WHERE d.household_id = ?1 AND (t.account_id = h.owner_account_id OR EXISTS (

@@ -536,6 +536,31 @@ enum Schema {
             PRIMARY KEY (household_key, kind, id)
         ) WITHOUT ROWID;
         """),
+        // Pots (`PotRecord`): a child's pots beside its default pot, which has no row until it
+        // is edited; a deleted pot stays as a tombstone for the change feed. A transaction
+        // names its pot in `pot_id` (NULL: the child's default pot, as every earlier row is).
+        // A pot's balance is the sum of its transactions (the child index, then the rows).
+        Migration(version: 17, sql: """
+        ALTER TABLE transactions ADD COLUMN pot_id TEXT;
+        CREATE TABLE pots (
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            id TEXT NOT NULL,
+            child_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            target_cents INTEGER,
+            target_date TEXT,
+            archived INTEGER NOT NULL DEFAULT 0,
+            deleted INTEGER NOT NULL DEFAULT 0,
+            created_at INTEGER NOT NULL,
+            modified_at INTEGER NOT NULL,
+            modified_by TEXT NOT NULL,
+            change_tag TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (household_id, id)
+        ) WITHOUT ROWID;
+        CREATE INDEX pots_child ON pots(household_id, child_id, created_at, id);
+        CREATE INDEX pots_feed ON pots(household_id, seq);
+        """),
     ]
 }
 

@@ -18,13 +18,13 @@ extension Child {
 
 extension LedgerTransaction {
     /// `id, household_id, child_id, amount_cents, note, source, created_at, recorded_at,
-    /// author_account_id, reverses_id, reversed_by_id`.
+    /// author_account_id, reverses_id, reversed_by_id, pot_id`.
     @inlinable
     package init<Row: StorageRow>(row r: Row, at c: Int = 0) {
         self.init(id: r.id(c), householdId: r.id(c + 1), childId: r.id(c + 2), amountCents: r.int(c + 3),
                   note: r.string(c + 4), source: TransactionSource(rawValue: r.string(c + 5)) ?? .api,
                   createdAt: r.time(c + 6), recordedAt: r.time(c + 7), authorAccountId: r.id(c + 8),
-                  reversesId: r.optionalID(c + 9), reversedById: r.optionalID(c + 10))
+                  reversesId: r.optionalID(c + 9), reversedById: r.optionalID(c + 10), potId: r.optionalID(c + 11))
     }
 }
 

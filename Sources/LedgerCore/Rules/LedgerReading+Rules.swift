@@ -77,6 +77,7 @@ extension LedgerReading {
                                                database: head.database),
                             since: after, moreComing: moreComing)
         page.schedules = records.schedules
+        page.pots = records.pots
         return page
     }
 

@@ -2,7 +2,7 @@ import LedgerModel
 
 /// What became of one pushed record.
 package struct PushResult: Sendable {
-    package enum Kind: String, Sendable { case child, transaction, schedule }
+    package enum Kind: String, Sendable { case child, transaction, schedule, pot }
 
     package enum Outcome: Sendable {
         /// Saved as pushed; a child's new change tag.
@@ -15,6 +15,8 @@ package struct PushResult: Sendable {
         case transactionConflict(LedgerTransaction)
         /// Another version of the schedule holds the id: the server's.
         case scheduleConflict(ScheduleRecord)
+        /// Another version of the pot holds the id: the server's.
+        case potConflict(PotRecord)
         /// Refused by a ledger rule or a quota.
         case refused(LedgerStorageError)
         /// Refused before storage was asked (`validation_failed` with the field errors,
@@ -82,6 +84,29 @@ extension LedgerWriting {
                     result.restoredBy = caller.accountId
                 }
                 results.append(result)
+            }
+        }
+        // Pots after children and before schedules and transactions, which may name them.
+        for item in batch.pots {
+            switch item {
+            case .invalid(let id, let code, let fields):
+                results.append(PushResult(kind: .pot, id: id, outcome: .invalid(code: code, fields: fields)))
+            case .valid(let record) where record.modifiedBy != caller.accountId:
+                results.append(PushResult(kind: .pot, id: record.draft.id, outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
+            case .valid(let record):
+                let outcome: PushResult.Outcome
+                do {
+                    switch try pushPot(household: household, record) {
+                    case .saved(let tag): outcome = .saved(changeTag: tag)
+                    case .unchanged(let tag): outcome = .unchanged(changeTag: tag)
+                    case .conflict(let current): outcome = .potConflict(current)
+                    }
+                } catch LedgerStorageError.potIdTaken(let existing) {
+                    outcome = .potConflict(existing)
+                } catch let e as LedgerStorageError where e == .childNotFound {
+                    outcome = .refused(e)
+                }
+                results.append(PushResult(kind: .pot, id: record.draft.id, outcome: outcome))
             }
         }
         // Schedules before transactions: a new schedule pays what is due, so the payments a

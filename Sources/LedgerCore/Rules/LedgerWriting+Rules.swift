@@ -151,7 +151,9 @@ extension LedgerWriting {
     /// lookup: over PostgreSQL one round trip for both).
     package func addTransaction(household: String, author: String, _ t: NewTransaction, now: Int64,
                         checkingAccess need: Membership.Need? = nil) throws -> TransactionWrite {
-        if t.reversesId == nil, !t.mayBeReservedId, insertsBeforeLookup(household: household) {
+        var t = t
+        if let pot = t.potId, pot == PotRecord.defaultId(child: t.childId) { t.potId = nil }
+        if t.reversesId == nil, t.potId == nil, !t.mayBeReservedId, insertsBeforeLookup(household: household) {
             // The common write, a new transaction: inserted where its key is free, which
             // the insert finds out anyway, without looking the id up first. Anything else
             // (a replay, a taken id, no such child, a balance out of range) takes the full
@@ -186,7 +188,7 @@ extension LedgerWriting {
                 same = existing.reversesId == rev && existing.childId == t.childId && existing.amountCents == t.amountCents
             } else {
                 same = existing.reversesId == nil && existing.childId == t.childId && existing.amountCents == t.amountCents
-                    && existing.note == t.note && existing.source == t.source
+                    && existing.note == t.note && existing.source == t.source && existing.potId == t.potId
                     && (t.createdAt == nil || t.createdAt == existing.createdAt)
             }
             guard same else { throw LedgerStorageError.transactionIdTaken(existing) }
@@ -209,6 +211,10 @@ extension LedgerWriting {
             guard t.amountCents == -target.amountCents, t.childId == target.childId else {
                 throw LedgerStorageError.reversalAmountMismatch(expected: target.amountCents)
             }
+            // A reversal takes the money back from the pot it went to.
+            t.potId = target.potId
+        } else if let pot = t.potId {
+            try checkPot(household: household, pot, child: t.childId)
         }
         guard let balance = Cents.add(current, t.amountCents) else { throw LedgerStorageError.balanceOverflow }
         var seq = try nextSeq(household: household)

@@ -10,6 +10,7 @@ extension LedgerStorageError {
         case .childNotFound: return .notFound("No such child.")
         case .transactionNotFound: return .notFound("No such transaction.")
         case .scheduleNotFound: return .notFound("No such schedule.")
+        case .potNotFound: return .notFound("No such pot.")
         case .tokenNotFound: return .notFound("No such token.")
         case .participantNotFound: return .notFound("No such participant.")
         case .invitationNotFound: return .notFound("No such invitation.")
@@ -26,6 +27,9 @@ extension LedgerStorageError {
             return APIError(409, "id_conflict", "A different child with id \(id) already exists in this household.")
         case .scheduleIdTaken(let existing):
             return APIError(409, "id_conflict", "A different schedule with id \(existing.id) already exists in this household.",
+                            current: existing.json)
+        case .potIdTaken(let existing):
+            return APIError(409, "id_conflict", "A different pot with id \(existing.id) already exists in this household.",
                             current: existing.json)
         case .transactionIdTaken(let existing):
             return APIError(409, "id_conflict", "A different transaction with id \(existing.id) already exists.", current: existing.json)
@@ -45,6 +49,14 @@ extension LedgerStorageError {
         case .reversalAmountMismatch(let amount):
             return APIError(422, "reversal_amount_mismatch", "A reversal must take back exactly \(amount) from the same child.")
         case .balanceOverflow: return APIError(422, "balance_overflow", "This would take the balance outside the 64-bit range.")
+        case .unknownPot(let id): return APIError(422, "unknown_pot", "No pot \(id) exists in this household.")
+        case .potOfAnotherChild(let id):
+            return APIError(422, "pot_of_another_child", "Pot \(id) belongs to another child.")
+        case .potNotEmpty(let balance):
+            return APIError(409, "pot_not_empty", "This pot holds \(Cents.format(balance)); move the money to another pot "
+                            + "before deleting it (or archive it).")
+        case .defaultPotDeletion:
+            return APIError(409, "default_pot", "A child's default pot cannot be deleted; rename or archive it instead.")
         case .nothingToUndo: return APIError(422, "nothing_to_undo", "This child has no transaction left to undo.")
         case .undoTargetChanged(let current, let expected):
             return APIError(409, "undo_target_changed", "The newest transaction is \(current.id), not \(expected).",

@@ -32,8 +32,9 @@ enum TransactionRoutes {
         let household = try ctx.id("id")
         let childId = try ctx.id("childId")
         var b = try ctx.body()
-        b.allowOnly(["id", "amountCents", "note", "source", "createdAt"])
+        b.allowOnly(["id", "amountCents", "note", "source", "createdAt", "potId"])
         var id = b.uuid("id")
+        let potId = b.uuid("potId")
         let fields = NewTransaction.fields(&b, complete: false)
         let key = ctx.request.headers["Idempotency-Key"]
         if var key, key.isEmpty || key.utf8.count > 255 || key.withUTF8({ $0.contains { $0 < 0x21 || $0 > 0x7E } }) {
@@ -47,7 +48,7 @@ enum TransactionRoutes {
         if let keyed { id = LedgerIDs.idempotencyID(accountIdText: c.accountId, key: keyed, sha1: .openSSL)!.lowercased }
         let new = NewTransaction(id: id ?? UUID().lowercased, childId: childId, amountCents: fields.amountCents,
                                  note: fields.note, source: fields.source, createdAt: fields.createdAt, reversesId: nil,
-                                 clientChosenId: chosen)
+                                 clientChosenId: chosen, potId: potId)
         return ctx.write(household: household, { w in
             do {
                 return try w.addTransaction(household: household, author: c.accountId, new, now: ctx.services.now(),

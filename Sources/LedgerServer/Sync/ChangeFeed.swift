@@ -41,6 +41,11 @@ extension FeedPage {
             if i > 0 { out.raw(",") }
             out.value(s.json)
         }
+        out.raw("],\"pots\":[")
+        for (i, p) in pots.enumerated() {
+            if i > 0 { out.raw(",") }
+            out.value(p.json)
+        }
         out.raw("],\"access\":"); out.value(membership.accessJSON)
         out.raw(",\"nextToken\":"); out.string(next.token)
         out.raw(",\"moreComing\":"); out.bool(moreComing)

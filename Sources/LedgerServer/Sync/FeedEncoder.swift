@@ -82,6 +82,7 @@ struct FeedEncoder {
         raw(",\"authorAccountId\":"); string(t.pointee.authorAccountId)
         raw(",\"reversesId\":"); optionalString(t.pointee.reversesId)
         raw(",\"reversedById\":"); optionalString(t.pointee.reversedById)
+        raw(",\"potId\":"); string(t.pointee.resolvedPotId)
         bytes.append(125)
     }
 

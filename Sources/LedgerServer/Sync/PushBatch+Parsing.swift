@@ -9,12 +9,12 @@ extension PushBatch {
     /// Stamps more than 24 hours after `now` reject their record (`clock_skew`).
     static func parse(_ body: JSONBody, maxRecords: Int, now: Int64 = Timestamp.nowMs()) throws -> PushBatch {
         var envelope = body
-        envelope.allowOnly(["children", "transactions", "schedules", "ownerRestore"])
+        envelope.allowOnly(["children", "transactions", "schedules", "pots", "ownerRestore"])
         let kids = array(&envelope, "children"), txs = array(&envelope, "transactions")
-        let plans = array(&envelope, "schedules")
+        let plans = array(&envelope, "schedules"), pots = array(&envelope, "pots")
         let ownerRestore = envelope.bool("ownerRestore") ?? false
         try envelope.check()
-        let total = kids.count + txs.count + plans.count
+        let total = kids.count + txs.count + plans.count + pots.count
         if total > maxRecords {
             throw APIError(413, "batch_too_large", "A push holds at most \(maxRecords) records; this one has \(total).")
         }
@@ -36,6 +36,10 @@ extension PushBatch {
             default: item = .invalid(id: id, code: "validation_failed", fields: ["authorAccountId": "must be a UUID"])
             }
             batch.transactions.append(item)
+        }
+        for (i, v) in pots.enumerated() {
+            guard let (o, id) = identified(v, "pots", i, &idErrors) else { continue }
+            batch.pots.append(pot(o, id: id, now: now))
         }
         for (i, v) in plans.enumerated() {
             guard let (o, id) = identified(v, "schedules", i, &idErrors) else { continue }
@@ -68,7 +72,34 @@ extension PushBatch {
     /// The fields a pushed child and transaction may have (one array each, not one per record).
     private static let childFields = ["id", "name", "sortOrder", "archived", "createdAt", "modifiedAt", "modifiedBy", "baseChangeTag"]
     private static let transactionFields = ["id", "childId", "amountCents", "note", "source", "createdAt", "reversesId",
-                                            "authorAccountId"]
+                                            "authorAccountId", "potId"]
+    private static let potFields = ["id", "householdId", "childId", "name", "targetCents", "targetDate", "archived", "createdAt",
+                                    "modifiedAt", "modifiedBy", "baseChangeTag", "changeTag", "balanceCents"]
+
+    /// A pushed pot: `{id, childId, name, targetCents?, targetDate?, archived, createdAt,
+    /// modifiedAt, modifiedBy, baseChangeTag?}` (the server's members, `householdId`,
+    /// `changeTag` and `balanceCents`, are ignored).
+    private static func pot(_ o: JSONObject, id: String, now: Int64) -> Item<PotItem> {
+        var b = JSONBody(o)
+        b.allowOnly(potFields)
+        let childId = b.uuid("childId", required: true)
+        let fields = b.potFields(requireName: true)
+        let archived = b.bool("archived") ?? false
+        let createdAt = b.timestamp("createdAt", required: true)
+        let modifiedAt = b.timestamp("modifiedAt", required: true)
+        let modifiedBy = b.uuid("modifiedBy", required: true)
+        let base = b.string("baseChangeTag")
+        guard b.errors.isEmpty, let childId, let name = fields.name, let createdAt, let modifiedAt, let modifiedBy else {
+            return .invalid(id: id, code: "validation_failed", fields: b.errors)
+        }
+        if NewTransaction.clockSkew([("createdAt", createdAt), ("modifiedAt", modifiedAt)], now: now) != nil {
+            return .invalid(id: id, code: "clock_skew", fields: [:])
+        }
+        let draft = PotDraft(id: id, childId: childId, name: name, targetCents: fields.targetCents ?? nil,
+                             targetDate: fields.targetDate ?? nil, archived: archived)
+        return .valid(PotItem(draft: draft, createdAt: createdAt, modifiedAt: modifiedAt, modifiedBy: modifiedBy,
+                              baseChangeTag: base))
+    }
 
     private static func child(_ o: JSONObject, id: String, now: Int64) -> Item<ChildRecord> {
         var b = JSONBody(o)
@@ -121,8 +152,10 @@ extension PushBatch {
         var b = JSONBody(o)
         b.allowOnly(transactionFields)
         let childId = b.uuid("childId", required: true)
-        let fields = NewTransaction.fields(&b, complete: true)
+        // Read first: a reversal repeats its target's source, interest included.
         let reversesId = b.uuid("reversesId")
+        let fields = NewTransaction.fields(&b, complete: true, reversal: reversesId != nil)
+        let potId = b.uuid("potId")
         guard b.errors.isEmpty, let childId, let fields else {
             return .invalid(id: id, code: "validation_failed", fields: b.errors)
         }
@@ -131,6 +164,6 @@ extension PushBatch {
         }
         return .valid(NewTransaction(id: id, childId: childId, amountCents: fields.amountCents, note: fields.note,
                                                  source: fields.source, createdAt: fields.createdAt, reversesId: reversesId,
-                                                 clientChosenId: true))
+                                                 clientChosenId: true, potId: potId))
     }
 }
