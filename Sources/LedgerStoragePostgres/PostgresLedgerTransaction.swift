@@ -121,7 +121,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
     private static let childColumns =
         "id, household_id, name, sort_order, archived, created_at, modified_at, modified_by, change_tag, balance_cents"
     private static let txColumns =
-        "id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, reversed_by_id"
+        "id, household_id, child_id, amount_cents, note, source, created_at, recorded_at, author_account_id, reverses_id, reversed_by_id, "
+        + "pot_id"
     private static let householdColumns =
         "id, name, currency, owner_account_id, created_at, modified_at, change_tag, shared"
     private static let participantColumns =
@@ -388,7 +389,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         } else {
             try db.query(Self.householdTransactionsSQL, [.uuid(household), bound, count])
         }
-        return KeyedPage(rows: result.rows, limit: limit, item: { LedgerTransaction(row: $0) }) { r, _ in r.int(11) }
+        return KeyedPage(rows: result.rows, limit: limit, item: { LedgerTransaction(row: $0) }) { r, _ in r.int(12) }
     }
 
     func newestUndoable(household: String, child: String) throws -> LedgerTransaction? {
@@ -422,11 +423,12 @@ final class PostgresLedgerTransaction: LedgerWriting {
         let reserved = t.reversesId == nil ? reversalId : nil
         db.later("""
             INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
-                                      author_account_id, reverses_id, reversal_id, seq)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                                      author_account_id, reverses_id, reversal_id, seq, pot_id)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
             """, [.uuid(t.householdId), .uuid(t.id), .uuid(t.childId), .int(t.amountCents), .text(t.note),
                   .text(t.source.rawValue), .timestamp(ms: t.createdAt), .timestamp(ms: t.recordedAt),
-                  .uuid(t.authorAccountId), .optionalUUID(t.reversesId), .optionalUUID(reserved), .int(seq)])
+                  .uuid(t.authorAccountId), .optionalUUID(t.reversesId), .optionalUUID(reserved), .int(seq),
+                  .optionalUUID(t.potId)])
     }
 
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
@@ -617,10 +619,12 @@ final class PostgresLedgerTransaction: LedgerWriting {
         let txs = try db.query("SELECT \(Self.txColumns), seq FROM transactions WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
         let plans = try db.query("SELECT \(Self.scheduleColumns), seq FROM schedules WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params)
             .rows.filter { ScheduleRecord(row: $0) != nil }
+        let pots = try db.query("SELECT \(Self.potColumns), seq FROM pots WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
         return FeedChanges(children: [Child](decoding: kids) { Child(row: $0) }, childSeqs: kids.map { $0.int(10) },
                            transactions: [LedgerTransaction](decoding: txs) { LedgerTransaction(row: $0) },
-                           transactionSeqs: txs.map { $0.int(11) },
-                           schedules: plans.map { ScheduleRecord(row: $0)! }, scheduleSeqs: plans.map { $0.int(5) })
+                           transactionSeqs: txs.map { $0.int(12) },
+                           schedules: plans.map { ScheduleRecord(row: $0)! }, scheduleSeqs: plans.map { $0.int(5) },
+                           pots: try pots.map { try withBalance(PotRecord(row: $0)) }, potSeqs: pots.map { $0.int(12) })
     }
 
     func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {
@@ -631,6 +635,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
                    (SELECT count(*) FROM children c WHERE c.household_id = $1 AND c.seq > d.last_pull_seq)
                    + (SELECT count(*) FROM transactions x WHERE x.household_id = $1 AND x.seq > d.last_pull_seq)
                    + (SELECT count(*) FROM schedules s WHERE s.household_id = $1 AND s.seq > d.last_pull_seq)
+                   + (SELECT count(*) FROM pots o WHERE o.household_id = $1 AND o.seq > d.last_pull_seq)
             FROM device_sync d JOIN tokens t ON t.id = d.token_id AND t.revoked_at IS NULL
             JOIN households h ON h.id = d.household_id
             WHERE d.household_id = $1 AND (t.account_id = h.owner_account_id OR EXISTS (

@@ -333,6 +333,31 @@ enum PostgresSchema {
             PRIMARY KEY (household_id, kind, id)
         );
         """),
+        // Pots (SQLite's version 17): a child's pots beside its default pot, which has no
+        // row until it is edited; a deleted pot stays as a tombstone for the change feed. A
+        // transaction names its pot in `pot_id` (NULL: the child's default pot, as every
+        // earlier row is). A pot's balance is the sum of its transactions.
+        (10, """
+        ALTER TABLE transactions ADD COLUMN pot_id uuid;
+        CREATE TABLE pots (
+            household_id uuid NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            id uuid NOT NULL,
+            child_id uuid NOT NULL,
+            name text NOT NULL,
+            target_cents bigint,
+            target_date text,
+            archived boolean NOT NULL DEFAULT false,
+            deleted boolean NOT NULL DEFAULT false,
+            created_at timestamptz NOT NULL,
+            modified_at timestamptz NOT NULL,
+            modified_by uuid NOT NULL,
+            change_tag text NOT NULL,
+            seq bigint NOT NULL,
+            PRIMARY KEY (household_id, id)
+        );
+        CREATE INDEX pots_child ON pots(household_id, child_id, created_at, id);
+        CREATE INDEX pots_feed ON pots(household_id, seq);
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

@@ -42,7 +42,8 @@ enum AuthorizationMatrix {
     }
 
     /// One endpoint: its expectations per caller, and a request body. Strings in the body
-    /// may be `$unique` (a fresh handle), `$strangerHandle` or `$readWriteId`.
+    /// may be `$unique` (a fresh handle), `$strangerHandle`, `$readWriteId`, `$uuid` (a fresh
+    /// UUID), `$pot` (the world's pot) or `$mainPot` (its child's default pot).
     struct Row {
         var method: String
         var path: String
@@ -131,6 +132,12 @@ enum AuthorizationMatrix {
         row("GET", hh + "/schedules/{scheduleId}", memberRead()),
         row("PATCH", hh + "/schedules/{scheduleId}", memberWrite("200"), body: .obj(["note": "Pocket money"])),
         row("DELETE", hh + "/schedules/{scheduleId}", memberWrite("204")),
+        row("GET", hh + "/children/{childId}/pots", memberRead()),
+        row("POST", hh + "/children/{childId}/pots", memberWrite("201"), body: .obj(["name": "Give"])),
+        row("PATCH", hh + "/pots/{potId}", memberWrite("200"), body: .obj(["name": "Savings"])),
+        row("DELETE", hh + "/pots/{potId}", memberWrite("204"), note: "An empty pot."),
+        row("POST", hh + "/children/{childId}/transfers", memberWrite("201"),
+            body: .obj(["id": "$uuid", "fromPotId": "$mainPot", "toPotId": "$pot", "amountCents": 100])),
         row("POST", hh + "/children/{childId}/transactions", memberWrite("201"), body: .obj(["amountCents": 250])),
         row("GET", hh + "/children/{childId}/transactions", memberRead()),
         row("GET", hh + "/transactions", memberRead()),

@@ -15,7 +15,7 @@ final class AuthorizationTests: XCTestCase {
     /// A household with one caller of every kind.
     struct World {
         var household = "", child = "", transaction = "", invitation = "", ownerTokenId = "", ownerId = ""
-        var readWriteId = "", strangerHandle = "", identityId = "", ownerSubject = "", schedule = ""
+        var readWriteId = "", strangerHandle = "", identityId = "", ownerSubject = "", schedule = "", pot = ""
         var tokens: [Caller: String] = [:]
     }
 
@@ -70,6 +70,8 @@ final class AuthorizationTests: XCTestCase {
         w.schedule = try must(s.call("POST", "/v1/households/\(w.household)/children/\(w.child)/schedules", token: owner,
                                      json: .obj(["kind": "allowance", "amountCents": 500, "cadence": "monthly",
                                                  "firstDate": "2030-01-31", "timeZone": "UTC"])), 201, "schedule").json["id"]!.stringValue!
+        w.pot = try must(s.call("POST", "/v1/households/\(w.household)/children/\(w.child)/pots", token: owner,
+                                json: .obj(["name": "Save"])), 201, "pot").json["id"]!.stringValue!
         w.ownerTokenId = try must(s.call("POST", "/v1/tokens", token: owner, json: .obj(["deviceName": "Spare"])), 201, "token").json["id"]!.stringValue!
         _ = try must(s.call("POST", "/v1/households/\(w.household)/share", token: owner), 201, "share")
         w.ownerSubject = IdentityFixture.subject()
@@ -120,6 +122,7 @@ final class AuthorizationTests: XCTestCase {
             .replacingOccurrences(of: "{childId}", with: w.child)
             .replacingOccurrences(of: "{txId}", with: w.transaction)
             .replacingOccurrences(of: "{scheduleId}", with: w.schedule)
+            .replacingOccurrences(of: "{potId}", with: w.pot)
             .replacingOccurrences(of: "{accountId}", with: account)
             .replacingOccurrences(of: "{invitationId}", with: w.invitation)
             .replacingOccurrences(of: "{tokenId}", with: w.ownerTokenId)
@@ -131,6 +134,9 @@ final class AuthorizationTests: XCTestCase {
         switch v {
         case .string("$unique"): return .string(unique("new"))
         case .string("$strangerHandle"): return .string(w.strangerHandle)
+        case .string("$uuid"): return .string(UUID().uuidString.lowercased())
+        case .string("$pot"): return .string(w.pot)
+        case .string("$mainPot"): return .string(UUIDv5.make(namespace: LedgerIDs.namespace, name: "pot:" + w.child).lowercased)
         case .string("$idToken"): return .string(IdentityFixture.token(IdentityFixture.subject()))
         case .string("$ownerIdToken"): return .string(IdentityFixture.token(w.ownerSubject))
         case .string("$readWriteId"): return .string(w.readWriteId)
@@ -186,7 +192,7 @@ final class AuthorizationTests: XCTestCase {
                 XCTFail("the router does not serve \(row.method) \(row.path)")
                 continue
             }
-            for param in ["{id}", "{childId}", "{txId}", "{scheduleId}", "{accountId}", "{invitationId}", "{tokenId}", "{identityId}"]
+            for param in ["{id}", "{childId}", "{txId}", "{scheduleId}", "{potId}", "{accountId}", "{invitationId}", "{tokenId}", "{identityId}"]
             where row.path.contains(param) {
                 let path = concrete(row.path.replacingOccurrences(of: param, with: "x%27%20OR%201%3D1"), w)
                 let caller: Caller = param == "{invitationId}" ? .invitee : .owner

@@ -29,6 +29,8 @@ final class RouterExecutionTests: XCTestCase {
             "POST /v1/households/{id}/children/{childId}/undo-last",
             "POST /v1/households/{id}/children/{childId}/schedules", "PATCH /v1/households/{id}/schedules/{scheduleId}",
             "DELETE /v1/households/{id}/schedules/{scheduleId}",
+            "POST /v1/households/{id}/children/{childId}/pots", "PATCH /v1/households/{id}/pots/{potId}",
+            "DELETE /v1/households/{id}/pots/{potId}", "POST /v1/households/{id}/children/{childId}/transfers",
         ])
         XCTAssertEqual(declared["GET /v1/households/{id}/children"], .short)
     }

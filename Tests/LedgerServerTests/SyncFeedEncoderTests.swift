@@ -62,13 +62,17 @@ final class SyncFeedEncoderTests: XCTestCase {
                                   state: ScheduleState(terms: ScheduleTerms(firstDate: LocalDate("2026-12-04")!, cadence: .weekly,
                                                                             timeZone: zone)),
                                   deleted: true, createdAt: 1, modifiedAt: 2, modifiedBy: h.ownerAccountId, changeTag: "v3")
-        for (children, transactions, schedules) in [(kids, txs, [plan]), ([], [], [])] {
+        let pot = PotRecord(id: kids[0].id, householdId: h.id, childId: kids[0].id, name: "Save \"up\"", targetCents: 2000,
+                            targetDate: LocalDate("2027-06-01"), archived: false, createdAt: 1, modifiedAt: 2,
+                            modifiedBy: h.ownerAccountId, changeTag: "v4", balanceCents: 1234)
+        for (children, transactions, schedules, pots) in [(kids, txs, [plan], [pot]), ([], [], [], [])] {
             var page = FeedPage(household: h, membership: m, children: children, transactions: transactions, next: token,
                                 since: 3, moreComing: !children.isEmpty)
             page.schedules = schedules
+            page.pots = pots
             let expected: JSONValue = .object([
                 "household": h.json(m), "children": .array(children.map(\.json)), "transactions": .array(transactions.map(\.json)),
-                "schedules": .array(schedules.map(\.json)),
+                "schedules": .array(schedules.map(\.json)), "pots": .array(pots.map(\.json)),
                 "access": m.accessJSON, "nextToken": .string(token.token), "moreComing": .bool(!children.isEmpty),
             ])
             XCTAssertEqual(String(decoding: page.body, as: UTF8.self), expected.serializedString)
