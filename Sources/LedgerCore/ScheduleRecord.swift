@@ -16,6 +16,8 @@ package struct ScheduleRecord: Sendable, Equatable {
     package var rateBasisPoints: Int64
     package var note: String
     package var state: ScheduleState
+    /// How each payment is split across the child's pots (nil: all to the default pot).
+    package var split: [SchedulePart]?
     package var deleted: Bool
     package var createdAt: Int64
     package var modifiedAt: Int64
@@ -23,8 +25,9 @@ package struct ScheduleRecord: Sendable, Equatable {
     package var changeTag: String
 
     package init(id: String, householdId: String, childId: String, kind: ScheduleKind, amountCents: Int64,
-                 rateBasisPoints: Int64, note: String, state: ScheduleState, deleted: Bool = false, createdAt: Int64,
-                 modifiedAt: Int64, modifiedBy: String, changeTag: String) {
+                 rateBasisPoints: Int64, note: String, state: ScheduleState, split: [SchedulePart]? = nil, deleted: Bool = false,
+                 createdAt: Int64, modifiedAt: Int64, modifiedBy: String, changeTag: String) {
+        self.split = split
         (self.id, self.householdId, self.childId, self.kind) = (id, householdId, childId, kind)
         (self.amountCents, self.rateBasisPoints, self.note, self.state) = (amountCents, rateBasisPoints, note, state)
         (self.deleted, self.createdAt, self.modifiedAt) = (deleted, createdAt, modifiedAt)
@@ -45,7 +48,7 @@ package struct ScheduleRecord: Sendable, Equatable {
     package func sameContent(as other: ScheduleRecord) -> Bool {
         childId == other.childId && kind == other.kind && amountCents == other.amountCents
             && rateBasisPoints == other.rateBasisPoints && note == other.note && terms == other.terms
-            && deleted == other.deleted
+            && deleted == other.deleted && split == other.split
     }
 
     /// The API JSON form: `{id, householdId, childId, kind, amountCents, rateBasisPoints,
@@ -61,7 +64,7 @@ package struct ScheduleRecord: Sendable, Equatable {
             "cadence": .string(terms.cadence.rawValue), "firstDate": .string(terms.firstDate.description),
             "timeZone": .string(terms.timeZone.identifier),
             "endDate": terms.endDate.map { .string($0.description) } ?? .null,
-            "note": .string(note), "paused": .bool(terms.paused), "split": .null,
+            "note": .string(note), "paused": .bool(terms.paused), "split": split.map(SchedulePart.json) ?? .null,
             "nextDueDate": nextDueDate.map { .string($0.description) } ?? .null,
             "deleted": .bool(deleted), "changeTag": .string(changeTag),
             "createdAt": .string(Timestamp.format(ms: createdAt)), "modifiedAt": .string(Timestamp.format(ms: modifiedAt)),
@@ -84,7 +87,9 @@ package struct ScheduleRecord: Sendable, Equatable {
             "createdAt": .int(createdAt), "modifiedAt": .int(modifiedAt), "modifiedBy": .string(modifiedBy),
             "changeTag": .string(changeTag),
         ]
-        return JSONValue.object(o).serializedString
+        var d = o
+        if let split { d["split"] = SchedulePart.json(split) }
+        return JSONValue.object(d).serializedString
     }
 
     /// The record of a stored row; nil when its document does not decode (`check` says so).
@@ -102,16 +107,47 @@ package struct ScheduleRecord: Sendable, Equatable {
               let modifiedBy = o["modifiedBy"]?.stringValue, let changeTag = o["changeTag"]?.stringValue else { return nil }
         let terms = ScheduleTerms(firstDate: firstDate, cadence: cadence, timeZone: zone,
                                   endDate: o["endDate"]?.stringValue.flatMap(LocalDate.init), paused: paused)
+        var split: [SchedulePart]?
+        if case .array(let parts)? = o["split"] {
+            split = parts.compactMap { p in
+                guard let pot = p["potId"]?.stringValue, let percent = p["percent"]?.intValue else { return nil }
+                return SchedulePart(potId: pot, percent: Int(percent))
+            }
+        }
         self.init(id: id, householdId: householdId, childId: childId, kind: kind, amountCents: amountCents,
                   rateBasisPoints: rateBasisPoints, note: note,
                   state: ScheduleState(terms: terms, termsFrom: termsFrom,
                                        lastSettled: o["lastSettled"]?.stringValue.flatMap(LocalDate.init)),
-                  deleted: deleted, createdAt: createdAt, modifiedAt: modifiedAt, modifiedBy: modifiedBy, changeTag: changeTag)
+                  split: split, deleted: deleted, createdAt: createdAt, modifiedAt: modifiedAt, modifiedBy: modifiedBy, changeTag: changeTag)
     }
 
     /// `household_id, id, child_id, deleted, doc` of a row.
     package init?<Row: StorageRow>(row r: Row, at c: Int = 0) {
         self.init(householdId: r.id(c), id: r.id(c + 1), childId: r.id(c + 2), deleted: r.bool(c + 3), document: r.string(c + 4))
+    }
+}
+
+/// One pot's share of a schedule's payments (`Cents.split`): whole percents from 1 to 100,
+/// each pot once, adding up to 100; the first pot takes what rounding leaves.
+package struct SchedulePart: Sendable, Equatable {
+    package var potId: String
+    package var percent: Int
+
+    package init(potId: String, percent: Int) { (self.potId, self.percent) = (potId, percent) }
+
+    /// `[{potId, percent}]`.
+    package static func json(_ parts: [SchedulePart]) -> JSONValue {
+        .array(parts.map { .object(["potId": .string($0.potId), "percent": .int(Int64($0.percent))]) })
+    }
+
+    /// The parts of `amountCents`, by pot, in the split's order (zero parts included);
+    /// nil when the split is not a valid one.
+    package static func amounts(_ parts: [SchedulePart], of amountCents: Int64) -> [(potId: String, amountCents: Int64)]? {
+        let percents = parts.compactMap { p in UUID(uuidString: p.potId).map { (potId: $0, percent: p.percent) } }
+        guard percents.count == parts.count, let split = try? Cents.split(amountCents: amountCents, percents: percents) else {
+            return nil
+        }
+        return zip(parts, split).map { (potId: $0.potId, amountCents: $1.amountCents) }
     }
 }
 

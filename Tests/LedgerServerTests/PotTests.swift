@@ -329,6 +329,59 @@ final class PotTests: XCTestCase {
         XCTAssertEqual(feed["transactions"]!.arrayValue!.first { $0["id"]?.stringValue == inId }?["potId"]?.stringValue, potId)
     }
 
+    /// A split schedule: the job pays one transaction per part that is not zero, in whole
+    /// cents with the remainder to the first pot; the first part keeps the payment's id.
+    func testSplitScheduleIsPaidAcrossPots() throws {
+        let main = Self.defaultPot(kid)
+        let save = addPot("Save").json["id"]!.stringValue!, give = addPot("Give").json["id"]!.stringValue!
+        func split(_ parts: [(String, Int64)]) -> JSONValue {
+            .array(parts.map { .obj(["potId": .string($0.0), "percent": .int($0.1)]) })
+        }
+        // Bad splits: percents not adding up to 100, a pot twice, an unknown pot, another child's pot.
+        let ben = s.child(owner, household: h, name: "Ben")
+        for (bad, code) in [(split([(main, 50), (save, 40)]), "validation_failed"), (split([(main, 50), (main, 50)]), "validation_failed"),
+                            (split([(main, 0), (save, 100)]), "validation_failed"), (.obj(["potId": .string(main)]), "validation_failed"),
+                            (split([(main, 50), (SyncRecords.newId(), 50)]), "unknown_pot"),
+                            (split([(main, 50), (Self.defaultPot(ben), 50)]), "pot_of_another_child")] {
+            let r = s.addSchedule(owner, h, kid, ScheduleFixtures.allowance(10, "weekly", from: "2026-12-04", zone: "UTC",
+                                                                           extra: ["split": bad]))
+            XCTAssertEqual(r.status, 422, "\(bad)")
+            XCTAssertEqual(r.code, code, "\(bad)")
+        }
+        let r = s.addSchedule(owner, h, kid, ScheduleFixtures.allowance(10, "weekly", from: "2026-12-04", zone: "UTC",
+                                                                       extra: ["split": split([(save, 33), (give, 33), (main, 34)])]))
+        XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(r.json["split"], split([(save, 33), (give, 33), (main, 34)]))
+        let id = r.json["id"]!.stringValue!
+        clock.set("2026-12-04T00:00:00Z")
+        XCTAssertEqual(s.payDue().payments, 1)
+        // 0.10 split 33/33/34 is 0.04 (the first pot, with the remainder), 0.03 and 0.03.
+        XCTAssertEqual(balances(), [main: 3, save: 4, give: 3])
+        let paid = s.transactions(owner, h, kid)
+        let first = ScheduleFixtures.paymentId("allowance", id, "2026-12-04")
+        XCTAssertEqual(paid.first { $0["id"]?.stringValue == first }?["potId"]?.stringValue, save)
+        for pot in [give, main] {
+            let other = UUIDv5.make(namespace: LedgerIDs.namespace, name: "allowance:\(id):2026-12-04:\(pot)").lowercased
+            XCTAssertEqual(paid.first { $0["id"]?.stringValue == other }?["potId"]?.stringValue, pot)
+        }
+        XCTAssertEqual(s.balance(owner, h, kid), 10)
+        // A part of zero writes nothing; a pot deleted since takes its part in the default pot.
+        let tag = s.call("GET", "/v1/households/\(h)/schedules/\(id)", token: owner).json["changeTag"]!.stringValue!
+        let edited = s.call("PATCH", "/v1/households/\(h)/schedules/\(id)", token: owner,
+                            json: .obj(["split": split([(save, 99), (give, 1)])]), headers: ["If-Match": "\"\(tag)\""])
+        XCTAssertEqual(edited.status, 200, String(decoding: edited.body, as: UTF8.self))
+        XCTAssertEqual(transfer(SyncRecords.newId(), from: give, to: main, 3).status, 201)
+        XCTAssertEqual(s.call("DELETE", "/v1/households/\(h)/pots/\(give)", token: owner).status, 204)
+        clock.set("2026-12-11T00:00:00Z")
+        XCTAssertEqual(s.payDue().payments, 1)
+        XCTAssertEqual(balances(), [main: 6, save: 4 + 10])
+        XCTAssertEqual(s.transactions(owner, h, kid).count, 3 + 2 + 1)
+        // null removes the split.
+        let tag2 = s.call("GET", "/v1/households/\(h)/schedules/\(id)", token: owner).json["changeTag"]!.stringValue!
+        XCTAssertEqual(s.call("PATCH", "/v1/households/\(h)/schedules/\(id)", token: owner, json: .obj(["split": .null]),
+                              headers: ["If-Match": "\"\(tag2)\""]).json["split"], .null)
+    }
+
     /// A device undoes an interest payment: the reversal repeats the payment's source.
     func testPushedUndoOfAnInterestPayment() throws {
         clock.set("2026-11-30T12:00:00Z")

@@ -130,6 +130,11 @@ extension LedgerWriting {
                     outcome = .scheduleConflict(existing)
                 } catch let e as LedgerStorageError where e == .childNotFound || e == .tooManySchedules(limit: maxSchedules) {
                     outcome = .refused(e)
+                } catch let e as LedgerStorageError {
+                    switch e {
+                    case .unknownPot, .potOfAnotherChild: outcome = .refused(e)
+                    default: throw e
+                    }
                 }
                 results.append(PushResult(kind: .schedule, id: record.draft.id, outcome: outcome))
             }

@@ -10,18 +10,20 @@ package struct ScheduleDraft: Sendable, Equatable {
     package var rateBasisPoints: Int64
     package var note: String
     package var terms: ScheduleTerms
+    /// Each payment split across pots (nil: all to the default pot).
+    package var split: [SchedulePart]?
 
     package init(id: String, childId: String, kind: ScheduleKind, amountCents: Int64, rateBasisPoints: Int64, note: String,
-                 terms: ScheduleTerms) {
+                 terms: ScheduleTerms, split: [SchedulePart]? = nil) {
         (self.id, self.childId, self.kind, self.amountCents) = (id, childId, kind, amountCents)
-        (self.rateBasisPoints, self.note, self.terms) = (rateBasisPoints, note, terms)
+        (self.rateBasisPoints, self.note, self.terms, self.split) = (rateBasisPoints, note, terms, split)
     }
 
     /// The record it makes in `household`, before any state or stamp of storage's.
     func record(household: String, state: ScheduleState, deleted: Bool = false, at: Int64, by: String,
                 changeTag: String = "") -> ScheduleRecord {
         ScheduleRecord(id: id, householdId: household, childId: childId, kind: kind, amountCents: amountCents,
-                       rateBasisPoints: rateBasisPoints, note: note, state: state, deleted: deleted, createdAt: at,
+                       rateBasisPoints: rateBasisPoints, note: note, state: state, split: split, deleted: deleted, createdAt: at,
                        modifiedAt: at, modifiedBy: by, changeTag: changeTag)
     }
 }
@@ -36,6 +38,8 @@ package struct SchedulePatch: Sendable, Equatable {
     package var timeZone: ScheduleTimeZone?
     package var endDate: LocalDate??
     package var paused: Bool?
+    /// A new split (`.some(nil)`: none; nil: unchanged).
+    package var split: [SchedulePart]??
     /// Pay what the new terms make due before the edit (the dates a resume would skip).
     package var backPay = false
 
@@ -76,6 +80,7 @@ extension LedgerWriting {
             return ScheduleWrite(schedule: existing, created: false)
         }
         guard try child(household: household, id: d.childId) != nil else { throw LedgerStorageError.childNotFound }
+        try checkSplit(household: household, d.split, child: d.childId)
         if maxSchedules > 0, try scheduleCount(household: household, child: d.childId) >= maxSchedules {
             throw LedgerStorageError.tooManySchedules(limit: maxSchedules)
         }
@@ -114,6 +119,10 @@ extension LedgerWriting {
         if let z = patch.timeZone { terms.timeZone = z }
         if let e = patch.endDate { terms.endDate = e }
         if let p = patch.paused { terms.paused = p }
+        if let sp = patch.split {
+            try checkSplit(household: household, sp, child: current.childId)
+            next.split = sp
+        }
         next.state.terms = terms
         if next.sameContent(as: current) && !patch.backPay { return ScheduleWrite(schedule: current, created: false) }
         return try apply(edit: next, to: current, backPay: patch.backPay, by: account, modifiedAt: nil, now: now)
@@ -204,6 +213,7 @@ extension LedgerWriting {
         guard r.baseChangeTag == current.changeTag, !current.deleted, r.draft.childId == current.childId else {
             return .conflict(current)
         }
+        if !r.deleted, asked.split != current.split { try checkSplit(household: household, asked.split, child: current.childId) }
         let written = r.deleted
             ? try delete(current, by: r.modifiedBy, modifiedAt: r.modifiedAt, now: now)
             : try apply(edit: asked, to: current, backPay: r.backPay, by: r.modifiedBy, modifiedAt: r.modifiedAt, now: now)
@@ -231,18 +241,48 @@ extension LedgerWriting {
             }
             guard amount != 0, Validation.amount(amount).isSuccess else { continue }
             let id = ScheduleIDs.payment(kind: s.kind, scheduleId: scheduleId, date: date, sha1: .openSSL).lowercased
-            let t = NewTransaction(id: id, childId: s.childId, amountCents: amount, note: s.note,
-                                   source: s.kind == .allowance ? .allowance : .interest, createdAt: due, reversesId: nil,
-                                   clientChosenId: true)
-            do {
-                if try addTransaction(household: s.householdId, author: s.modifiedBy, t, now: now).saved { paid += 1 }
-            } catch LedgerStorageError.transactionIdTaken {
-                // Paid already, by a payer that knew other terms: that payment stands.
-            } catch LedgerStorageError.balanceOverflow {
-                // A balance at the edge of 64 bits takes no more: this date stays unpaid.
+            // Split: one transaction per part that is not zero; the first pot's part keeps the
+            // payment's id, each other part `UUIDv5(N, kind:scheduleId:date:potId)`.
+            var parts: [(id: String, potId: String?, amountCents: Int64)] = [(id, nil, amount)]
+            if let split = s.split, let amounts = SchedulePart.amounts(split, of: amount) {
+                parts = amounts.enumerated().map { i, part in
+                    (i == 0 ? id : UUIDv5.make(namespace: LedgerIDs.namespace,
+                                               name: "\(s.kind.rawValue):\(s.id):\(date):\(part.potId)").lowercased,
+                     part.potId, part.amountCents)
+                }
             }
+            var wrote = false
+            for part in parts where part.amountCents != 0 {
+                var t = NewTransaction(id: part.id, childId: s.childId, amountCents: part.amountCents, note: s.note,
+                                       source: s.kind == .allowance ? .allowance : .interest, createdAt: due, reversesId: nil,
+                                       clientChosenId: true, potId: part.potId)
+                do {
+                    do {
+                        if try addTransaction(household: s.householdId, author: s.modifiedBy, t, now: now).saved { wrote = true }
+                    } catch LedgerStorageError.unknownPot, LedgerStorageError.potOfAnotherChild {
+                        // The pot was deleted since the split named it: that part goes to the default pot.
+                        t.potId = nil
+                        if try addTransaction(household: s.householdId, author: s.modifiedBy, t, now: now).saved { wrote = true }
+                    }
+                } catch LedgerStorageError.transactionIdTaken {
+                    // Paid already, by a payer that knew other terms: that payment stands.
+                } catch LedgerStorageError.balanceOverflow {
+                    // A balance at the edge of 64 bits takes no more: this part stays unpaid.
+                }
+            }
+            if wrote { paid += 1 }
         }
         return paid
+    }
+
+    /// That every pot of `split` may take this child's payments: its default pot, or a pot of
+    /// its own that is not deleted.
+    func checkSplit(household: String, _ split: [SchedulePart]?, child: String) throws {
+        guard let split else { return }
+        let defaultId = PotRecord.defaultId(child: child)
+        for part in split where part.potId != defaultId {
+            try checkPot(household: household, part.potId, child: child)
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import LedgerCore
 import LedgerModel
 
@@ -46,9 +47,30 @@ extension JSONBody {
         return n
     }
 
-    /// `split`: accepted only absent or null — a split needs pots, which come later.
-    mutating func noSplit(_ key: String) {
-        if let v = object[key], v != .null { fail(key, "is not supported yet: every payment goes to the child's balance") }
+    /// `split`: `[{potId, percent}]` (`Cents.split`'s rules: whole percents from 1 to 100, each
+    /// pot once, adding up to 100). nil: absent; `.some(nil)`: null (no split).
+    mutating func scheduleSplit(_ key: String) -> [SchedulePart]?? {
+        guard let v = object[key] else { return nil }
+        guard v != .null else { return .some(nil) }
+        guard case .array(let items) = v, !items.isEmpty, items.count <= 100 else {
+            fail(key, "must be an array of 1 to 100 {potId, percent}, or null"); return nil
+        }
+        var parts: [SchedulePart] = []
+        for item in items {
+            guard case .object(let o) = item, o.pairs.allSatisfy({ $0.0 == "potId" || $0.0 == "percent" }),
+                  case .string(let raw)? = o["potId"], let pot = LedgerIDs.lowercaseCanonical(raw),
+                  case .int(let percent)? = o["percent"] else {
+                fail(key, "each part must be {potId: a UUID, percent: an integer}"); return nil
+            }
+            parts.append(SchedulePart(potId: pot, percent: Int(clamping: percent)))
+        }
+        let percents = parts.map { (potId: UUID(uuidString: $0.potId)!, percent: $0.percent) }
+        do {
+            _ = try Cents.split(amountCents: 100, percents: percents)
+        } catch {
+            fail(key, error.description); return nil
+        }
+        return .some(parts)
     }
 
     /// A whole schedule: `{kind, amountCents | rateBasisPoints, cadence, firstDate, timeZone,
@@ -70,13 +92,14 @@ extension JSONBody {
         let zone = timeZone("timeZone", required: true)
         let note = scheduleNote("note")
         let paused = bool("paused")
-        noSplit("split")
+        let split = scheduleSplit("split") ?? nil
         if let firstDate, let endDate, endDate < firstDate { fail("endDate", "must not be before firstDate") }
         guard errors.isEmpty, let kind, let cadence, let firstDate, let zone else { return nil }
         return ScheduleDraft(id: id, childId: childId, kind: kind, amountCents: kind == .allowance ? amount ?? 0 : 0,
                              rateBasisPoints: kind == .interest ? rate ?? 0 : 0, note: note ?? "",
                              terms: ScheduleTerms(firstDate: firstDate, cadence: cadence, timeZone: zone, endDate: endDate,
-                                                  paused: paused ?? false))
+                                                  paused: paused ?? false),
+                             split: split)
     }
 
     /// A PATCH: `{amountCents?, rateBasisPoints?, note?, cadence?, firstDate?, timeZone?,
@@ -92,7 +115,7 @@ extension JSONBody {
         if let v = object["endDate"] { p.endDate = v == .null ? .some(nil) : localDate("endDate", required: false).map { .some($0) } }
         p.paused = bool("paused")
         p.backPay = bool("backPay") ?? false
-        noSplit("split")
+        p.split = scheduleSplit("split")
         return p
     }
 }
