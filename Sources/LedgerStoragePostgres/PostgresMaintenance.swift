@@ -69,6 +69,28 @@ package enum PostgresMaintenance {
                                                             deleted: r.bool(3), document: r.string(4),
                                                             dueAt: r.optionalTimestampMs(5), childMissing: r.bool(6))
         }
+        // Pots (as over SQLite): every transaction in its child's default pot or a pot of that
+        // child, so the pot balances add up to the child's; deleted pots empty; pots of known children.
+        for r in try db.query("""
+            \(global)SELECT t.id::text, t.pot_id::text, t.child_id::text FROM transactions t
+            LEFT JOIN pots p ON p.household_id = t.household_id AND p.id = t.pot_id AND p.child_id = t.child_id
+            WHERE t.pot_id IS NOT NULL AND p.id IS NULL
+            """).rows {
+            problems.append("pot: transaction \(r.string(0)) names pot \(r.string(1)), which is not a pot of its child \(r.string(2))")
+        }
+        for r in try db.query("""
+            \(global)SELECT p.id::text, SUM(t.amount_cents)::text FROM pots p
+            JOIN transactions t ON t.household_id = p.household_id AND t.child_id = p.child_id AND t.pot_id = p.id
+            WHERE p.deleted GROUP BY p.household_id, p.id HAVING SUM(t.amount_cents) <> 0
+            """).rows {
+            problems.append("pot: \(r.string(0)) is deleted but holds \(r.string(1))")
+        }
+        for r in try db.query("""
+            \(global)SELECT p.id::text, p.child_id::text FROM pots p
+            LEFT JOIN children c ON c.household_id = p.household_id AND c.id = p.child_id WHERE c.id IS NULL
+            """).rows {
+            problems.append("pot: \(r.string(0)) names child \(r.string(1)), which its household does not have")
+        }
         let children = Int(try db.queryOne(global + "SELECT count(*) FROM children")?.int(0) ?? 0)
         let transactions = Int(try db.queryOne(global + "SELECT count(*) FROM transactions")?.int(0) ?? 0)
         return StorageCheckReport(problems: problems, children: children, transactions: transactions)

@@ -101,6 +101,29 @@ package enum SQLiteMaintenance {
                                                             deleted: r.bool(3), document: r.string(4),
                                                             dueAt: r.isNull(5) ? nil : r.int(5), childMissing: r.bool(6))
         }
+        // Pots: every transaction is in its child's default pot (no pot_id) or a pot row of that
+        // child, so the child's pot balances (each the sum of its transactions) add up to its
+        // balance; a deleted pot holds nothing; every pot names a child of its household.
+        for r in try db.query("""
+            SELECT t.id, t.pot_id, t.child_id FROM transactions t JOIN households h ON h.ledger_key = t.household_key
+            LEFT JOIN pots p ON p.household_id = h.id AND p.id = t.pot_id AND p.child_id = t.child_id
+            WHERE t.pot_id IS NOT NULL AND p.id IS NULL
+            """) {
+            problems.append("pot: transaction \(r.string(0)) names pot \(r.string(1)), which is not a pot of its child \(r.string(2))")
+        }
+        for r in try db.query("""
+            SELECT p.id, SUM(t.amount_cents) FROM pots p JOIN households h ON h.id = p.household_id
+            JOIN transactions t ON t.household_key = h.ledger_key AND t.child_id = p.child_id AND t.pot_id = p.id
+            WHERE p.deleted = 1 GROUP BY p.household_id, p.id HAVING SUM(t.amount_cents) != 0
+            """) {
+            problems.append("pot: \(r.string(0)) is deleted but holds \(r.int(1))")
+        }
+        for r in try db.query("""
+            SELECT p.id, p.child_id FROM pots p LEFT JOIN children c ON c.household_id = p.household_id AND c.id = p.child_id
+            WHERE c.id IS NULL
+            """) {
+            problems.append("pot: \(r.string(0)) names child \(r.string(1)), which its household does not have")
+        }
         let children = Int(try db.queryOne("SELECT COUNT(*) FROM children")?.int(0) ?? 0)
         let transactions = Int(try db.queryOne("SELECT COUNT(*) FROM transactions")?.int(0) ?? 0)
         return StorageCheckReport(problems: problems, children: children, transactions: transactions)

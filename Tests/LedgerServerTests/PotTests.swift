@@ -382,6 +382,24 @@ final class PotTests: XCTestCase {
                               headers: ["If-Match": "\"\(tag2)\""]).json["split"], .null)
     }
 
+    /// `check` reads every pot and every transaction's pot: balances are sums of pots.
+    func testCheckCoversPots() throws {
+        let save = addPot("Save").json["id"]!.stringValue!, give = addPot("Give").json["id"]!.stringValue!
+        XCTAssertEqual(add(500, pot: save).status, 201)
+        XCTAssertEqual(transfer(SyncRecords.newId(), from: save, to: Self.defaultPot(kid), 200).status, 201)
+        XCTAssertEqual(s.call("DELETE", "/v1/households/\(h)/pots/\(give)", token: owner).status, 204)
+        XCTAssertEqual(try s.check().problems, [])
+        // A transaction moved to a pot of nobody, and a deleted pot that holds money.
+        let tx = s.transactions(owner, h, kid).first { $0["amountCents"]?.intValue == 500 }!["id"]!.stringValue!
+        let nowhere = SyncRecords.newId()
+        try s.execute("UPDATE transactions SET pot_id = ? WHERE id = ?", [.text(nowhere), .text(tx)],
+                      postgres: "UPDATE transactions SET pot_id = $1::uuid WHERE id = $2::uuid")
+        XCTAssertEqual(try s.check().problems, ["pot: transaction \(tx) names pot \(nowhere), which is not a pot of its child \(kid)"])
+        try s.execute("UPDATE transactions SET pot_id = ? WHERE id = ?", [.text(give), .text(tx)],
+                      postgres: "UPDATE transactions SET pot_id = $1::uuid WHERE id = $2::uuid")
+        XCTAssertEqual(try s.check().problems, ["pot: \(give) is deleted but holds 500"])
+    }
+
     /// A device undoes an interest payment: the reversal repeats the payment's source.
     func testPushedUndoOfAnInterestPayment() throws {
         clock.set("2026-11-30T12:00:00Z")
