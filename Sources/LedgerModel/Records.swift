@@ -58,9 +58,12 @@ public struct LedgerTransaction: Sendable, Equatable {
     }
 
     /// The pot's id as the API names it: `potId`, or the child's default pot.
-    public var resolvedPotId: String {
+    public var resolvedPotId: String { resolvedPotId(sha1: .portable) }
+
+    /// `resolvedPotId`, hashing with `sha1` (the server passes its faster one).
+    public func resolvedPotId(sha1: SHA1.Function) -> String {
         if let potId { return potId }
-        return LedgerIDs.parse(childId).map { ScheduleIDs.defaultPot(childId: $0).lowercased } ?? childId
+        return LedgerIDs.parse(childId).map { ScheduleIDs.defaultPot(childId: $0, sha1: sha1).lowercased } ?? childId
     }
 
     /// The API JSON form.
@@ -90,7 +93,7 @@ public struct LedgerTransaction: Sendable, Equatable {
 
     /// `json.serialized()`, written straight into `w` without building the object (an
     /// answer to every write of a transaction): the same bytes.
-    public func writeJSON(_ w: inout ByteWriter) {
+    public func writeJSON(_ w: inout ByteWriter, sha1: SHA1.Function = .portable) {
         w.put(literal: "{\"id\":")
         w.putJSONString(id)
         w.put(literal: ",\"householdId\":")
@@ -114,7 +117,7 @@ public struct LedgerTransaction: Sendable, Equatable {
         w.put(literal: ",\"reversedById\":")
         if let reversedById { w.putJSONString(reversedById) } else { w.put(literal: "null") }
         w.put(literal: ",\"potId\":")
-        w.putJSONString(resolvedPotId)
+        w.putJSONString(resolvedPotId(sha1: sha1))
         w.put(125)
     }
 }

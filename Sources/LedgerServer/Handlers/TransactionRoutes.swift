@@ -12,7 +12,7 @@ enum TransactionRoutes {
         let tx = w.transaction
         let body = [UInt8](writing: tx.jsonBound + 64) { out in
             out.put(literal: "{\"transaction\":")
-            tx.writeJSON(&out)
+            tx.writeJSON(&out, sha1: .openSSL)
             out.put(literal: ",\"balanceCents\":")
             out.putDecimal(w.balanceCents)
             out.put(125)

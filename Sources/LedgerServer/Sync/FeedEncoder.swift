@@ -8,6 +8,9 @@ import LedgerModel
 /// a 1000-record page is the hot path of a first pull.
 struct FeedEncoder {
     private(set) var bytes: [UInt8] = []
+    /// The last child whose default pot was named, and that pot's id (a page's transactions
+    /// come a few children at a time: one hash per run of them, not one per transaction).
+    private var defaultPot: (child: String, pot: String)?
 
     init(capacity: Int) { bytes.reserveCapacity(capacity) }
 
@@ -82,7 +85,16 @@ struct FeedEncoder {
         raw(",\"authorAccountId\":"); string(t.pointee.authorAccountId)
         raw(",\"reversesId\":"); optionalString(t.pointee.reversesId)
         raw(",\"reversedById\":"); optionalString(t.pointee.reversedById)
-        raw(",\"potId\":"); string(t.pointee.resolvedPotId)
+        raw(",\"potId\":")
+        if let pot = t.pointee.potId {
+            string(pot)
+        } else if let known = defaultPot, known.child == t.pointee.childId {
+            string(known.pot)
+        } else {
+            let pot = t.pointee.resolvedPotId(sha1: .openSSL)
+            defaultPot = (t.pointee.childId, pot)
+            string(pot)
+        }
         bytes.append(125)
     }
 
