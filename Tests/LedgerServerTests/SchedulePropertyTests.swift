@@ -10,7 +10,9 @@ import XCTest
 /// without back pay), deletions and undos, paid by the server's job and by a device paying
 /// the same dates at the same time, across server restarts (both backends): every date due
 /// is paid exactly once, with its id, created at its due instant and never written before
-/// it; no date that is not due; an undone payment stays undone; balances equal sums.
+/// it; no date that is not due; an undone payment stays undone; balances equal sums. Some
+/// schedules split their payments across two pots of the child (paid by the server only): each
+/// part is its own transaction with its own id, in its pot, and the pots add up to the balance.
 ///
 /// The expected dates come from a model that replays the same changes through
 /// `ScheduleState` at the same instants (the calendar's own tests check `ScheduleState`).
@@ -31,6 +33,8 @@ final class SchedulePropertyTests: XCTestCase {
         var amount: Int64
         var state: ScheduleState
         var deleted = false
+        /// The pots its payments are split across, in order (nil: unsplit).
+        var split: [String]?
         /// Dates that must have a payment.
         var paid: Set<LocalDate> = []
     }
@@ -51,6 +55,12 @@ final class SchedulePropertyTests: XCTestCase {
         let (ownerId, owner) = s.signup("mum\(seed)")
         let h = s.household(owner)
         let kids = [s.child(owner, household: h, name: "Ada"), s.child(owner, household: h, name: "Bo")]
+        // Each child's default pot and a second pot, for split schedules.
+        var pots: [String: [String]] = [:]
+        for kid in kids {
+            let save = s.call("POST", "/v1/households/\(h)/children/\(kid)/pots", token: owner, json: .obj(["name": "Save"]))
+            pots[kid] = [PotTests.defaultPot(kid), save.json["id"]!.stringValue!]
+        }
         var models: [Model] = []
         var undone: Set<String> = []
 
@@ -62,17 +72,24 @@ final class SchedulePropertyTests: XCTestCase {
             let base = try ScheduleTimeZone(identifier: zone).localDate(atMs: now)
             let first = rng.chance(30) ? LocalDate(year: base.year, month: base.month, day: rng.pick([29, 30, 31]))
                 ?? base : base.adding(days: rng.int(-40...30))!
-            let amount = Int64(rng.int(1...2000))
+            let child = rng.pick(kids)
+            // A split part is at least 1 % of at least 1.00: never zero, so every part is written.
+            let split: [String]? = rng.chance(50) ? (rng.chance(50) ? pots[child]! : pots[child]!.reversed()) : nil
+            let amount = Int64(rng.int(split == nil ? 1...2000 : 100...2000))
             var fields = ScheduleFixtures.allowance(amount, cadence, from: first.description, zone: zone).objectValue!
             if rng.chance(20) { fields["endDate"] = .string(first.adding(days: rng.int(20...90))!.description) }
-            let child = rng.pick(kids)
+            if let split {
+                let percent = rng.int(1...99)
+                fields["split"] = .array([.obj(["potId": .string(split[0]), "percent": .int(Int64(percent))]),
+                                          .obj(["potId": .string(split[1]), "percent": .int(Int64(100 - percent))])])
+            }
             let r = s.addSchedule(owner, h, child, .object(fields))
             XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
             let terms = ScheduleTerms(firstDate: first, cadence: ScheduleCadence(rawValue: cadence)!,
                                       timeZone: try ScheduleTimeZone(identifier: zone),
                                       endDate: fields["endDate"]?.stringValue.flatMap(LocalDate.init))
             let change = ScheduleState.created(terms, atMs: now)
-            var m = Model(id: r.json["id"]!.stringValue!, child: child, amount: amount, state: change.state)
+            var m = Model(id: r.json["id"]!.stringValue!, child: child, amount: amount, state: change.state, split: split)
             m.paid.formUnion(change.payWithNewTerms)
             XCTAssertEqual(r.json["catchUp"]?["paid"]?.intValue, Int64(change.payWithNewTerms.count), "seed \(seed)")
             models.append(m)
@@ -89,7 +106,7 @@ final class SchedulePropertyTests: XCTestCase {
                 terms.paused.toggle()
                 body["paused"] = .bool(terms.paused)
             case 2:
-                m.amount = Int64(rng.int(1...2000))
+                m.amount = Int64(rng.int(m.split == nil ? 1...2000 : 100...2000))
                 body["amountCents"] = .int(m.amount)
             default:
                 terms.cadence = rng.pick([.weekly, .everyTwoWeeks, .monthly])
@@ -123,7 +140,8 @@ final class SchedulePropertyTests: XCTestCase {
             for kid in kids {
                 let list = s.call("GET", "/v1/households/\(h)/children/\(kid)/schedules?limit=1000", token: owner).json
                 for sch in list["items"]?.arrayValue ?? [] {
-                    guard let next = sch["nextDueDate"]?.stringValue.flatMap(LocalDate.init),
+                    // Split schedules are the server's to pay.
+                    guard sch["split"] == .null, let next = sch["nextDueDate"]?.stringValue.flatMap(LocalDate.init),
                           let zone = try? ScheduleTimeZone(identifier: sch["timeZone"]!.stringValue!) else { continue }
                     let terms = ScheduleTerms(firstDate: LocalDate(sch["firstDate"]!.stringValue!)!,
                                               cadence: ScheduleCadence(rawValue: sch["cadence"]!.stringValue!)!, timeZone: zone,
@@ -182,13 +200,21 @@ final class SchedulePropertyTests: XCTestCase {
             try check(s, owner: owner, household: h, kids: kids, models: models, undone: undone, ownerId: ownerId,
                       context: "seed \(seed) round \(round)")
         }
+        XCTAssertTrue(models.contains { $0.split != nil && !$0.paid.isEmpty }, "seed \(seed): no split schedule paid anything")
     }
 
     func check(_ s: TestServer, owner: String, household h: String, kids: [String], models: [Model], undone: Set<String>,
                ownerId: String, context: String) throws {
-        var expected: [String: (model: Model, date: LocalDate)] = [:]
+        var expected: [String: (model: Model, date: LocalDate, pot: String)] = [:]
         for m in models {
-            for d in m.paid { expected[ScheduleFixtures.paymentId("allowance", m.id, d.description)] = (m, d) }
+            for d in m.paid {
+                let id = ScheduleFixtures.paymentId("allowance", m.id, d.description)
+                guard let split = m.split else { expected[id] = (m, d, PotTests.defaultPot(m.child)); continue }
+                // The first pot's part keeps the payment's id; the other has an id of its own.
+                expected[id] = (m, d, split[0])
+                let other = UUIDv5.make(namespace: LedgerIDs.namespace, name: "allowance:\(m.id):\(d):\(split[1])").lowercased
+                expected[other] = (m, d, split[1])
+            }
         }
         var seen: Set<String> = []
         for kid in kids {
@@ -196,8 +222,9 @@ final class SchedulePropertyTests: XCTestCase {
             for t in txs where t["source"]?.stringValue == "allowance" && t["reversesId"] == .null {
                 let id = t["id"]!.stringValue!
                 XCTAssertTrue(seen.insert(id).inserted, "\(context): \(id) twice")
-                guard let (m, date) = expected[id] else { XCTFail("\(context): a payment nobody owed: \(t)"); continue }
+                guard let (m, date, pot) = expected[id] else { XCTFail("\(context): a payment nobody owed: \(t)"); continue }
                 XCTAssertEqual(t["childId"]?.stringValue, m.child, context)
+                XCTAssertEqual(t["potId"]?.stringValue, pot, "\(context): the pot of \(id)")
                 let due = m.state.terms.dueInstantMs(date)
                 XCTAssertEqual(Timestamp.parse(t["createdAt"]!.stringValue!), due, "\(context): \(date) in \(m.state.terms.timeZone)")
                 XCTAssertGreaterThanOrEqual(Timestamp.parse(t["recordedAt"]!.stringValue!)!, due, "\(context): paid before it was due")
@@ -205,6 +232,14 @@ final class SchedulePropertyTests: XCTestCase {
             }
             let sum = txs.reduce(Int64(0)) { $0 + $1["amountCents"]!.intValue! }
             XCTAssertEqual(s.balance(owner, h, kid), sum, "\(context): balance of \(kid)")
+            // Each pot is the sum of its transactions; together they are the balance.
+            let listed = s.call("GET", "/v1/households/\(h)/children/\(kid)/pots", token: owner).json["items"]?.arrayValue ?? []
+            XCTAssertEqual(listed.count, 2, context)
+            for pot in listed {
+                let inPot = txs.filter { $0["potId"] == pot["id"] }.reduce(Int64(0)) { $0 + $1["amountCents"]!.intValue! }
+                XCTAssertEqual(pot["balanceCents"]?.intValue, inPot, "\(context): pot \(pot["name"]!)")
+            }
+            XCTAssertEqual(listed.reduce(Int64(0)) { $0 + $1["balanceCents"]!.intValue! }, sum, "\(context): pots of \(kid)")
         }
         XCTAssertEqual(seen, Set(expected.keys), "\(context): dates due but unpaid")
     }
