@@ -138,6 +138,7 @@ H2=$(call POST /v1/households "$TOKEN" '{"name":"Disposable household"}' | jq -e
 C=$(call POST "/v1/households/$H/children" "$TOKEN" '{"name":"Ada"}' | jq -er .id)
 T=$(call POST "/v1/households/$H/children/$C/transactions" "$TOKEN" '{"amountCents":500,"note":"setup"}' | jq -er .transaction.id)
 call POST "/v1/households/$H/children/$C/transactions" "$TOKEN" '{"amountCents":-200}' >/dev/null
+P=$(call POST "/v1/households/$H/children/$C/pots" "$TOKEN" '{"name":"Save","targetCents":2000}' | jq -er .id)
 # Sharing data is best effort: without it the sharing operations are fuzzed with generated ids.
 INVITATION=$(python3 -c 'import uuid; print(uuid.uuid4())')
 if (call POST "/v1/households/$H/share" "$TOKEN" >/dev/null) 2>"$WORK/share.err"; then
@@ -146,7 +147,7 @@ if (call POST "/v1/households/$H/share" "$TOKEN" >/dev/null) 2>"$WORK/share.err"
 else
     log "warning: could not share the household ($(tail -n 1 "$WORK/share.err")); sharing ids are generated"
 fi
-log "data: household $H, child $C, transaction $T, participant $B_ID"
+log "data: household $H, child $C, transaction $T, pot $P, participant $B_ID"
 
 # --- schemathesis configuration ---------------------------------------------------------
 # The configuration and the JUnit report are kept (not in the temporary folder), so every path
@@ -190,6 +191,8 @@ values = ["$H"]
 values = ["$C"]
 [dictionaries.transaction]
 values = ["$T"]
+[dictionaries.pot]
+values = ["$P"]
 [dictionaries.participant]
 values = ["$B_ID"]
 [dictionaries.invitation]
@@ -199,6 +202,7 @@ values = ["$INVITATION"]
 "path.id" = { dictionary = "household", probability = 0.8 }
 "path.childId" = { dictionary = "child", probability = 0.8 }
 "path.txId" = { dictionary = "transaction", probability = 0.8 }
+"path.potId" = { dictionary = "pot", probability = 0.8 }
 "path.accountId" = { dictionary = "participant", probability = 0.8 }
 "path.invitationId" = { dictionary = "invitation", probability = 0.5 }
 "path.tokenId" = "$SPARE_TOKEN_ID"
@@ -232,6 +236,14 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 # time zone must be one the IANA database names, and the kind decides whether `amountCents`
 # or `rateBasisPoints` is required (422 validation_failed naming the field).
 include-operation-id = ["createSchedule", "patchSchedule"]
+checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "412", "422", "429"]
+
+[[operations]]
+# Pots and transfers decided by state, as the contract says: a generated date may not exist in
+# the calendar, a generated pot id names no pot (422 unknown_pot) or another child's, a transfer
+# id may be reused for another transfer (409 id_conflict), a pot holding money or the default
+# pot is not deleted (409), a generated If-Match is stale (412).
+include-operation-id = ["createPot", "patchPot", "deletePot", "createTransfer"]
 checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404", "409", "412", "422", "429"]
 
 [[operations]]
