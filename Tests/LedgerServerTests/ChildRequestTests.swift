@@ -85,6 +85,10 @@ final class ChildRequestTests: XCTestCase {
         XCTAssertEqual(feed.json["transactions"]?.arrayValue?.map { $0["id"]?.stringValue }, [payment])
         // The household feed carries requests too.
         XCTAssertEqual(s.call("GET", "\(base)/changes", token: f.owner).json["requests"]?.arrayValue?.count, 1)
+        // `check` reads every request: an approval with its payment is fine; one without is reported.
+        XCTAssertEqual(try s.check().problems, [])
+        try s.execute("UPDATE requests SET status = 'pending'", [], postgres: "UPDATE requests SET status = 'pending'")
+        XCTAssertEqual(try s.check().problems, ["request: \(id) is pending but its payment \(payment) exists"])
     }
 
     func testChoreApprovedWithAnotherAmountAndDeclineAfterwardsRefused() throws {
