@@ -11,6 +11,8 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case scheduleNotFound
     /// No such pot (or it was deleted), where the pot is what the request addresses.
     case potNotFound
+    /// No such request of a child.
+    case requestNotFound
     case tokenNotFound
     case participantNotFound
     case invitationNotFound
@@ -36,6 +38,12 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case scheduleIdTaken(ScheduleRecord)
     /// A different pot (or a deleted one) has this id; `existing` is it.
     case potIdTaken(PotRecord)
+    /// A different request has this id; `existing` is it.
+    case requestIdTaken(RequestRecord)
+    /// The request was already decided otherwise (the first decision stored is final); `current` is it.
+    case requestDecided(RequestRecord)
+    /// The id is the payment of a request that is not approved: only its approval writes it.
+    case requestNotApproved
     /// A different transaction has this id; `existing` is it.
     case transactionIdTaken(LedgerTransaction)
     /// The id derived from an `Idempotency-Key` is held by a different transaction, `existing`.

@@ -72,7 +72,7 @@ final class SyncFeedEncoderTests: XCTestCase {
             page.pots = pots
             let expected: JSONValue = .object([
                 "household": h.json(m), "children": .array(children.map(\.json)), "transactions": .array(transactions.map(\.json)),
-                "schedules": .array(schedules.map(\.json)), "pots": .array(pots.map(\.json)),
+                "schedules": .array(schedules.map(\.json)), "pots": .array(pots.map(\.json)), "requests": .array([]),
                 "access": m.accessJSON, "nextToken": .string(token.token), "moreComing": .bool(!children.isEmpty),
             ])
             XCTAssertEqual(String(decoding: page.body, as: UTF8.self), expected.serializedString)

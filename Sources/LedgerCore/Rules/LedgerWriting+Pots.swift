@@ -40,9 +40,15 @@ extension LedgerReading {
 
     /// GET …/children/{childId}/pots: the default pot first (on the first page), then the
     /// others by creation time and id.
+    /// The pots an account's member reads (`listPots(household:caller:…)` for a device's caller).
     package func listPots(household: String, account: String, child childId: String, after: TimeAndIdPosition?,
                           limit: Int) throws -> KeyedPage<PotRecord, TimeAndIdPosition> {
-        _ = try membership(household: household, account: account, need: .read)
+        try listPots(household: household, caller: Caller(accountId: account, tokenId: ""), child: childId, after: after, limit: limit)
+    }
+
+    package func listPots(household: String, caller: Caller, child childId: String, after: TimeAndIdPosition?,
+                          limit: Int) throws -> KeyedPage<PotRecord, TimeAndIdPosition> {
+        _ = try readAccess(household: household, caller: caller, child: childId)
         guard let c = try child(household: household, id: childId) else { throw LedgerStorageError.childNotFound }
         let defaultId = PotRecord.defaultId(child: c.id)
         var page = try pots(household: household, child: childId, after: after, limit: limit)

@@ -11,6 +11,7 @@ extension LedgerStorageError {
         case .transactionNotFound: return .notFound("No such transaction.")
         case .scheduleNotFound: return .notFound("No such schedule.")
         case .potNotFound: return .notFound("No such pot.")
+        case .requestNotFound: return .notFound("No such request.")
         case .tokenNotFound: return .notFound("No such token.")
         case .participantNotFound: return .notFound("No such participant.")
         case .invitationNotFound: return .notFound("No such invitation.")
@@ -31,6 +32,15 @@ extension LedgerStorageError {
         case .potIdTaken(let existing):
             return APIError(409, "id_conflict", "A different pot with id \(existing.id) already exists in this household.",
                             current: existing.json)
+        case .requestIdTaken(let existing):
+            return APIError(409, "id_conflict", "A different request with id \(existing.id) already exists in this household.",
+                            current: existing.json)
+        case .requestDecided(let current):
+            return APIError(409, "request_decided", "This request was already \(current.status.rawValue); the first decision "
+                            + "stands.", current: current.json)
+        case .requestNotApproved:
+            return APIError(409, "request_not_approved", "This id is the payment of a request that is not approved; "
+                            + "approve the request (POST …/requests/{requestId}/approve) to pay it.")
         case .transactionIdTaken(let existing):
             return APIError(409, "id_conflict", "A different transaction with id \(existing.id) already exists.", current: existing.json)
         case .idempotencyKeyReused(let key, let existing):

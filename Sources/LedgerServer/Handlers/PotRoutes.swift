@@ -35,7 +35,7 @@ enum PotRoutes {
         let household = try ctx.id("id")
         let childId = try ctx.id("childId")
         return try ctx.list("pots \(household) \(childId)", read: { r, after, limit in
-            try r.listPots(household: household, account: c.accountId, child: childId, after: after, limit: limit)
+            try r.listPots(household: household, caller: c, child: childId, after: after, limit: limit)
         }, item: \.json)
     }
 
