@@ -7,7 +7,6 @@ private struct NewRequestBody: Encodable {
     var kind: String
     var amountCents: Int64
     var note: String
-    var createdAt: String?
 }
 
 extension APIClient {
@@ -41,7 +40,6 @@ extension APIClient {
     /// request (a retry of a lost answer makes no second request).
     func createRequest(householdId: String, _ r: Wire.Request) throws(APIError) -> Wire.Request {
         try json("POST", "/v1/households/\(householdId)/children/\(r.childId)/requests", Wire.Request.self,
-                 body: NewRequestBody(id: r.id, kind: r.kind, amountCents: r.amountCents, note: r.note ?? "",
-                                      createdAt: r.createdAt)).body
+                 body: NewRequestBody(id: r.id, kind: r.kind, amountCents: r.amountCents, note: r.note ?? "")).body
     }
 }

@@ -63,7 +63,7 @@ extension LedgerService {
                 request.paymentId = paymentId
                 if try store.transaction(id: paymentId) == nil {
                     _ = try record(childId: request.childId, amount: request.paymentCents, note: request.note,
-                                   source: TransactionSource.manual.rawValue, id: paymentId, reverses: nil, createdAt: t)
+                                   source: TransactionSource.api.rawValue, id: paymentId, reverses: nil, createdAt: t)
                 }
             } else {
                 request.decisionNote = cleanNote
