@@ -134,6 +134,8 @@ package struct CodeAttemptLimits: Sendable, Equatable {
 /// What a link code redemption came to.
 package enum LinkCodeRedemption: Sendable, Equatable {
     case redeemed(AccountRecord, IssuedToken)
+    /// A code issued for a child's device: the child token it paired.
+    case pairedChild(IssuedChildToken)
     /// Used, expired, void or unknown: one answer for all.
     case refused
     /// The client address is past its limit; retry after that many milliseconds.

@@ -96,7 +96,7 @@ extension LedgerStorage {
 }
 
 /// What a body may read, all inside one snapshot (or one write transaction).
-package protocol LedgerReading: AccountAccessReading {
+package protocol LedgerReading: AccountAccessReading, ChildDeviceReading {
     // MARK: accounts and tokens
     /// The caller a token hash stands for, when the token exists and is not revoked.
     func caller(tokenHash: [UInt8]) throws -> Caller?
@@ -239,7 +239,7 @@ extension LedgerWriting {
 /// What a write body may do, on top of reading. Callers go through the rules in
 /// `LedgerWriting+Rules.swift`; these primitives do no checking of their own beyond the
 /// database's constraints.
-package protocol LedgerWriting: LedgerReading, AccountAccessWriting {
+package protocol LedgerWriting: LedgerReading, AccountAccessWriting, ChildDeviceWriting {
     /// The changes of this write are made by the device holding `token` (`StorageCommit.author`):
     /// they wake every other device of the household, not that one.
     func attributeChanges(to token: String)

@@ -9,6 +9,8 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case transactionNotFound
     /// No such schedule (or it was deleted).
     case scheduleNotFound
+    /// No such request of a child.
+    case requestNotFound
     case tokenNotFound
     case participantNotFound
     case invitationNotFound
@@ -32,6 +34,10 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case childIdTaken(String)
     /// A different schedule (or a deleted one) has this id; `existing` is it.
     case scheduleIdTaken(ScheduleRecord)
+    /// A different request has this id; `existing` is it.
+    case requestIdTaken(RequestRecord)
+    /// The request was already decided otherwise (the first decision stored is final); `current` is it.
+    case requestDecided(RequestRecord)
     /// A different transaction has this id; `existing` is it.
     case transactionIdTaken(LedgerTransaction)
     /// The id derived from an `Idempotency-Key` is held by a different transaction, `existing`.

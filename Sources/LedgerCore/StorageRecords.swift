@@ -218,22 +218,28 @@ package struct FeedChanges: Sendable {
     /// Schedules changed (deleted ones included, as tombstones).
     package var schedules: [ScheduleRecord] = []
     package var scheduleSeqs: [Int64] = []
+    /// Children's requests changed.
+    package var requests: [RequestRecord] = []
+    package var requestSeqs: [Int64] = []
 
     @usableFromInline package init(children: [Child] = [], childSeqs: [Int64] = [], transactions: [LedgerTransaction] = [],
-                 transactionSeqs: [Int64] = [], schedules: [ScheduleRecord] = [], scheduleSeqs: [Int64] = []) {
+                 transactionSeqs: [Int64] = [], schedules: [ScheduleRecord] = [], scheduleSeqs: [Int64] = [],
+                 requests: [RequestRecord] = [], requestSeqs: [Int64] = []) {
         (self.children, self.childSeqs, self.transactions) = (children, childSeqs, transactions)
         self.transactionSeqs = transactionSeqs
         (self.schedules, self.scheduleSeqs) = (schedules, scheduleSeqs)
+        (self.requests, self.requestSeqs) = (requests, requestSeqs)
     }
 
-    package var count: Int { children.count + transactions.count + schedules.count }
+    package var count: Int { children.count + transactions.count + schedules.count + requests.count }
 
     /// The sequence values of the first `limit` changes in feed order (by sequence value;
     /// children, then transactions, then schedules within one).
     package func mergedSeqs(limit: Int) -> [Int64] {
         let out = FeedChanges.merge(childSeqs, transactionSeqs, limit: limit)
         // Schedules change seldom: merged into the first two's order afterwards.
-        return scheduleSeqs.isEmpty ? out : FeedChanges.merge(out, scheduleSeqs, limit: limit)
+        let planned = scheduleSeqs.isEmpty ? out : FeedChanges.merge(out, scheduleSeqs, limit: limit)
+        return requestSeqs.isEmpty ? planned : FeedChanges.merge(planned, requestSeqs, limit: limit)
     }
 
     /// The first `limit` values of two ascending lists, merged (`a`'s first among equals).
@@ -259,6 +265,24 @@ package struct FeedChanges: Sendable {
         transactions.removeLast(txs); transactionSeqs.removeLast(txs)
         let plans = scheduleSeqs.count - (scheduleSeqs.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
         schedules.removeLast(plans); scheduleSeqs.removeLast(plans)
+        let asked = requestSeqs.count - (requestSeqs.lastIndex { $0 <= seq }.map { $0 + 1 } ?? 0)
+        requests.removeLast(asked); requestSeqs.removeLast(asked)
+    }
+
+    /// Only what a child's device may see: that child, its transactions, schedules and
+    /// requests (the sequence values stay, so paging is the household feed's).
+    package mutating func keep(child: String) {
+        func filter<T>(_ items: inout [T], _ seqs: inout [Int64], _ keep: (T) -> Bool) {
+            var i = 0
+            for j in items.indices where keep(items[j]) {
+                items.swapAt(i, j); seqs.swapAt(i, j); i += 1
+            }
+            items.removeLast(items.count - i); seqs.removeLast(seqs.count - i)
+        }
+        filter(&children, &childSeqs) { $0.id == child }
+        filter(&transactions, &transactionSeqs) { $0.childId == child }
+        filter(&schedules, &scheduleSeqs) { $0.childId == child }
+        filter(&requests, &requestSeqs) { $0.childId == child }
     }
 }
 
@@ -269,6 +293,9 @@ package struct FeedPage: Sendable {
     package var children: [Child]
     package var transactions: [LedgerTransaction]
     package var schedules: [ScheduleRecord] = []
+    package var requests: [RequestRecord] = []
+    /// The child of a child's feed (nil: the household's feed).
+    package var child: String?
     /// Where the page ends.
     package var next: SyncPosition
     /// The position the page started after (0 for a full pull).
@@ -281,7 +308,7 @@ package struct FeedPage: Sendable {
         (self.transactions, self.next, self.since, self.moreComing) = (transactions, next, since, moreComing)
     }
 
-    package var records: Int { children.count + transactions.count + schedules.count }
+    package var records: Int { children.count + transactions.count + schedules.count + requests.count }
     /// Whether the household changed after `since`.
     package var hasNews: Bool { next.seq > since || records > 0 }
 }

@@ -12,9 +12,13 @@ package struct SyncPosition: Equatable, Sendable {
     /// `database_incarnation.incarnation` when the position was handed out; nil for a token
     /// of an earlier version, which named none.
     package let database: Int64?
+    /// The child of a child's feed (`GET …/children/{childId}/changes`); nil for the
+    /// household's feed. Each feed refuses the other's positions.
+    package let child: String?
 
-    package init(household: String, incarnation: Int64, seq: Int64, database: Int64? = nil) {
+    package init(household: String, incarnation: Int64, seq: Int64, database: Int64? = nil, child: String? = nil) {
         (self.household, self.incarnation, self.seq, self.database) = (household, incarnation, seq, database)
+        self.child = child
     }
 
     /// What a token that names no position stands for: a position of no household, which

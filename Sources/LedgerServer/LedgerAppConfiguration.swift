@@ -72,6 +72,9 @@ public struct LedgerAppConfiguration: Sendable {
     public var maxChildrenPerHousehold: Int = 100
     /// Schedules one child may have (deleted ones do not count). Default 20.
     public var maxSchedulesPerChild: Int = 20
+    /// Requests one child's device may make per hour (`POST …/children/{childId}/requests`
+    /// with a child token; 429 `rate_limited` past it). 0: no limit.
+    public var childRequestsPerHour: Int = 30
     /// Seconds between runs of the job that pays due schedules (it also runs at start).
     /// Default 60; 0 runs it only when asked (`LedgerApp.paySchedules`, tests).
     public var scheduleJobInterval: Double = 60

@@ -85,6 +85,9 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func attributeChanges(to token: String) { effects.author = token }
 
+    /// Reports a token revoked by this write (the read caches forget, long-polls end).
+    func noteRevoked(token id: String) { effects.revokedTokens.insert(id) }
+
     /// What the running write changed so far.
     var currentEffects: StorageCommit { effects }
 
@@ -212,7 +215,10 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     func isActive(token: String) throws -> Bool {
-        try db.queryOne("SELECT 1 FROM tokens WHERE id = $1 AND revoked_at IS NULL", [.uuid(token)]) != nil
+        try db.queryOne("""
+            SELECT 1 FROM tokens WHERE id = $1 AND revoked_at IS NULL
+            UNION ALL SELECT 1 FROM child_tokens WHERE id = $1 AND revoked_at IS NULL
+            """, [.uuid(token)]) != nil
     }
 
     func insertAccount(_ a: AccountRecord) throws {
@@ -331,6 +337,10 @@ final class PostgresLedgerTransaction: LedgerWriting {
         sendDeferred()
         accessRead.removeAll()
         try lock(id)
+        // Its children's devices end with it (401 from now on, long-polls ended).
+        for row in try db.query("DELETE FROM child_tokens WHERE household_id = $1 RETURNING id", [.uuid(id)]).rows {
+            effects.revokedTokens.insert(row.uuid(0))
+        }
         try db.query("DELETE FROM households WHERE id = $1", [.uuid(id)])
         effects.touched.insert(id)
     }
@@ -617,10 +627,13 @@ final class PostgresLedgerTransaction: LedgerWriting {
         let txs = try db.query("SELECT \(Self.txColumns), seq FROM transactions WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params).rows
         let plans = try db.query("SELECT \(Self.scheduleColumns), seq FROM schedules WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params)
             .rows.filter { ScheduleRecord(row: $0) != nil }
+        let asked = try db.query("SELECT \(Self.requestColumns), seq FROM requests WHERE household_id = $1 AND \(condition) ORDER BY seq LIMIT $3", params)
+            .rows.filter { RequestRecord(row: $0) != nil }
         return FeedChanges(children: [Child](decoding: kids) { Child(row: $0) }, childSeqs: kids.map { $0.int(10) },
                            transactions: [LedgerTransaction](decoding: txs) { LedgerTransaction(row: $0) },
                            transactionSeqs: txs.map { $0.int(11) },
-                           schedules: plans.map { ScheduleRecord(row: $0)! }, scheduleSeqs: plans.map { $0.int(5) })
+                           schedules: plans.map { ScheduleRecord(row: $0)! }, scheduleSeqs: plans.map { $0.int(5) },
+                           requests: asked.map { RequestRecord(row: $0)! }, requestSeqs: asked.map { $0.int(5) })
     }
 
     func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {

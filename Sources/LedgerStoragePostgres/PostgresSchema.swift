@@ -333,6 +333,39 @@ enum PostgresSchema {
             PRIMARY KEY (household_id, kind, id)
         );
         """),
+        // Children's devices and requests (SQLite's version 18; version 10 is another
+        // feature's): a link code's child, child tokens (no account; they live with the
+        // household), requests (columns the rules query, the rest one document).
+        (11, """
+        ALTER TABLE link_codes ADD COLUMN household_id uuid;
+        ALTER TABLE link_codes ADD COLUMN child_id uuid;
+        ALTER TABLE link_codes ADD COLUMN device_name text;
+        CREATE TABLE child_tokens (
+            id uuid PRIMARY KEY,
+            household_id uuid NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            child_id uuid NOT NULL,
+            hash bytea NOT NULL UNIQUE,
+            device_name text NOT NULL,
+            paired_by uuid NOT NULL,
+            created_at timestamptz NOT NULL,
+            revoked_at timestamptz
+        );
+        CREATE INDEX child_tokens_child ON child_tokens(household_id, child_id, created_at, id) WHERE revoked_at IS NULL;
+        CREATE TABLE requests (
+            household_id uuid NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            id uuid NOT NULL,
+            child_id uuid NOT NULL,
+            seq bigint NOT NULL,
+            status text NOT NULL,
+            payment_id uuid NOT NULL,
+            created_at timestamptz NOT NULL,
+            doc text NOT NULL,
+            PRIMARY KEY (household_id, id)
+        );
+        CREATE INDEX requests_child ON requests(household_id, child_id, created_at, id);
+        CREATE INDEX requests_feed ON requests(household_id, seq);
+        CREATE INDEX requests_payment ON requests(household_id, payment_id);
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

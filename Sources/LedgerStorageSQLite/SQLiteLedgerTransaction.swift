@@ -104,6 +104,9 @@ final class SQLiteLedgerTransaction: LedgerWriting {
 
     func attributeChanges(to token: String) { effects.author = token }
 
+    /// Reports a token revoked by this write (the read cache forgets, long-polls end).
+    func noteRevoked(token id: String) { effects.revokedTokens.insert(id) }
+
     // MARK: accounts and tokens
 
     func caller(tokenHash: [UInt8]) throws -> Caller? {
@@ -137,7 +140,10 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     func lockAccounts(_ ids: [String]) throws {}
 
     func isActive(token: String) throws -> Bool {
-        try db.queryOne("SELECT 1 FROM tokens WHERE id = ? AND revoked_at IS NULL", [.text(token)]) != nil
+        try db.queryOne("""
+            SELECT 1 FROM tokens WHERE id = ?1 AND revoked_at IS NULL
+            UNION ALL SELECT 1 FROM child_tokens WHERE id = ?1 AND revoked_at IS NULL
+            """, [.text(token)]) != nil
     }
 
     func insertAccount(_ a: AccountRecord) throws {
@@ -255,6 +261,11 @@ final class SQLiteLedgerTransaction: LedgerWriting {
     }
 
     func deleteHousehold(id: String) throws {
+        // Its children's devices end with it (401 from now on, long-polls ended).
+        for row in try db.query("DELETE FROM child_tokens WHERE household_id = ? RETURNING id", [.text(id)]) {
+            effects.revokedTokens.insert(row.string(0))
+        }
+        try db.run("DELETE FROM requests WHERE household_id = ?", [.text(id)])
         try db.run("DELETE FROM device_sync WHERE household_id = ?", [.text(id)])
         // The ledger has no foreign key to cascade along.
         try db.run("DELETE FROM transactions WHERE household_key = \(Schema.ledgerKey(1))", [.text(id)])
@@ -599,11 +610,13 @@ final class SQLiteLedgerTransaction: LedgerWriting {
         let kids = try db.query(Self.changedChildrenSQL[which], params)
         let txs = try db.query(Self.changedTransactionsSQL[which], params)
         let plans = try db.query(Self.changedSchedulesSQL[which], params).filter { ScheduleRecord(row: $0) != nil }
+        let asked = try db.query(Self.changedRequestsSQL[which], params).filter { RequestRecord(row: $0) != nil }
         // Each record is made in its array's storage (no copy of it on the way).
         return FeedChanges(children: [Child](decoding: kids) { Child(row: $0) }, childSeqs: kids.map { $0.int(10) },
                            transactions: [LedgerTransaction](decoding: txs) { LedgerTransaction(row: $0) },
                            transactionSeqs: txs.map { $0.int(11) },
-                           schedules: plans.map { ScheduleRecord(row: $0)! }, scheduleSeqs: plans.map { $0.int(5) })
+                           schedules: plans.map { ScheduleRecord(row: $0)! }, scheduleSeqs: plans.map { $0.int(5) },
+                           requests: asked.map { RequestRecord(row: $0)! }, requestSeqs: asked.map { $0.int(5) })
     }
 
     func devices(household: String, after: DevicePosition?, limit: Int) throws -> KeyedPage<DeviceSyncRecord, DevicePosition> {

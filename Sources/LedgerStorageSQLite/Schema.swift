@@ -536,6 +536,41 @@ enum Schema {
             PRIMARY KEY (household_key, kind, id)
         ) WITHOUT ROWID;
         """),
+        // Children's devices and requests (`ChildDeviceRecords.swift`). A link code issued
+        // for a child's device keeps its child beside it; a child token belongs to no account
+        // (its own table: nothing that lists, counts or revokes an account's tokens sees it)
+        // and lives with its household. A request keeps the columns the rules query and the
+        // rest as one document, like a schedule. (Version 17 is another feature's.)
+        Migration(version: 18, sql: """
+        ALTER TABLE link_codes ADD COLUMN household_id TEXT;
+        ALTER TABLE link_codes ADD COLUMN child_id TEXT;
+        ALTER TABLE link_codes ADD COLUMN device_name TEXT;
+        CREATE TABLE child_tokens (
+            id TEXT PRIMARY KEY,
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            child_id TEXT NOT NULL,
+            hash BLOB NOT NULL UNIQUE,
+            device_name TEXT NOT NULL,
+            paired_by TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            revoked_at INTEGER
+        );
+        CREATE INDEX child_tokens_child ON child_tokens(household_id, child_id, created_at, id) WHERE revoked_at IS NULL;
+        CREATE TABLE requests (
+            household_id TEXT NOT NULL REFERENCES households(id) ON DELETE CASCADE,
+            id TEXT NOT NULL,
+            child_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            payment_id TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            doc TEXT NOT NULL,
+            PRIMARY KEY (household_id, id)
+        ) WITHOUT ROWID;
+        CREATE INDEX requests_child ON requests(household_id, child_id, created_at, id);
+        CREATE INDEX requests_feed ON requests(household_id, seq);
+        CREATE INDEX requests_payment ON requests(household_id, payment_id);
+        """),
     ]
 }
 

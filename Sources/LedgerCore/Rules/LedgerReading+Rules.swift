@@ -56,9 +56,30 @@ extension LedgerReading {
     /// household as it is now (re-created, another household, no position at all).
     package func feedPage(household: String, account: String, since: SyncPosition?, limit: Int) throws -> FeedPage {
         let (h, m) = try self.household(id: household, account: account, need: .read)
+        return try feedPage(h, m, since: since, child: nil, limit: limit)
+    }
+
+    /// One page of a child's feed (`GET …/children/{childId}/changes`), for a child token of
+    /// that child or a member: the household's feed with only that child's records (the
+    /// child, its transactions, schedules and requests), paged by the same positions, so it
+    /// is gap-free and resumable the same way; its positions name the child, and each feed
+    /// refuses the other's (`syncTokenExpired`).
+    package func childFeedPage(household: String, child: String, caller: Caller, since: SyncPosition?,
+                               limit: Int) throws -> FeedPage {
+        let m = try readAccess(household: household, caller: caller, child: child)
+        guard let h = try self.household(id: household) else { throw LedgerStorageError.householdNotFound }
+        guard try self.child(household: household, id: child) != nil else { throw LedgerStorageError.childNotFound }
+        let seen = m ?? Membership(householdId: household, role: .participant, permission: .readOnly, ownerAccountId: "")
+        return try feedPage(h, seen, since: since, child: child, limit: limit)
+    }
+
+    private func feedPage(_ h: HouseholdRecord, _ m: Membership, since: SyncPosition?, child: String?,
+                          limit: Int) throws -> FeedPage {
+        let household = h.id
         guard let head = try head(household: household) else { throw LedgerStorageError.householdNotFound }
         var after: Int64 = 0
         if let since {
+            guard since.child == child else { throw LedgerStorageError.syncTokenExpired }
             try Self.check(since, household: household, head: head)
             after = since.seq
         }
@@ -72,11 +93,14 @@ extension LedgerReading {
             return whole.mergedSeqs(limit: Int.max)
         }
         if let wholeCommit { records = wholeCommit } else { records.keep(through: endSeq) }
+        if let child { records.keep(child: child) }
         var page = FeedPage(household: h, membership: m, children: records.children, transactions: records.transactions,
                             next: SyncPosition(household: household, incarnation: head.incarnation, seq: endSeq,
-                                               database: head.database),
+                                               database: head.database, child: child),
                             since: after, moreComing: moreComing)
         page.schedules = records.schedules
+        page.requests = records.requests
+        page.child = child
         return page
     }
 
@@ -106,6 +130,20 @@ extension LedgerReading {
         return page
     }
 
+    /// `childFeedPage` with the token checked in the same snapshot (as `feedPage(household:caller:…)`).
+    package func childFeedPage(household: String, child: String, checking caller: Caller, since: SyncPosition?,
+                               limit: Int) throws -> FeedPage {
+        let page: FeedPage
+        do {
+            page = try childFeedPage(household: household, child: child, caller: caller, since: since, limit: limit)
+        } catch {
+            guard try isActive(token: caller.tokenId) else { throw LedgerStorageError.tokenRevoked }
+            throw error
+        }
+        guard try isActive(token: caller.tokenId) else { throw LedgerStorageError.tokenRevoked }
+        return page
+    }
+
     /// Whether a long-poll that read the feed up to `position` may go on waiting: nothing was
     /// committed to the household since (nor was it deleted or re-created), the device's
     /// token is active and the caller may still read the household.
@@ -114,7 +152,11 @@ extension LedgerReading {
               position.database == nil || position.database == head.database,
               try isActive(token: caller.tokenId) else { return false }
         do {
-            _ = try membership(household: household, account: caller.accountId, need: .read)
+            if caller.isChild {
+                try readAccess(household: household, caller: caller)
+            } else {
+                _ = try membership(household: household, account: caller.accountId, need: .read)
+            }
         } catch is LedgerStorageError {
             return false
         }

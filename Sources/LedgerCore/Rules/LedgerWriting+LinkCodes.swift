@@ -24,16 +24,26 @@ extension LedgerWriting {
     /// attempt and one lookup by hash; a refusal is committed with its counts (it is an
     /// answer, not an error), and used, expired, void, unknown and malformed codes are
     /// refused alike. A code that redeems takes its attempt back: only failures count.
-    package func redeemLinkCode(_ code: HumanCode?, address: String, deviceName: String, limits: CodeAttemptLimits,
-                                maxTokens: Int = 0, now: Int64) throws -> LinkCodeRedemption {
+    /// A code issued for a child's device (`issueChildLinkCode`) pairs a child token instead
+    /// (`childDeviceName`: the name the device gave, if any).
+    package func redeemLinkCode(_ code: HumanCode?, address: String, deviceName: String, childDeviceName: String? = nil,
+                                limits: CodeAttemptLimits, maxTokens: Int = 0, now: Int64) throws -> LinkCodeRedemption {
         let perAddress = limits.perAddress
         if perAddress.isOn, let retry = try takeAttempt(perAddress, key: address, now: now) {
             return .limited(retryAfterMs: retry)
         }
         guard let code else { return .refused }
         let hash = code.hash
+        // A code issued for a child's device keeps its child beside it (read before the take deletes it).
+        let childScope = try linkCodeChild(hash: hash)
         if let found = try takeLinkCode(hash: hash, now: now, maxFailures: limits.perCode),
            TokenSecret.constantTimeEqual(found.storedHash, hash), let account = try account(id: found.accountId) {
+            if let childScope {
+                guard let paired = try pairChildDevice(childScope, issuer: account.id, deviceName: childDeviceName,
+                                                       now: now) else { return .refused }
+                if perAddress.isOn { try returnAttempt(scope: perAddress.scope, key: address) }
+                return .pairedChild(paired)
+            }
             if perAddress.isOn { try returnAttempt(scope: perAddress.scope, key: address) }
             let token = try createToken(account: account.id, deviceName: deviceName, maxTokens: maxTokens, now: now)
             return .redeemed(account, token)

@@ -39,7 +39,7 @@ final class AppHandler: HTTPHandler {
             }
             let ctx = RequestContext(request: consume request, params: params, responder: responder,
                                      services: services, routeLabel: route.template, routeIndex: route.index,
-                                     caller: remembered, answersOnLoop: onLoop)
+                                     childAccess: route.childAccess, caller: remembered, answersOnLoop: onLoop)
             if onLoop {
                 run(route, ctx)
             } else if !services.offLoop({ self.run(route, ctx) }) {

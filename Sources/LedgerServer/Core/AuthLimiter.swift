@@ -49,3 +49,29 @@ extension AuthLimiter {
         return failure()
     }
 }
+
+/// Counts what a key (a child token) does in a window of `seconds` that starts with its
+/// first act; past `limit` acts the key is refused until the window ends. Per process.
+final class WindowLimiter: Sendable {
+    private struct Window { var start: Double; var count: Int }
+    private let windows = Mutex<[String: Window]>([:])
+    let limit: Int
+    let seconds: Double
+
+    init(limit: Int, seconds: Double) { (self.limit, self.seconds) = (limit, seconds) }
+
+    /// Counts one act of `key`: nil when it is allowed, else the seconds to wait (not counted).
+    func take(_ key: String) -> Int? {
+        guard limit > 0 else { return nil }
+        let t = Date().timeIntervalSince1970
+        return windows.withLock { w in
+            if w.count > 100_000 { w = w.filter { t - $0.value.start < seconds } }
+            var win = w[key] ?? Window(start: t, count: 0)
+            if t - win.start >= seconds { win = Window(start: t, count: 0) }
+            if win.count >= limit { return max(1, Int((seconds - (t - win.start)).rounded(.up))) }
+            win.count += 1
+            w[key] = win
+            return nil
+        }
+    }
+}

@@ -10,6 +10,7 @@ extension LedgerStorageError {
         case .childNotFound: return .notFound("No such child.")
         case .transactionNotFound: return .notFound("No such transaction.")
         case .scheduleNotFound: return .notFound("No such schedule.")
+        case .requestNotFound: return .notFound("No such request.")
         case .tokenNotFound: return .notFound("No such token.")
         case .participantNotFound: return .notFound("No such participant.")
         case .invitationNotFound: return .notFound("No such invitation.")
@@ -27,6 +28,12 @@ extension LedgerStorageError {
         case .scheduleIdTaken(let existing):
             return APIError(409, "id_conflict", "A different schedule with id \(existing.id) already exists in this household.",
                             current: existing.json)
+        case .requestIdTaken(let existing):
+            return APIError(409, "id_conflict", "A different request with id \(existing.id) already exists in this household.",
+                            current: existing.json)
+        case .requestDecided(let current):
+            return APIError(409, "request_decided", "This request was already \(current.status.rawValue); the first decision "
+                            + "stands.", current: current.json)
         case .transactionIdTaken(let existing):
             return APIError(409, "id_conflict", "A different transaction with id \(existing.id) already exists.", current: existing.json)
         case .idempotencyKeyReused(let key, let existing):

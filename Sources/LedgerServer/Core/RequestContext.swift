@@ -10,6 +10,8 @@ final class RequestContext: @unchecked Sendable {
     let services: Services
     let routeLabel: String
     let routeIndex: Int?
+    /// What the route lets a child token do (`ChildAccess`).
+    let childAccess: ChildAccess
     private(set) var caller: Caller?
     /// Whether the handler runs on the connection's event loop (as its route's
     /// `Router.Execution` decided): a write's answer is then built there too (see
@@ -20,8 +22,9 @@ final class RequestContext: @unchecked Sendable {
 
     /// `caller`: the caller already known from the request's token, if it was looked up.
     init(request: HTTPRequest, params: PathParameters, responder: any HTTPResponder, services: Services, routeLabel: String,
-         routeIndex: Int? = nil, caller: Caller? = nil, answersOnLoop: Bool = false) {
+         routeIndex: Int? = nil, childAccess: ChildAccess = .none, caller: Caller? = nil, answersOnLoop: Bool = false) {
         self.routeIndex = routeIndex
+        self.childAccess = childAccess
         self.caller = caller
         self.answersOnLoop = answersOnLoop
         // Resolved before the request is stored, which is its last use (no copy).
@@ -103,12 +106,20 @@ final class RequestContext: @unchecked Sendable {
     /// (malformed, unknown or revoked) counts against the client address, and once the
     /// address is past the limit its failing requests are 429 instead of 401 until its
     /// minute is over. No token at all is 401 and counts for nothing.
+    /// A child token is then admitted only as far as the route's `childAccess` says.
     @discardableResult
     func authenticate() throws -> Caller {
-        if let caller { return caller }
-        let c = try RequestContext.authenticate(request.headers["Authorization"], clientAddress: clientAddress,
+        let c: Caller
+        if let known = caller {
+            c = known
+        } else {
+            c = try RequestContext.authenticate(request.headers["Authorization"], clientAddress: clientAddress,
                                                 services: services)
-        caller = c
+            caller = c
+        }
+        if let scope = c.child {
+            try childAccess.admit(scope, tokenId: c.tokenId, method: request.method, params: params)
+        }
         return c
     }
 
@@ -132,7 +143,9 @@ final class RequestContext: @unchecked Sendable {
         let cache = services.readCache
         if let known = cache.caller(token: key) { return known }
         let generation = cache.currentTokens
-        guard let c = try services.storage.read({ try $0.caller(tokenHash: key.sha256) }) else {
+        // An account's token, else a child's device's.
+        guard let c = try services.storage.read({ r in try r.caller(tokenHash: key.sha256) ?? r.childCaller(tokenHash: key.sha256) })
+        else {
             throw authenticationFailed("The token is unknown or was revoked.", clientAddress: clientAddress, services: services)
         }
         cache.store(c, token: key, readAt: generation)

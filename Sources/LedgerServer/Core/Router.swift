@@ -37,6 +37,8 @@ struct Router: Sendable {
         let takesJSONBody: Bool
         /// The largest body the route reads, in bytes; nil: the server's limit.
         let bodyLimit: Int?
+        /// What the route lets a child token do (`ChildAccess`).
+        let childAccess: ChildAccess
         /// The route's place in the router (its `routeIndex` in responses and the access log).
         let index: Int
         /// `Router.methodCode(method)`, compared on every request instead of the string.
@@ -44,8 +46,9 @@ struct Router: Sendable {
 
         init(method: String, template: String, literals: [[UInt8]], parameterNames: [String?],
              handler: @escaping RouteHandler, execution: Execution, authenticated: Bool = true, bodyLimit: Int? = nil,
-             index: Int = 0) {
+             childAccess: ChildAccess = .none, index: Int = 0) {
             self.index = index
+            self.childAccess = childAccess
             self.authenticated = authenticated
             self.takesJSONBody = method == "POST" || method == "PUT" || method == "PATCH"
             // A route without a body of its own (GET, HEAD, DELETE) reads at most a small one.
@@ -94,9 +97,10 @@ struct Router: Sendable {
     static let smallBodyLimit = 64 * 1024
 
     /// Adds a route that runs as `execution` says. `authenticated: false` for the few
-    /// routes open to anyone; `bodyLimit` where the route reads less than the server's limit.
+    /// routes open to anyone; `bodyLimit` where the route reads less than the server's limit;
+    /// `child` what a child token may do there (`ChildAccess`; nothing by default).
     mutating func add(_ method: String, _ template: String, runs execution: Execution, authenticated: Bool = true,
-                      bodyLimit: Int? = nil, _ handler: @escaping RouteHandler) {
+                      bodyLimit: Int? = nil, child: ChildAccess = .none, _ handler: @escaping RouteHandler) {
         let segments = template.split(separator: "/", omittingEmptySubsequences: false)
         let names: [String?] = segments.map { s in
             s.first == "{" && s.last == "}" ? String(s.dropFirst().dropLast()) : nil
@@ -106,7 +110,7 @@ struct Router: Sendable {
         routes.append(Route(method: method, template: template,
                             literals: segments.map { Array($0.utf8) }, parameterNames: names,
                             handler: handler, execution: execution, authenticated: authenticated, bodyLimit: bodyLimit,
-                            index: routes.count))
+                            childAccess: child, index: routes.count))
     }
 
     func match(method: String, path: String) -> Match {

@@ -50,6 +50,8 @@ final class Services: Sendable {
     let identity: IdentityService?
     /// The push wake sender; nil when no push gateway is configured (push is off).
     let push: PushWakeSender?
+    /// Requests made per child token (`RequestRoutes.create`).
+    let childRequestLimiter: WindowLimiter
     /// The link-code and recovery limits this process has seen refuse (`AttemptGate`).
     let accountAccessGate = AttemptGate()
 
@@ -85,6 +87,7 @@ final class Services: Sendable {
         self.registrationLimiter = RegistrationLimiter(perHour: configuration.registrationsPerHour)
         self.handleLookupLimiter = HandleLookupLimiter(limit: configuration.failedHandleLookupsPerMinute)
         self.identity = identity
+        self.childRequestLimiter = WindowLimiter(limit: configuration.childRequestsPerHour, seconds: 3600)
     }
 
     /// Maps any error to its problem+json answer (storage's refusals as

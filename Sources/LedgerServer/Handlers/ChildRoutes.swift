@@ -47,8 +47,8 @@ enum ChildRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let childId = try ctx.id("childId")
-        return try ctx.cachedRead(ReadCache.key("child", household, childId, c.accountId)) { r in
-            _ = try r.membership(household: household, account: c.accountId, need: .read)
+        return try ctx.cachedRead(ReadCache.key("child", household, childId, c.readerKey)) { r in
+            try r.readAccess(household: household, caller: c, child: childId)
             guard let child = try r.child(household: household, id: childId) else { throw LedgerStorageError.childNotFound }
             return RequestContext.jsonResponse(200, child.json, etag: child.changeTag)
         }

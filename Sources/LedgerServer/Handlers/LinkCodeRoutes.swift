@@ -11,6 +11,9 @@ import LedgerModel
 /// - A code that is not 12 code characters is refused like an unknown one (404
 ///   `link_code_invalid`); a `code` that is not a string, or longer than 64 characters, is 422.
 /// - An account holds at most five live codes; a sixth replaces the oldest.
+/// - A code issued for a child's device (`POST …/children/{childId}/devices`) redeems to a
+///   child token: `{child: {householdId, childId, name}, token: {id, secret, kind: "child",
+///   deviceName, createdAt}}` (see `ChildDeviceRoutes`).
 enum LinkCodeRoutes {
     static func issue(_ ctx: RequestContext) throws -> Reply {
         let c = try ctx.authenticate()
@@ -37,12 +40,14 @@ enum LinkCodeRoutes {
         let deviceName = device ?? "Linked device"
         let maxTokens = services.configuration.maxTokensPerAccount
         return ctx.write({ w in
-            try w.redeemLinkCode(code, address: address, deviceName: deviceName, limits: limits, maxTokens: maxTokens,
-                                 now: Timestamp.nowMs())
+            try w.redeemLinkCode(code, address: address, deviceName: deviceName, childDeviceName: device, limits: limits,
+                                 maxTokens: maxTokens, now: Timestamp.nowMs())
         }, answer: { outcome in
             switch outcome {
             case .redeemed(let account, let token):
                 return RequestContext.jsonResponse(201, AccountRoutes.createdJSON(account, token))
+            case .pairedChild(let paired):
+                return RequestContext.jsonResponse(201, ChildDeviceRoutes.pairedJSON(paired))
             case .refused:
                 throw invalid
             case .limited(let ms):

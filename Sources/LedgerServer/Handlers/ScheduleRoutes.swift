@@ -40,7 +40,7 @@ enum ScheduleRoutes {
         let household = try ctx.id("id")
         let childId = try ctx.id("childId")
         return try ctx.list("schedules \(household) \(childId)", read: { r, after, limit in
-            _ = try r.membership(household: household, account: c.accountId, need: .read)
+            try r.readAccess(household: household, caller: c, child: childId)
             guard try r.child(household: household, id: childId) != nil else { throw LedgerStorageError.childNotFound }
             return try r.schedules(household: household, child: childId, after: after, limit: limit)
         }, item: \.json)
@@ -50,9 +50,10 @@ enum ScheduleRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let id = try ctx.id("scheduleId")
-        return try ctx.cachedRead(ReadCache.key("schedule", household, id, c.accountId)) { r in
-            _ = try r.membership(household: household, account: c.accountId, need: .read)
-            guard let s = try r.schedule(household: household, id: id), !s.deleted else { throw LedgerStorageError.scheduleNotFound }
+        return try ctx.cachedRead(ReadCache.key("schedule", household, id, c.readerKey)) { r in
+            try r.readAccess(household: household, caller: c)
+            guard let s = try r.schedule(household: household, id: id), !s.deleted, c.maySee(child: s.childId)
+            else { throw LedgerStorageError.scheduleNotFound }
             return RequestContext.jsonResponse(200, s.json, etag: s.changeTag)
         }
     }

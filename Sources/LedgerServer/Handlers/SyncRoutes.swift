@@ -8,8 +8,20 @@ enum SyncRoutes {
     static let maxWait = 60
 
     static func pull(_ ctx: RequestContext) throws -> Reply {
+        try pull(ctx, child: false)
+    }
+
+    /// `GET /v1/households/{id}/children/{childId}/changes`: the child's feed (a child
+    /// token of that child, or a member): the same protocol, that child's records only, and
+    /// positions of its own (`SyncPosition.child`).
+    static func childPull(_ ctx: RequestContext) throws -> Reply {
+        try pull(ctx, child: true)
+    }
+
+    private static func pull(_ ctx: RequestContext, child childFeed: Bool) throws -> Reply {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
+        let child = childFeed ? try ctx.id("childId") : nil
         var fields: [String: String] = [:]
         var limit = ChangeFeed.defaultLimit
         if let raw = ctx.request.queryValue("limit") {
@@ -25,7 +37,8 @@ enum SyncRoutes {
         }
         if !fields.isEmpty { throw APIError.validation(fields) }
         let since = SyncPosition.since(ctx.request.queryValue("since").flatMap { $0.isEmpty ? nil : $0 })
-        return try ChangePull(ctx: ctx, caller: c, household: household, since: since, limit: limit, wait: wait).start()
+        return try ChangePull(ctx: ctx, caller: c, household: household, child: child, since: since, limit: limit,
+                              wait: wait).start()
     }
 
     static func push(_ ctx: RequestContext) throws -> Reply {

@@ -62,7 +62,7 @@ enum TransactionRoutes {
     static func page(_ ctx: RequestContext, household: String, child: String?) throws -> Reply {
         let c = try ctx.authenticate()
         return try ctx.list("transactions \(household)" + (child.map { " \($0)" } ?? ""), read: { r, before, limit in
-            _ = try r.membership(household: household, account: c.accountId, need: .read)
+            try r.readAccess(household: household, caller: c, child: child)
             if let child, try r.child(household: household, id: child) == nil { throw LedgerStorageError.childNotFound }
             return try r.transactions(household: household, child: child, before: before, limit: limit)
         }, item: \.json)
@@ -73,8 +73,9 @@ enum TransactionRoutes {
         let household = try ctx.id("id")
         let txId = try ctx.id("txId")
         let tx = try ctx.read { r in
-            _ = try r.membership(household: household, account: c.accountId, need: .read)
-            guard let tx = try r.transaction(household: household, id: txId) else { throw LedgerStorageError.transactionNotFound }
+            try r.readAccess(household: household, caller: c)
+            guard let tx = try r.transaction(household: household, id: txId), c.maySee(child: tx.childId)
+            else { throw LedgerStorageError.transactionNotFound }
             return tx
         }
         return ctx.json(200, tx.json)

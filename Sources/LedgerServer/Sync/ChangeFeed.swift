@@ -20,7 +20,14 @@ extension FeedPage {
     /// moreComing}`, written straight from the records into bytes.
     var body: [UInt8] {
         var out = FeedEncoder(capacity: 512 + records * 400)
-        out.raw("{\"household\":"); out.household(household, membership)
+        out.raw("{\"household\":")
+        if child == nil {
+            out.household(household, membership)
+        } else {
+            // A child's device sees the household's name and currency, nothing about its members.
+            out.value(.object(["id": .string(household.id), "name": .string(household.name),
+                               "currency": .string(household.currency)]))
+        }
         out.raw(",\"children\":[")
         // Through buffer pointers: each record is read in place, never copied.
         children.withUnsafeBufferPointer { records in
@@ -41,7 +48,13 @@ extension FeedPage {
             if i > 0 { out.raw(",") }
             out.value(s.json)
         }
-        out.raw("],\"access\":"); out.value(membership.accessJSON)
+        out.raw("],\"requests\":[")
+        for (i, r) in requests.enumerated() {
+            if i > 0 { out.raw(",") }
+            out.value(r.json)
+        }
+        out.raw("],\"access\":")
+        out.value(child == nil ? membership.accessJSON : .object(["role": .string("child"), "permission": .string("readOnly")]))
         out.raw(",\"nextToken\":"); out.string(next.token)
         out.raw(",\"moreComing\":"); out.bool(moreComing)
         out.raw("}")

@@ -17,12 +17,16 @@ final class ChangePull: @unchecked Sendable {
     private let ctx: RequestContext
     private let caller: Caller
     private let household: String
+    /// The child of a child's feed (`GET …/children/{childId}/changes`); nil: the household's.
+    private let child: String?
     private let since: SyncPosition?
     private let limit: Int
     private let deadline: DispatchTime
 
-    init(ctx: RequestContext, caller: Caller, household: String, since: SyncPosition?, limit: Int, wait: Int) {
+    init(ctx: RequestContext, caller: Caller, household: String, child: String? = nil, since: SyncPosition?, limit: Int,
+         wait: Int) {
         self.ctx = ctx
+        self.child = child
         self.caller = caller
         self.household = household
         self.since = since
@@ -33,16 +37,29 @@ final class ChangePull: @unchecked Sendable {
     /// Reads the first page on the calling (worker) thread; answers now or parks.
     func start() throws -> Reply {
         let page = try read()
-        if page.hasNews || remaining() <= 0 { finish(page) } else { park(page) }
+        if hasNews(page) || remaining() <= 0 { finish(page) } else { park(page) }
         return .pending
     }
 
     /// Reads the page and checks the token in the same snapshot (see
     /// `LedgerReading.feedPage(household:caller:since:limit:)`).
     private func read() throws -> FeedPage {
-        let page = try ctx.read { r in try r.feedPage(household: household, caller: caller, since: since, limit: limit) }
+        let page = try ctx.read { r in
+            if let child {
+                try r.childFeedPage(household: household, child: child, checking: caller, since: since, limit: limit)
+            } else {
+                try r.feedPage(household: household, caller: caller, since: since, limit: limit)
+            }
+        }
         if let database = page.next.database { ctx.services.cursors.observe(database: database) }
         return page
+    }
+
+    /// Whether the page is worth answering before the wait ends. A child's feed waits on
+    /// through changes to the rest of the household (its position moves on all the same).
+    private func hasNews(_ page: FeedPage) -> Bool {
+        guard child != nil else { return page.hasNews }
+        return since == nil || page.records > 0 || page.moreComing
     }
 
     private func remaining() -> Double {
@@ -85,7 +102,7 @@ final class ChangePull: @unchecked Sendable {
     private func woken(timedOut: Bool) {
         do {
             let page = try read()
-            if page.hasNews || timedOut || remaining() <= 0.001 { finish(page) } else { park(page) }
+            if hasNews(page) || timedOut || remaining() <= 0.001 { finish(page) } else { park(page) }
         } catch {
             ctx.respond(error)
         }
