@@ -49,7 +49,8 @@ struct APIClient: Sendable {
                            code: problem?.code ?? APIClient.defaultCode(for: response.status),
                            detail: problem?.detail ?? problem?.title,
                            retryAfterSeconds: retryAfter,
-                           members: ProblemMembers(reason: problem?.reason, households: problem?.households))
+                           members: ProblemMembers(reason: problem?.reason, households: problem?.households,
+                                                  current: problem?.current))
         }
         return response
     }

@@ -67,9 +67,12 @@ struct ProblemMembers: Equatable, Sendable {
     var reason: String?
     /// `owner_of_shared_household`: the shared households the account owns.
     var households: [String]?
+    /// `request_decided`: the request as the server holds it (its first decision).
+    var current: Wire.Request?
 
-    init(reason: String? = nil, households: [String]? = nil) {
+    init(reason: String? = nil, households: [String]? = nil, current: Wire.Request? = nil) {
         self.reason = reason
         self.households = households
+        self.current = current
     }
 }

@@ -23,6 +23,12 @@ extension Wire {
         var baseChangeTag: String?
     }
 
+    /// The answer of `…/approve` and `…/decline`: the request and the approval's payment.
+    struct Decision: Decodable, Sendable, Equatable {
+        var request: Request
+        var transaction: Transaction?
+    }
+
     /// A device paired to a child (`GET …/children/{childId}/devices`).
     struct ChildDevice: Codable, Sendable, Equatable {
         var id: String
@@ -30,23 +36,6 @@ extension Wire {
         var name: String?
         var createdAt: String?
         var lastUsedAt: String?
-    }
-
-    /// `GET …/children/{childId}/devices`: a page of devices, or a bare list.
-    struct ChildDeviceList: Decodable, Sendable {
-        var items: [ChildDevice]
-
-        enum CodingKeys: String, CodingKey { case items, devices }
-
-        init(from decoder: any Decoder) throws {
-            if let list = try? decoder.singleValueContainer().decode([ChildDevice].self) {
-                items = list
-                return
-            }
-            let c = try decoder.container(keyedBy: CodingKeys.self)
-            items = try c.decodeIfPresent([ChildDevice].self, forKey: .items)
-                ?? c.decode([ChildDevice].self, forKey: .devices)
-        }
     }
 }
 

@@ -36,12 +36,19 @@ extension LedgerStore {
 
     /// The next batch to push: children, then pots, schedules, requests and transactions (what a record
     /// names comes first), each in edit order.
-    func pendingBatch(limit: Int) throws -> [PendingChange] {
+    func pendingBatch(limit: Int, excludingRequests: Bool = false) throws -> [PendingChange] {
         try db.query("""
-            SELECT kind, id, version FROM pending
+            SELECT kind, id, version FROM pending \(excludingRequests ? "WHERE kind != 'request'" : "")
             ORDER BY CASE kind WHEN 'child' THEN 0 WHEN 'pot' THEN 1 WHEN 'schedule' THEN 2 WHEN 'request' THEN 3 ELSE 4 END, version LIMIT ?
             """, [.int(limit)]).map {
             PendingChange(kind: RecordKind(rawValue: $0.string(0)) ?? .transaction, id: $0.string(1), version: $0.int(2))
+        }
+    }
+
+    /// The queued records of `kind`, in edit order.
+    func pendingChanges(_ kind: RecordKind) throws -> [PendingChange] {
+        try db.query("SELECT id, version FROM pending WHERE kind = ? ORDER BY version", [.text(kind.rawValue)]).map {
+            PendingChange(kind: kind, id: $0.string(0), version: $0.int(1))
         }
     }
 

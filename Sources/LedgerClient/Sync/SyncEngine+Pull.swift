@@ -99,13 +99,16 @@ extension SyncEngine {
             if let permission = h.permission { household.permission = Permission(rawValue: permission) }
             household.shared = h.shared ?? household.shared
         }
-        if let access = page.access {
+        // A child's device is told `{role: child, permission: readOnly}`: it makes requests, and
+        // nothing else, whatever it is told, so its queue is never frozen by it.
+        let paired = try pairedChild()
+        if let access = page.access, paired == nil {
             if let role = access.role { household.role = Role(rawValue: role) }
             if let permission = access.permission { household.permission = Permission(rawValue: permission) }
         }
         try store.saveHousehold(household, now: now())
         let attention = try store.attention()
-        if household.permission == .readOnly {
+        if household.permission == .readOnly, paired == nil {
             if attention == nil { try store.setAttention(.readOnly) }
         } else if attention == .readOnly || attention == .accessRevoked || attention == .householdDeleted {
             try store.setAttention(nil)

@@ -13,13 +13,16 @@ extension SyncEngine {
         if try store.attention() != nil || store.household().permission == .readOnly {
             return try store.pendingCount() == 0
         }
-        if let child = try pairedChild() { return try pushChildRequests(childId: child, into: &report) }
+        // Requests and decisions go up through the request routes, before the batches that
+        // could carry an approval's payment; a child's device has nothing else to upload.
+        try pushRequests(into: &report)
+        if try pairedChild() != nil { return try store.pendingCount() == 0 }
         var stalledRounds = 0
         while stalledRounds < 3 {
             try checkCancelled()
             let before = try store.pendingCount()
             // One place left for the other half of a transfer cut off by the limit.
-            var batch = try store.pendingBatch(limit: pushBatchSize - 1)
+            var batch = try store.pendingBatch(limit: pushBatchSize - 1, excludingRequests: true)
             let householdId = try store.household().id
             if batch.isEmpty { return true }
             if let last = batch.last, last.kind == .transaction, let partner = try store.transferPartner(of: last.id),
@@ -43,8 +46,7 @@ extension SyncEngine {
                     if let s = try store.schedule(id: change.id) { request.schedules.append(Wire.Schedule(s)) }
                     else { try store.dequeue(.schedule, id: change.id, ifVersion: change.version) }
                 case .request:
-                    if let r = try store.request(id: change.id) { request.requests.append(Wire.Request(r)) }
-                    else { try store.dequeue(.request, id: change.id, ifVersion: change.version) }
+                    continue  // uploaded by `pushRequests`
                 case .transaction:
                     if let t = try store.transaction(id: change.id) {
                         var record = Wire.PushTransaction(t)
@@ -76,7 +78,6 @@ extension SyncEngine {
                     guard refused.status == 422, !request.pots.isEmpty else { throw refused }
                     request = try request.holdingBack(pots: pendingPots, store: store)
                     request.pots = []
-                    request.requests = []
                     if request.isEmpty { return false }
                     let reduced = request
                     results = try retrying { () throws(APIError) in try api.push(householdId: householdId, reduced) }
@@ -93,7 +94,6 @@ extension SyncEngine {
                 }
                 emit(events)
                 report.pushed += request.children.count + request.transactions.count + request.schedules.count + request.pots.count
-                    + request.requests.count
             }
             let after = try store.pendingCount()
             stalledRounds = after < before ? 0 : stalledRounds + 1
@@ -139,15 +139,11 @@ extension SyncEngine {
             if let tag = result.changeTag { try store.setChangeTag(scheduleId: id, tag) }
             if unchanged { try store.clearBackPay(scheduleId: id) }
             try store.dequeue(.schedule, id: id, ifVersion: version)
-        case (.request, "saved"), (.request, "unchanged"):
-            if let tag = result.changeTag { try store.setChangeTag(requestId: id, tag) }
-            try store.dequeue(.request, id: id, ifVersion: version)
-        case (.pot, "conflict"), (.schedule, "conflict"), (.request, "conflict"):
+        case (.pot, "conflict"), (.schedule, "conflict"):
             report.conflicts += 1
             switch result.serverRecord {
             case .pot(let wire)?: try mergePot(wire, pending: true)
             case .schedule(let wire)?: try mergeSchedule(wire, pending: true)
-            case .request(let wire)?: try mergeRequest(wire, pending: true)
             default:
                 report.rejected += 1
                 return try reject(kind: kind, id: id, code: "id_conflict", detail: result.detail, events: &events)

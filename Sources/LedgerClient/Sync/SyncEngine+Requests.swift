@@ -53,44 +53,78 @@ extension SyncEngine {
         return held
     }
 
-    /// A child's device uploads its new requests one by one through the child's request route
-    /// (the one write its token may make). Returns true when nothing is left queued.
-    func pushChildRequests(childId: String, into report: inout Report) throws -> Bool {
+    /// Uploads the queued requests and decisions through the request routes (API.md "Child
+    /// devices and requests"): a request the server has not seen yet (no change tag) with
+    /// `POST …/children/{childId}/requests` and this device's id for it, then a decision with
+    /// `…/approve` or `…/decline`. The server writes an approval's payment with the same id
+    /// as this device did and answers it, which replaces the local one (nothing else is
+    /// uploaded for it); `request_decided` (another decision came first) is merged by the rule
+    /// above. A request the server refuses is set aside like any refused record; a decision it
+    /// refuses leaves the request pending here again, without its payment.
+    func pushRequests(into report: inout Report) throws {
         let householdId = try store.household().id
-        for change in try store.pendingBatch(limit: pushBatchSize) {
+        for change in try store.pendingChanges(.request) {
             try checkCancelled()
-            guard change.kind == .request, let local = try store.request(id: change.id) else {
-                // Nothing else is made on a child's device.
-                try store.dequeue(change.kind, id: change.id, ifVersion: change.version)
+            guard var local = try store.request(id: change.id) else {
+                try store.dequeue(.request, id: change.id, ifVersion: change.version)
                 continue
             }
             let api = self.api
-            let sent = Wire.Request(local)
             var events: [SyncEvent] = []
-            let answer: Wire.Request
-            do throws(APIError) {
-                answer = try retrying { () throws(APIError) in try api.createRequest(householdId: householdId, sent) }
-            } catch {
-                // Only a refusal of this request sets it aside; anything about the device or the
-                // server (offline, signed out, the child gone) ends the sync as usual.
-                guard case .problem(let status, let code, let detail, _, _) = error, status != 401, status != 404,
-                      !error.isTransient else { throw error }
-                try store.transaction {
-                    try reject(kind: .request, id: local.id, code: code, detail: detail, events: &events)
+            do {
+                if local.changeTag == nil {
+                    let sent = Wire.Request(local)
+                    let created = try retrying { () throws(APIError) in try api.createRequest(householdId: householdId, sent) }
+                    let stillPending = local.status == .pending
+                    try store.transaction {
+                        guard let server = created.record(), server.id == local.id else { return }
+                        if stillPending {
+                            try store.upsert(server)
+                            try store.dequeue(.request, id: local.id, ifVersion: change.version)
+                        } else {
+                            try store.setChangeTag(requestId: local.id, server.changeTag ?? "")
+                        }
+                    }
+                    report.pushed += 1
+                    guard !stillPending else { continue }
+                    local.changeTag = created.changeTag ?? ""
                 }
+                guard local.status != .pending else {
+                    try store.dequeue(.request, id: local.id, ifVersion: change.version)
+                    continue
+                }
+                let approve = local.status == .approved
+                let (cents, note) = (local.amountCents, local.decisionNote)
+                let decision = try retrying { () throws(APIError) in
+                    try api.decide(householdId: householdId, requestId: local.id, approve: approve,
+                                   amountCents: approve ? cents : nil, note: approve ? nil : note)
+                }
+                try store.transaction {
+                    if let payment = decision.transaction?.record() {
+                        // The server's payment (same id) replaces the one written here.
+                        try store.upsert(payment)
+                        try store.dequeue(.transaction, id: payment.id)
+                    }
+                    if let server = decision.request.record() {
+                        try store.upsert(server)
+                        try store.dequeue(.request, id: server.id, ifVersion: change.version)
+                    }
+                }
+                report.pushed += 1
+            } catch let error as APIError {
+                guard case .problem(let status, let code, let detail, _, let members) = error, status != 401,
+                      !error.isTransient else { throw error }
+                if code == "request_decided", let current = members.current {
+                    report.conflicts += 1
+                    try store.transaction { _ = try mergeRequest(current, pending: true) }
+                    continue
+                }
+                // A child's device whose child is gone (404) ends the sync like a deleted household.
+                if status == 404, try pairedChild() != nil { throw error }
+                try store.transaction { try reject(kind: .request, id: local.id, code: code, detail: detail, events: &events) }
                 report.rejected += 1
                 emit(events)
-                continue
             }
-            try store.transaction {
-                if var server = answer.record(), server.id == local.id {
-                    if server.childId != childId { server.childId = childId }
-                    try store.upsert(server)
-                }
-                try store.dequeue(.request, id: local.id, ifVersion: change.version)
-            }
-            report.pushed += 1
         }
-        return try store.pendingCount() == 0
     }
 }
