@@ -46,7 +46,7 @@ extension CLI {
         let ledger = try await ledgerWithServer()
         let mode: LedgerMode
         do {
-            mode = try await ledger.redeemChildCode(code, deviceName: args.option("--device-name") ?? ProcessInfo.processInfo.hostName)
+            mode = try await ledger.redeemChildCode(code, deviceName: args.option("--device-name"))
         } catch LedgerError.linkCodeInvalid {
             throw CLIError("that pairing code is not valid (mistyped, used or expired); make a new one with `kidledger child pair NAME` on a parent's device")
         }
