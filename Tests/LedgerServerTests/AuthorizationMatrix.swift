@@ -8,7 +8,7 @@ import LedgerServerTesting
 enum AuthorizationMatrix {
     /// Who calls.
     enum Caller: String, CaseIterable {
-        case noToken, revokedToken, stranger, invitee, declined, readOnly, readWrite, revoked, departed, owner
+        case noToken, revokedToken, stranger, invitee, declined, readOnly, readWrite, revoked, departed, owner, child, otherChild
 
         var title: String {
             switch self {
@@ -22,6 +22,8 @@ enum AuthorizationMatrix {
             case .revoked: return "revoked"
             case .departed: return "departed"
             case .owner: return "owner"
+            case .child: return "child device"
+            case .otherChild: return "another child's device"
             }
         }
     }
@@ -56,10 +58,18 @@ enum AuthorizationMatrix {
 
     static let callers = Caller.allCases
 
-    /// Ten space-separated specs in `Caller.allCases` order.
-    static func row(_ method: String, _ path: String, _ specs: String, body: JSONValue? = nil,
+    /// Ten space-separated specs in `Caller.allCases` order (the accounts' callers), then
+    /// the two child devices' (`child`: the device of the path's child, then a device of
+    /// another child of the same household). Without `child`: the same as everyone for a
+    /// route that reads no token; else 404 `not_found` for a read and 403 `read_only` for a
+    /// write (`ChildAccess.none`).
+    static func row(_ method: String, _ path: String, _ specs: String, child: String? = nil, body: JSONValue? = nil,
                     mutates: Bool? = nil, note: String = "") -> Row {
-        let parts = specs.split(separator: " ").map(String.init)
+        var parts = specs.split(separator: " ").map(String.init)
+        precondition(parts.count == 10, "\(method) \(path): \(parts.count) specs")
+        let open = Set(parts).count == 1
+        parts += (child ?? (open ? "\(parts[0]) \(parts[0])" : method == "GET" ? "404:not_found 404:not_found"
+                            : "403:read_only 403:read_only")).split(separator: " ").map(String.init)
         precondition(parts.count == callers.count, "\(method) \(path): \(parts.count) specs")
         var e: [Caller: Expect] = [:]
         for (c, p) in zip(callers, parts) { e[c] = Expect(p) }
@@ -122,19 +132,35 @@ enum AuthorizationMatrix {
         row("DELETE", hh, ownerOnly("204")),
         row("POST", hh + "/children", memberWrite("201"), body: .obj(["name": "Bo"])),
         row("GET", hh + "/children", memberRead()),
-        row("GET", hh + "/children/{childId}", memberRead()),
+        row("GET", hh + "/children/{childId}", memberRead(), child: "200 404:not_found"),
         row("PATCH", hh + "/children/{childId}", memberWrite("200"), body: .obj(["name": "Cy"])),
-        row("GET", hh + "/children/{childId}/schedules", memberRead()),
+        row("GET", hh + "/children/{childId}/schedules", memberRead(), child: "200 404:not_found"),
         row("POST", hh + "/children/{childId}/schedules", memberWrite("201"),
             body: .obj(["kind": "allowance", "amountCents": 300, "cadence": "weekly", "firstDate": "2030-01-04",
                         "timeZone": "Europe/Zurich"])),
-        row("GET", hh + "/schedules/{scheduleId}", memberRead()),
+        row("GET", hh + "/schedules/{scheduleId}", memberRead(), child: "200 404:not_found",
+            note: "The schedule is the path's child's: another child's device does not see it."),
         row("PATCH", hh + "/schedules/{scheduleId}", memberWrite("200"), body: .obj(["note": "Pocket money"])),
         row("DELETE", hh + "/schedules/{scheduleId}", memberWrite("204")),
         row("POST", hh + "/children/{childId}/transactions", memberWrite("201"), body: .obj(["amountCents": 250])),
-        row("GET", hh + "/children/{childId}/transactions", memberRead()),
+        row("GET", hh + "/children/{childId}/transactions", memberRead(), child: "200 404:not_found"),
         row("GET", hh + "/transactions", memberRead()),
-        row("GET", hh + "/transactions/{txId}", memberRead()),
+        row("GET", hh + "/transactions/{txId}", memberRead(), child: "200 404:not_found",
+            note: "The transaction is the path's child's: another child's device does not see it."),
+        row("POST", hh + "/children/{childId}/devices", memberWrite("201"), body: .obj(["deviceName": "Ada's iPad"]), mutates: false,
+            note: "A link code that pairs a device for the child."),
+        row("GET", hh + "/children/{childId}/devices", memberRead()),
+        row("DELETE", hh + "/children/{childId}/devices/{tokenId}", memberWrite("204"),
+            note: "`tokenId` is the child device's (the matrix's own child device is left alone)."),
+        row("GET", hh + "/children/{childId}/requests", memberRead(), child: "200 404:not_found"),
+        row("POST", hh + "/children/{childId}/requests", memberWrite("201"), child: "201 403:read_only",
+            body: .obj(["kind": "spend", "amountCents": 450, "note": "A book"]), mutates: false,
+            note: "A child's device asks for its own child only."),
+        row("POST", hh + "/requests/{requestId}/approve", memberWrite("200"), body: .obj(["amountCents": 300]),
+            note: "`requestId` is a pending request of the path's child."),
+        row("POST", hh + "/requests/{requestId}/decline", memberWrite("200"), body: .obj(["note": "Not today"])),
+        row("GET", hh + "/children/{childId}/changes", memberRead(), child: "200 404:not_found",
+            note: "The child's feed; its positions and the household feed's refuse each other."),
         row("POST", hh + "/transactions/{txId}/reversal", memberWrite("201")),
         row("POST", hh + "/children/{childId}/undo-last", memberWrite("201")),
         row("POST", hh + "/share", ownerOnly("200"), mutates: false, note: "The share exists: 200."),
@@ -200,6 +226,12 @@ enum AuthorizationMatrix {
         not accepted are not members. Missing or revoked tokens are 401 `unauthenticated`, and
         repeated authentication failures from one address are 429 `rate_limited` with
         `Retry-After`.
+
+        Child devices (docs/children.md): **child device** is a device paired for the path's
+        child, **another child's device** one paired for another child of the same household.
+        A child token reads its own child (the child, its transactions, schedules, requests
+        and feed) and makes requests for it; every other read is 404 `not_found`, as for a
+        non-member, and every other write 403 `read_only` (404 in another household).
 
 
         """

@@ -16,6 +16,7 @@ final class AuthorizationTests: XCTestCase {
     struct World {
         var household = "", child = "", transaction = "", invitation = "", ownerTokenId = "", ownerId = ""
         var readWriteId = "", strangerHandle = "", identityId = "", ownerSubject = "", schedule = ""
+        var request = "", childDevice = ""
         var tokens: [Caller: String] = [:]
     }
 
@@ -70,6 +71,19 @@ final class AuthorizationTests: XCTestCase {
         w.schedule = try must(s.call("POST", "/v1/households/\(w.household)/children/\(w.child)/schedules", token: owner,
                                      json: .obj(["kind": "allowance", "amountCents": 500, "cadence": "monthly",
                                                  "firstDate": "2030-01-31", "timeZone": "UTC"])), 201, "schedule").json["id"]!.stringValue!
+        // A pending request, a device paired for the child (for DELETE …/devices/{tokenId}), the
+        // matrix's child device, and a device of another child.
+        w.request = try must(s.call("POST", "/v1/households/\(w.household)/children/\(w.child)/requests", token: owner,
+                                    json: .obj(["kind": "chore", "amountCents": 500])), 201, "request").json["id"]!.stringValue!
+        func pair(_ child: String) throws -> (id: String, secret: String) {
+            let code = try must(s.call("POST", "/v1/households/\(w.household)/children/\(child)/devices", token: owner,
+                                       json: .obj([:])), 201, "child link code").json["code"]!
+            let r = try must(s.call("POST", "/v1/link-codes/redeem", json: .obj(["code": code])), 201, "pair")
+            return (r.json["token"]!["id"]!.stringValue!, r.json["token"]!["secret"]!.stringValue!)
+        }
+        w.childDevice = try pair(w.child).id
+        w.tokens[.child] = try pair(w.child).secret
+        w.tokens[.otherChild] = try pair(s.child(owner, household: w.household, name: "Ben")).secret
         w.ownerTokenId = try must(s.call("POST", "/v1/tokens", token: owner, json: .obj(["deviceName": "Spare"])), 201, "token").json["id"]!.stringValue!
         _ = try must(s.call("POST", "/v1/households/\(w.household)/share", token: owner), 201, "share")
         w.ownerSubject = IdentityFixture.subject()
@@ -116,13 +130,15 @@ final class AuthorizationTests: XCTestCase {
         // `{accountId}`: the read-write participant; under /v1/blocks the owner, whom the
         // declined invitee blocked (the world's one block).
         let account = path.hasPrefix("/v1/blocks/") ? w.ownerId : w.readWriteId
+        let token = path.contains("/devices/") ? w.childDevice : w.ownerTokenId
         return path.replacingOccurrences(of: "{id}", with: w.household)
+            .replacingOccurrences(of: "{requestId}", with: w.request)
             .replacingOccurrences(of: "{childId}", with: w.child)
             .replacingOccurrences(of: "{txId}", with: w.transaction)
             .replacingOccurrences(of: "{scheduleId}", with: w.schedule)
             .replacingOccurrences(of: "{accountId}", with: account)
             .replacingOccurrences(of: "{invitationId}", with: w.invitation)
-            .replacingOccurrences(of: "{tokenId}", with: w.ownerTokenId)
+            .replacingOccurrences(of: "{tokenId}", with: token)
             .replacingOccurrences(of: "{identityId}", with: w.identityId)
             .replacingOccurrences(of: "{provider}", with: "test")
     }
@@ -186,7 +202,8 @@ final class AuthorizationTests: XCTestCase {
                 XCTFail("the router does not serve \(row.method) \(row.path)")
                 continue
             }
-            for param in ["{id}", "{childId}", "{txId}", "{scheduleId}", "{accountId}", "{invitationId}", "{tokenId}", "{identityId}"]
+            for param in ["{id}", "{childId}", "{txId}", "{scheduleId}", "{accountId}", "{invitationId}", "{tokenId}", "{identityId}",
+                          "{requestId}"]
             where row.path.contains(param) {
                 let path = concrete(row.path.replacingOccurrences(of: param, with: "x%27%20OR%201%3D1"), w)
                 let caller: Caller = param == "{invitationId}" ? .invitee : .owner

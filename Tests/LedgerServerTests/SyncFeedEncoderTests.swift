@@ -68,7 +68,7 @@ final class SyncFeedEncoderTests: XCTestCase {
             page.schedules = schedules
             let expected: JSONValue = .object([
                 "household": h.json(m), "children": .array(children.map(\.json)), "transactions": .array(transactions.map(\.json)),
-                "schedules": .array(schedules.map(\.json)),
+                "schedules": .array(schedules.map(\.json)), "requests": .array([]),
                 "access": m.accessJSON, "nextToken": .string(token.token), "moreComing": .bool(!children.isEmpty),
             ])
             XCTAssertEqual(String(decoding: page.body, as: UTF8.self), expected.serializedString)

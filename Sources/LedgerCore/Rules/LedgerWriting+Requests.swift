@@ -51,7 +51,7 @@ extension LedgerWriting {
         _ = try membership(household: household, account: account, need: .write)
         guard var r = try request(household: household, id: id) else { throw LedgerStorageError.requestNotFound }
         switch (r.status, approve) {
-        case (.approved, true) where amountCents == nil || amountCents == r.approvedCents:
+        case (.approved, true) where (amountCents ?? r.requestedCents) == r.approvedCents:
             return RequestDecision(request: r, payment: try transaction(household: household, id: r.paymentId), changed: false)
         case (.declined, false):
             return RequestDecision(request: r, payment: nil, changed: false)

@@ -32,7 +32,7 @@ extension SyncPosition {
 
     /// Decodes a wire token; nil when it is not one this server could have issued.
     init?(token raw: String) {
-        guard raw.utf8.count <= 64, let bytes = TokenSecret.base64urlDecode(raw), let version = bytes.first,
+        guard raw.utf8.count <= 96, let bytes = TokenSecret.base64urlDecode(raw), let version = bytes.first,
               bytes.count == SyncPosition.tokenByteCounts[version] else { return nil }
         let u = UUID(uuid: (bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
                             bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15], bytes[16]))
