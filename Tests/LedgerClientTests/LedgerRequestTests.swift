@@ -6,7 +6,7 @@ import XCTest
 
 /// Requests and child mode on the device, without a server: the service's rules, the
 /// deterministic payment, the merge rule for decisions, what a child's device refuses.
-final class ChildRequestTests: XCTestCase {
+final class LedgerRequestTests: XCTestCase {
     private var directory: URL!
 
     override func setUpWithError() throws {
