@@ -38,6 +38,8 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case requestIdTaken(RequestRecord)
     /// The request was already decided otherwise (the first decision stored is final); `current` is it.
     case requestDecided(RequestRecord)
+    /// The id is the payment of a request that is not approved: only its approval writes it.
+    case requestNotApproved
     /// A different transaction has this id; `existing` is it.
     case transactionIdTaken(LedgerTransaction)
     /// The id derived from an `Idempotency-Key` is held by a different transaction, `existing`.

@@ -39,6 +39,29 @@ package struct PushBatch: Sendable {
         }
     }
 
+    /// A child's request as a device pushes it: made (pending) or decided offline.
+    package struct RequestItem: Sendable {
+        package var id: String
+        package var childId: String
+        package var kind: RequestRecord.Kind
+        package var requestedCents: Int64
+        package var note: String
+        package var status: RequestRecord.Status
+        /// What an approval pays (nil: what was asked).
+        package var approvedCents: Int64?
+        package var decisionNote: String?
+        package var decidedBy: String?
+        package var decidedAt: Int64?
+
+        package init(id: String, childId: String, kind: RequestRecord.Kind, requestedCents: Int64, note: String,
+                     status: RequestRecord.Status, approvedCents: Int64? = nil, decisionNote: String? = nil,
+                     decidedBy: String? = nil, decidedAt: Int64? = nil) {
+            (self.id, self.childId, self.kind, self.requestedCents, self.note) = (id, childId, kind, requestedCents, note)
+            (self.status, self.approvedCents, self.decisionNote) = (status, approvedCents, decisionNote)
+            (self.decidedBy, self.decidedAt) = (decidedBy, decidedAt)
+        }
+    }
+
     /// A record that parsed, or why it is rejected: a `code` (`validation_failed` with the
     /// field errors, `clock_skew`).
     package enum Item<Record: Sendable>: Sendable {
@@ -49,6 +72,7 @@ package struct PushBatch: Sendable {
     package var children: [Item<ChildRecord>] = []
     package var transactions: [Item<NewTransaction>] = []
     package var schedules: [Item<ScheduleItem>] = []
+    package var requests: [Item<RequestItem>] = []
     /// The author a transaction names (`authorAccountId`), by transaction id, when the
     /// record names one; without it the author is the caller.
     package var authors: [String: String] = [:]
@@ -61,5 +85,5 @@ package struct PushBatch: Sendable {
         (self.children, self.transactions, self.schedules) = (children, transactions, schedules)
     }
 
-    package var count: Int { children.count + transactions.count + schedules.count }
+    package var count: Int { children.count + transactions.count + schedules.count + requests.count }
 }

@@ -180,3 +180,96 @@ final class ChildRequestTests: XCTestCase {
         XCTAssertEqual(s.call("POST", base, token: f.owner, json: .obj(["kind": "spend", "amountCents": 1])).status, 201)
     }
 }
+
+/// Requests in sync push: an offline parent's approval pushed later, with the payment it
+/// wrote; the first decision to reach the server wins on every replica.
+final class ChildRequestSyncTests: XCTestCase {
+    var s: TestServer!
+    override func setUpWithError() throws { s = try TestServer() }
+    override func tearDown() { s.stop() }
+
+    func push(_ token: String, _ household: String, _ body: JSONValue) -> [JSONValue] {
+        let r = s.call("POST", "/v1/households/\(household)/changes", token: token, json: body)
+        XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+        return r.json["results"]?.arrayValue ?? []
+    }
+
+    func testOfflineApprovalsTheFirstWinsAndPaysOnce() {
+        let (mumId, mum) = s.signup(TestServer.handle("mum"))
+        let h = s.household(mum)
+        let c = s.child(mum, household: h)
+        let dad = s.joinedParticipant(h, owner: mum, handle: TestServer.handle("dad"))
+        let id = UUID().lowercased
+        let made = s.call("POST", "/v1/households/\(h)/children/\(c)/requests", token: mum,
+                          json: .obj(["id": .string(id), "kind": "chore", "amountCents": 500, "note": "car"]))
+        XCTAssertEqual(made.status, 201)
+        let payment = RequestIDs.payment(requestId: UUID(uuidString: id)!).lowercased
+        func approval(_ by: String, _ cents: Int64, at: String) -> JSONValue {
+            .obj(["requests": .array([.obj(["id": .string(id), "childId": .string(c), "kind": "chore", "requestedCents": 500,
+                                            "amountCents": .int(cents), "note": "car", "status": "approved",
+                                            "decidedBy": .string(by), "decidedAt": .string(at)])]),
+                  "transactions": .array([.obj(["id": .string(payment), "childId": .string(c), "amountCents": .int(cents),
+                                                "note": "car", "source": "api", "createdAt": .string(at)])])])
+        }
+        // Dad approved 400 offline; mum approved 500 offline. Dad's reaches the server first.
+        let first = push(dad.token, h, approval(dad.id, 400, at: "2026-12-01T10:00:00.000Z"))
+        XCTAssertEqual(first.map { $0["status"]?.stringValue }, ["saved", "unchanged"], "\(first)")
+        let second = push(mum, h, approval(mumId, 500, at: "2026-12-01T09:00:00.000Z"))
+        XCTAssertEqual(second.first?["status"]?.stringValue, "conflict")
+        XCTAssertEqual(second.first?["serverRecord"]?["amountCents"]?.intValue, 400)
+        XCTAssertEqual(second.first?["serverRecord"]?["decidedBy"]?.stringValue, dad.id)
+        XCTAssertEqual(second.last?["status"]?.stringValue, "conflict", "mum's payment is not dad's: the server's is sent back")
+        XCTAssertEqual(second.last?["serverRecord"]?["amountCents"]?.intValue, 400)
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(c)", token: mum).json["balanceCents"]?.intValue, 400)
+        // The same approval again: unchanged.
+        XCTAssertEqual(push(dad.token, h, approval(dad.id, 400, at: "2026-12-01T10:00:00.000Z")).map { $0["status"]?.stringValue },
+                       ["unchanged", "unchanged"])
+        // A decision in another member's name is refused.
+        XCTAssertEqual(push(dad.token, h, approval(mumId, 400, at: "2026-12-01T10:00:00.000Z")).first?["code"]?.stringValue,
+                       "modified_by_mismatch")
+    }
+
+    func testAPaymentOfADeclinedRequestIsRejected() {
+        let (mumId, mum) = s.signup(TestServer.handle("mum"))
+        let h = s.household(mum)
+        let c = s.child(mum, household: h)
+        let id = s.call("POST", "/v1/households/\(h)/children/\(c)/requests", token: mum,
+                        json: .obj(["kind": "spend", "amountCents": 300])).json["id"]!.stringValue!
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/requests/\(id)/decline", token: mum, json: .obj([:])).status, 200)
+        let payment = RequestIDs.payment(requestId: UUID(uuidString: id)!).lowercased
+        // An offline approval with its payment, pushed after the decline: both refused, nothing paid.
+        let results = push(mum, h, .obj([
+            "requests": .array([.obj(["id": .string(id), "childId": .string(c), "kind": "spend", "amountCents": 300, "note": "",
+                                      "status": "approved", "decidedBy": .string(mumId), "decidedAt": "2026-12-01T10:00:00.000Z"])]),
+            "transactions": .array([.obj(["id": .string(payment), "childId": .string(c), "amountCents": -300, "note": "",
+                                          "source": "api", "createdAt": "2026-12-01T10:00:00.000Z"])])]))
+        XCTAssertEqual(results.first?["status"]?.stringValue, "conflict")
+        XCTAssertEqual(results.first?["serverRecord"]?["status"]?.stringValue, "declined")
+        XCTAssertEqual(results.last?["status"]?.stringValue, "rejected")
+        XCTAssertEqual(results.last?["code"]?.stringValue, "request_not_approved")
+        // Nor by the REST create.
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/children/\(c)/transactions", token: mum,
+                              json: .obj(["id": .string(payment), "amountCents": -300])).code, "request_not_approved")
+        XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(c)", token: mum).json["balanceCents"]?.intValue, 0)
+    }
+
+    func testAnOfflineRequestAndItsDecisionInOnePush() {
+        let (mumId, mum) = s.signup(TestServer.handle("mum"))
+        let h = s.household(mum)
+        let c = s.child(mum, household: h)
+        let id = UUID().lowercased
+        let results = push(mum, h, .obj(["requests": .array([
+            .obj(["id": .string(id), "childId": .string(c), "kind": "chore", "amountCents": 250, "note": "dishes",
+                  "status": "approved", "decidedBy": .string(mumId), "decidedAt": "2026-12-01T10:00:00.000Z"]),
+            .obj(["id": .string(UUID().lowercased), "childId": .string(UUID().lowercased), "kind": "chore", "amountCents": 1,
+                  "status": "pending"]),
+            .obj(["id": .string(UUID().lowercased), "childId": .string(c), "kind": "gift", "amountCents": 1, "status": "pending"]),
+        ])]))
+        XCTAssertEqual(results.map { $0["status"]?.stringValue }, ["saved", "rejected", "rejected"])
+        XCTAssertEqual(results.map { $0["code"]?.stringValue }, [nil, "unknown_child", "validation_failed"])
+        let feed = s.call("GET", "/v1/households/\(h)/changes", token: mum)
+        XCTAssertEqual(feed.json["requests"]?.arrayValue?.first?["status"]?.stringValue, "approved")
+        XCTAssertEqual(feed.json["transactions"]?.arrayValue?.first?["amountCents"]?.intValue, 250)
+        XCTAssertEqual(feed.json["transactions"]?.arrayValue?.first?["createdAt"]?.stringValue, "2026-12-01T10:00:00.000Z")
+    }
+}

@@ -2,7 +2,7 @@ import LedgerModel
 
 /// What became of one pushed record.
 package struct PushResult: Sendable {
-    package enum Kind: String, Sendable { case child, transaction, schedule }
+    package enum Kind: String, Sendable { case child, transaction, schedule, request }
 
     package enum Outcome: Sendable {
         /// Saved as pushed; a child's new change tag.
@@ -15,6 +15,8 @@ package struct PushResult: Sendable {
         case transactionConflict(LedgerTransaction)
         /// Another version of the schedule holds the id: the server's.
         case scheduleConflict(ScheduleRecord)
+        /// The request is stored otherwise (other content, or decided otherwise): the server's.
+        case requestConflict(RequestRecord)
         /// Refused by a ledger rule or a quota.
         case refused(LedgerStorageError)
         /// Refused before storage was asked (`validation_failed` with the field errors,
@@ -84,6 +86,19 @@ extension LedgerWriting {
                 results.append(result)
             }
         }
+        // Requests before transactions: an approval writes its payment, so the payment a
+        // device wrote offline with its approval comes back unchanged.
+        for item in batch.requests {
+            switch item {
+            case .invalid(let id, let code, let fields):
+                results.append(PushResult(kind: .request, id: id, outcome: .invalid(code: code, fields: fields)))
+            case .valid(let r) where r.status != .pending && r.decidedBy != caller.accountId:
+                results.append(PushResult(kind: .request, id: r.id, outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
+            case .valid(let r):
+                results.append(PushResult(kind: .request, id: r.id, outcome: try pushRequest(household: household, r,
+                                                                                             caller: caller, now: now)))
+            }
+        }
         // Schedules before transactions: a new schedule pays what is due, so the payments a
         // device made offline and pushes with it come back unchanged.
         for item in batch.schedules {
@@ -139,6 +154,39 @@ extension LedgerWriting {
         }
         try recordPush(token: caller.tokenId, household: household, at: now)
         return results
+    }
+}
+
+extension LedgerWriting {
+    /// A pushed request: new → made (and decided, when it comes decided); known with the
+    /// same content → its decision applied when the server's is still pending, unchanged
+    /// when the server holds the same one; any other state → conflict with the server's
+    /// record (the first decision stored is final: docs/children.md).
+    func pushRequest(household: String, _ r: PushBatch.RequestItem, caller: Caller, now: Int64) throws -> PushResult.Outcome {
+        do {
+            let existing = try request(household: household, id: r.id)
+            if existing == nil {
+                _ = try createRequest(household: household, caller: caller, child: r.childId, id: r.id, kind: r.kind,
+                                      amountCents: r.requestedCents, note: r.note, now: now)
+            } else if let existing, !(existing.childId == r.childId && existing.kind == r.kind
+                                       && existing.requestedCents == r.requestedCents && existing.note == r.note) {
+                return .requestConflict(existing)
+            }
+            if r.status == .pending {
+                guard let current = try request(household: household, id: r.id) else { throw LedgerStorageError.requestNotFound }
+                if current.status != .pending { return .requestConflict(current) }
+                return existing == nil ? .saved(changeTag: current.changeTag) : .unchanged(changeTag: current.changeTag)
+            }
+            let d = try decideRequest(household: household, account: caller.accountId, id: r.id, approve: r.status == .approved,
+                                      amountCents: r.approvedCents, note: r.decisionNote, decidedAt: r.decidedAt, now: now)
+            return d.changed || existing == nil ? .saved(changeTag: d.request.changeTag) : .unchanged(changeTag: d.request.changeTag)
+        } catch LedgerStorageError.requestDecided(let current) {
+            return .requestConflict(current)
+        } catch LedgerStorageError.requestIdTaken(let existing) {
+            return .requestConflict(existing)
+        } catch let e as LedgerStorageError where e == .childNotFound || e == .balanceOverflow {
+            return .refused(e)
+        }
     }
 }
 

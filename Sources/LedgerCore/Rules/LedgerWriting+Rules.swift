@@ -197,6 +197,11 @@ extension LedgerWriting {
             // That id belongs to the undo of `owner`: taking it would block the undo for ever.
             throw LedgerStorageError.reversalIdReserved(t.id, of: owner)
         }
+        if t.mayBeReservedId, try request(household: household, paymentId: t.id) != nil {
+            // The payment of a request is written by its approval only (had it been approved,
+            // the payment would be there and answered above).
+            throw LedgerStorageError.requestNotApproved
+        }
         guard let current = childBalance else { throw LedgerStorageError.childNotFound }
         if let rev = t.reversesId {
             guard let target = try transaction(household: household, id: rev) else { throw LedgerStorageError.transactionNotFound }

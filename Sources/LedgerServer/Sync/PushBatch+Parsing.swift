@@ -9,12 +9,12 @@ extension PushBatch {
     /// Stamps more than 24 hours after `now` reject their record (`clock_skew`).
     static func parse(_ body: JSONBody, maxRecords: Int, now: Int64 = Timestamp.nowMs()) throws -> PushBatch {
         var envelope = body
-        envelope.allowOnly(["children", "transactions", "schedules", "ownerRestore"])
+        envelope.allowOnly(["children", "transactions", "schedules", "requests", "ownerRestore"])
         let kids = array(&envelope, "children"), txs = array(&envelope, "transactions")
-        let plans = array(&envelope, "schedules")
+        let plans = array(&envelope, "schedules"), asked = array(&envelope, "requests")
         let ownerRestore = envelope.bool("ownerRestore") ?? false
         try envelope.check()
-        let total = kids.count + txs.count + plans.count
+        let total = kids.count + txs.count + plans.count + asked.count
         if total > maxRecords {
             throw APIError(413, "batch_too_large", "A push holds at most \(maxRecords) records; this one has \(total).")
         }
@@ -40,6 +40,10 @@ extension PushBatch {
         for (i, v) in plans.enumerated() {
             guard let (o, id) = identified(v, "schedules", i, &idErrors) else { continue }
             batch.schedules.append(schedule(o, id: id, now: now))
+        }
+        for (i, v) in asked.enumerated() {
+            guard let (o, id) = identified(v, "requests", i, &idErrors) else { continue }
+            batch.requests.append(request(o, id: id, now: now))
         }
         if !idErrors.isEmpty { throw APIError.validation(idErrors) }
         return batch
@@ -115,6 +119,51 @@ extension PushBatch {
         }
         return .valid(ScheduleItem(draft: draft, deleted: deleted, backPay: backPay, createdAt: createdAt,
                                    modifiedAt: modifiedAt, modifiedBy: modifiedBy, baseChangeTag: base))
+    }
+
+    /// A request's JSON as the server sends it; the server's own fields (`householdId`,
+    /// `paymentId`, `createdBy`, `createdAt`, `modifiedAt`, `changeTag`) are ignored.
+    private static let requestFields = ["id", "childId", "kind", "amountCents", "requestedCents", "note", "status", "decidedBy",
+                                        "decidedAt", "decisionNote", "householdId", "paymentId", "createdBy", "createdAt",
+                                        "modifiedAt", "changeTag"]
+
+    /// A pushed request: `{id, childId, kind, requestedCents (else amountCents), note?,
+    /// status, and when decided decidedBy, decidedAt, amountCents (approved) or decisionNote}`.
+    private static func request(_ o: JSONObject, id: String, now: Int64) -> Item<RequestItem> {
+        var b = JSONBody(o)
+        b.allowOnly(requestFields)
+        let childId = b.uuid("childId", required: true)
+        let kindText = b.string("kind", required: true)
+        let kind = kindText.flatMap(RequestRecord.Kind.init(rawValue:))
+        if kindText != nil, kind == nil { b.fail("kind", "must be spend or chore") }
+        let amount = b.int("amountCents", required: true)
+        let requested = b.int("requestedCents") ?? amount
+        for (field, v) in [("amountCents", amount), ("requestedCents", requested)] {
+            if let v, v <= 0 || v > 100_000_000_000 { b.fail(field, "must be from 1 to 100000000000") }
+        }
+        let note = b.string("note") ?? ""
+        if case .failure(let e) = Validation.note(note) { b.fail("note", e.message) }
+        let statusText = b.string("status", required: true)
+        let status = statusText.flatMap(RequestRecord.Status.init(rawValue:))
+        if statusText != nil, status == nil { b.fail("status", "must be pending, approved or declined") }
+        let decidedBy = b.uuid("decidedBy", required: status != nil && status != .pending)
+        let decidedAt = b.timestamp("decidedAt", required: status != nil && status != .pending)
+        var decisionNote: String?
+        switch o["decisionNote"] {
+        case nil, .null?: break
+        default:
+            decisionNote = b.string("decisionNote")
+            if let n = decisionNote, case .failure(let e) = Validation.note(n) { b.fail("decisionNote", e.message) }
+        }
+        guard b.errors.isEmpty, let childId, let kind, let amount, let requested, let status else {
+            return .invalid(id: id, code: "validation_failed", fields: b.errors)
+        }
+        if NewTransaction.clockSkew("decidedAt", decidedAt, now: now) != nil {
+            return .invalid(id: id, code: "clock_skew", fields: [:])
+        }
+        return .valid(RequestItem(id: id, childId: childId, kind: kind, requestedCents: requested, note: note, status: status,
+                                  approvedCents: status == .approved ? amount : nil, decisionNote: decisionNote,
+                                  decidedBy: decidedBy, decidedAt: decidedAt))
     }
 
     private static func transaction(_ o: JSONObject, id: String, now: Int64) -> Item<NewTransaction> {

@@ -19,6 +19,9 @@ extension PushResult {
         case .scheduleConflict(let record):
             o["status"] = .string("conflict")
             o["serverRecord"] = record.json
+        case .requestConflict(let record):
+            o["status"] = .string("conflict")
+            o["serverRecord"] = record.json
         case .refused(let e):
             o["status"] = .string("rejected")
             o["code"] = .string(e.pushRejectionCode ?? e.apiError.code)
@@ -61,7 +64,7 @@ extension PushResult {
         case .unchanged(let tag): (status, extraKey, extra) = ("unchanged", tag == nil ? nil : "changeTag", tag)
         case .refused(let e): (status, extraKey, extra) = ("rejected", "code", e.pushRejectionCode ?? e.apiError.code)
         case .invalid(let code, let fields) where fields.isEmpty: (status, extraKey, extra) = ("rejected", "code", code)
-        case .childConflict, .transactionConflict, .scheduleConflict, .invalid:
+        case .childConflict, .transactionConflict, .scheduleConflict, .requestConflict, .invalid:
             json.write(into: &out)
             return
         }
@@ -72,6 +75,7 @@ extension PushResult {
             case .child: w.put(literal: #"{"type":"child","id":"#)
             case .transaction: w.put(literal: #"{"type":"transaction","id":"#)
             case .schedule: w.put(literal: #"{"type":"schedule","id":"#)
+            case .request: w.put(literal: #"{"type":"request","id":"#)
             }
             w.putJSONString(id)
             w.put(literal: #","status":""#)
