@@ -190,7 +190,8 @@ final class ChildDeviceEndToEndTests: XCTestCase {
         XCTAssertEqual(dadOffline, 1_500)
         try server.start()
         try await mum.syncNow()   // Mum's decision reaches the server first: it stands.
-        try await dad.syncNow()
+        let dadReport = try await dad.syncNow()
+        XCTAssertEqual(dadReport.conflicts, 1, "Dad's approval is answered with Mum's")
         try await mum.syncNow()
         try await kid.syncNow()
         for (name, ledger) in [("mum", mum), ("dad", dad), ("kid", kid)] {
@@ -203,6 +204,8 @@ final class ChildDeviceEndToEndTests: XCTestCase {
             XCTAssertEqual(payments.map(\.amountCents), [300], name)
             let status = await ledger.status()
             XCTAssertEqual(status.pendingCount, 0, "\(name): \(status)")
+            let rejected = try await ledger.rejectedChanges()
+            XCTAssertEqual(rejected, [], "\(name): the approval that came second is merged, not refused")
         }
     }
 
@@ -221,7 +224,8 @@ final class ChildDeviceEndToEndTests: XCTestCase {
         _ = try await dad.decline(second.id, note: "too much")
         try server.start()
         try await dad.syncNow()   // Dad first: his approval of the sweets and his decline of the game stand.
-        try await mum.syncNow()
+        let mumReport = try await mum.syncNow()
+        XCTAssertEqual(mumReport.conflicts, 2, "both of Mum's decisions came second")
         try await dad.syncNow()
         try await kid.syncNow()
         for (name, ledger) in [("mum", mum), ("dad", dad), ("kid", kid)] {

@@ -102,7 +102,7 @@ final class LedgerRequestTests: XCTestCase {
         w.decidedAt = status == "pending" ? nil : Timestamp.format(ms: 1_000)
         w.paymentId = status == "approved" ? RequestRecord.paymentId(of: r.id) : nil
         w.changeTag = tag
-        w.baseChangeTag = nil
+        w.createdAt = Timestamp.format(ms: r.createdAt)
         return w
     }
 
@@ -112,7 +112,7 @@ final class LedgerRequestTests: XCTestCase {
         try s.decide(requestId: r.id, approve: true)
         let engine = SyncEngine(store: s.store, transport: InMemoryTransport(respond: { _ in InMemoryTransport.Response(status: 503) }))
         XCTAssertEqual(try engine.heldPayments(), [RequestRecord.paymentId(of: r.id)], "the payment waits for its decision")
-        try s.store.transaction { try engine.mergeRequest(wire(r, status: "declined")) }
+        XCTAssertTrue(try s.store.transaction { try engine.mergeRequest(wire(r, status: "declined")) })
         let merged = try XCTUnwrap(s.store.request(id: r.id))
         XCTAssertEqual(merged.status, .declined)
         XCTAssertEqual(merged.decidedBy, "acc-other")
@@ -129,7 +129,8 @@ final class LedgerRequestTests: XCTestCase {
         try s.decide(requestId: a.id, approve: true)
         try s.store.transaction { try engine.mergeRequest(wire(a, status: "approved", cents: 250)) }
         XCTAssertEqual(try s.store.request(id: a.id)?.amountCents, 250, "the server's approval stands")
-        XCTAssertNotNil(try s.store.transaction(id: RequestRecord.paymentId(of: a.id)), "same id: the upload or the feed settles it")
+        XCTAssertNotNil(try s.store.transaction(id: RequestRecord.paymentId(of: a.id)), "same id: the feed brings the server's copy")
+        XCTAssertNil(try s.store.pendingVersion(.transaction, id: RequestRecord.paymentId(of: a.id)), "never uploaded")
 
         let b = try s.makeRequest(childId: ada.id, kind: .spend, cents: 100, note: "")
         try s.decide(requestId: b.id, approve: false, note: "no")

@@ -2,8 +2,6 @@ import Foundation
 
 /// Request bodies of the child-device and request routes (API.md "Child devices and requests").
 private struct PairBody: Encodable { var deviceName: String? }
-private struct ApproveBody: Encodable { var amountCents: Int64? }
-private struct DeclineBody: Encodable { var note: String? }
 private struct NewRequestBody: Encodable {
     var id: String
     var kind: String
@@ -36,16 +34,6 @@ extension APIClient {
         if let since { path += "&since=\(APIClient.escape(since))" }
         if wait > 0 { path += "&wait=\(wait)" }
         return try FeedPageDecoder.decode(call("GET", path, timeout: timeout + Double(wait)).body)
-    }
-
-    /// `POST /v1/households/{id}/requests/{requestId}/approve` (`amountCents` nil: as asked) or
-    /// `…/decline`: 200 with the request and the approval's payment; another decision after
-    /// the first is 409 `request_decided` with the stored request (`ProblemMembers.current`).
-    func decide(householdId: String, requestId: String, approve: Bool, amountCents: Int64?,
-                note: String?) throws(APIError) -> Wire.Decision {
-        let path = "/v1/households/\(householdId)/requests/\(requestId)/\(approve ? "approve" : "decline")"
-        if approve { return try json("POST", path, Wire.Decision.self, body: ApproveBody(amountCents: amountCents)).body }
-        return try json("POST", path, Wire.Decision.self, body: DeclineBody(note: note)).body
     }
 
     /// `POST /v1/households/{id}/children/{childId}/requests` with the device's id for the

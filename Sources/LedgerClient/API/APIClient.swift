@@ -49,8 +49,7 @@ struct APIClient: Sendable {
                            code: problem?.code ?? APIClient.defaultCode(for: response.status),
                            detail: problem?.detail ?? problem?.title,
                            retryAfterSeconds: retryAfter,
-                           members: ProblemMembers(reason: problem?.reason, households: problem?.households,
-                                                  current: problem?.current))
+                           members: ProblemMembers(reason: problem?.reason, households: problem?.households))
         }
         return response
     }

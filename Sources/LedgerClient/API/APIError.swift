@@ -67,12 +67,9 @@ struct ProblemMembers: Equatable, Sendable {
     var reason: String?
     /// `owner_of_shared_household`: the shared households the account owns.
     var households: [String]?
-    /// `request_decided`: the request as the server holds it (its first decision).
-    var current: Wire.Request?
 
-    init(reason: String? = nil, households: [String]? = nil, current: Wire.Request? = nil) {
+    init(reason: String? = nil, households: [String]? = nil) {
         self.reason = reason
         self.households = households
-        self.current = current
     }
 }

@@ -9,7 +9,10 @@ extension Wire {
         var householdId: String?
         var childId: String
         var kind: String
+        /// What was approved once approved, else what was asked.
         var amountCents: Int64
+        /// What was asked.
+        var requestedCents: Int64?
         var note: String?
         var status: String
         var decidedBy: String?
@@ -20,13 +23,6 @@ extension Wire {
         var createdAt: String?
         var modifiedAt: String?
         var changeTag: String?
-        var baseChangeTag: String?
-    }
-
-    /// The answer of `…/approve` and `…/decline`: the request and the approval's payment.
-    struct Decision: Decodable, Sendable, Equatable {
-        var request: Request
-        var transaction: Transaction?
     }
 
     /// A device paired to a child (`GET …/children/{childId}/devices`).
@@ -48,17 +44,17 @@ extension Wire.Request {
         if decidedAt != nil && decided == nil { return nil }
         let modified = modifiedAt.flatMap(Timestamp.parse) ?? decided ?? created
         return RequestRecord(id: id.lowercased(), childId: childId.lowercased(), kind: kind, amountCents: amountCents,
+                             requestedCents: requestedCents ?? amountCents,
                              note: note ?? "", status: status, decidedBy: decidedBy?.lowercased(), decidedAt: decided,
                              decisionNote: decisionNote, paymentId: paymentId?.lowercased(), createdBy: createdBy?.lowercased(),
                              createdAt: created, modifiedAt: modified, changeTag: changeTag)
     }
 
-    /// The push form of a local request.
+    /// The push form of a local request (the server's own members left out).
     init(_ r: RequestRecord) {
         self.init(id: r.id, householdId: nil, childId: r.childId, kind: r.kind.rawValue, amountCents: r.amountCents,
-                  note: r.note, status: r.status.rawValue, decidedBy: r.decidedBy,
+                  requestedCents: r.requestedCents, note: r.note, status: r.status.rawValue, decidedBy: r.decidedBy,
                   decidedAt: r.decidedAt.map { Timestamp.format(ms: $0) }, decisionNote: r.decisionNote,
-                  paymentId: r.paymentId, createdBy: nil, createdAt: Timestamp.format(ms: r.createdAt),
-                  modifiedAt: Timestamp.format(ms: r.modifiedAt), changeTag: nil, baseChangeTag: r.changeTag)
+                  paymentId: nil, createdBy: nil, createdAt: nil, modifiedAt: nil, changeTag: nil)
     }
 }

@@ -40,13 +40,11 @@ enum Wire {
         var reason: String?
         /// `owner_of_shared_household`: the households concerned.
         var households: [String]?
-        /// `request_decided`: the stored request.
-        var current: Request?
 
         init(type: String? = nil, title: String? = nil, status: Int? = nil, detail: String? = nil, code: String? = nil,
-             reason: String? = nil, households: [String]? = nil, current: Request? = nil) {
+             reason: String? = nil, households: [String]? = nil) {
             self.type = type; self.title = title; self.status = status; self.detail = detail; self.code = code
-            self.reason = reason; self.households = households; self.current = current
+            self.reason = reason; self.households = households
         }
 
         /// Reads each member on its own: one of an unexpected type never hides the `code`.
@@ -59,7 +57,6 @@ enum Wire {
             code = try? c.decodeIfPresent(String.self, forKey: .code)
             reason = try? c.decodeIfPresent(String.self, forKey: .reason)
             households = try? c.decodeIfPresent([String].self, forKey: .households)
-            current = try? c.decodeIfPresent(Request.self, forKey: .current)
         }
     }
 }

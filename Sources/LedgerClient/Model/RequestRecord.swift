@@ -13,6 +13,8 @@ struct RequestRecord: Sendable, Equatable {
     var kind: Kind
     /// The amount asked for; once approved, the amount paid (a parent may approve another one).
     var amountCents: Int64
+    /// The amount asked for, whatever was approved.
+    var requestedCents: Int64
     /// The child's words.
     var note: String
     var status: Status

@@ -28,7 +28,7 @@ extension LedgerService {
                 guard try store.child(id: childId) != nil else { throw ClientError.childNotFound(childId) }
             }
             let t = now()
-            let request = RequestRecord(id: id, childId: childId, kind: kind, amountCents: cents, note: clean, status: .pending,
+            let request = RequestRecord(id: id, childId: childId, kind: kind, amountCents: cents, requestedCents: cents, note: clean, status: .pending,
                                         createdBy: paired == nil ? try author() : nil, createdAt: t, modifiedAt: t)
             try store.upsert(request)
             try queue(.request, request.id)

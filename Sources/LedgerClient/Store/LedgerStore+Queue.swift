@@ -36,9 +36,9 @@ extension LedgerStore {
 
     /// The next batch to push: children, then pots, schedules, requests and transactions (what a record
     /// names comes first), each in edit order.
-    func pendingBatch(limit: Int, excludingRequests: Bool = false) throws -> [PendingChange] {
+    func pendingBatch(limit: Int) throws -> [PendingChange] {
         try db.query("""
-            SELECT kind, id, version FROM pending \(excludingRequests ? "WHERE kind != 'request'" : "")
+            SELECT kind, id, version FROM pending
             ORDER BY CASE kind WHEN 'child' THEN 0 WHEN 'pot' THEN 1 WHEN 'schedule' THEN 2 WHEN 'request' THEN 3 ELSE 4 END, version LIMIT ?
             """, [.int(limit)]).map {
             PendingChange(kind: RecordKind(rawValue: $0.string(0)) ?? .transaction, id: $0.string(1), version: $0.int(2))

@@ -3,12 +3,12 @@ import SQLiteKit
 extension LedgerStore {
     static let requestColumns = """
         id, child_id, kind, amount_cents, note, status, decided_by, decided_at, decision_note, payment_id, \
-        created_by, created_at, modified_at, change_tag
+        created_by, created_at, modified_at, change_tag, requested_cents
         """
 
     static func request(from r: SQLiteRow) -> RequestRecord {
         RequestRecord(id: r.string(0), childId: r.string(1), kind: RequestRecord.Kind(rawValue: r.string(2)) ?? .spend,
-                      amountCents: r.int(3), note: r.string(4), status: RequestRecord.Status(rawValue: r.string(5)) ?? .pending,
+                      amountCents: r.int(3), requestedCents: r.int(14), note: r.string(4), status: RequestRecord.Status(rawValue: r.string(5)) ?? .pending,
                       decidedBy: r.optionalString(6), decidedAt: r.optionalInt(7), decisionNote: r.optionalString(8),
                       paymentId: r.optionalString(9), createdBy: r.optionalString(10), createdAt: r.int(11),
                       modifiedAt: r.int(12), changeTag: r.optionalString(13))
@@ -41,11 +41,11 @@ extension LedgerStore {
 
     /// Inserts or replaces a request.
     func upsert(_ r: RequestRecord) throws {
-        try db.run("INSERT OR REPLACE INTO requests (\(Self.requestColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        try db.run("INSERT OR REPLACE INTO requests (\(Self.requestColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                    [.text(r.id), .text(r.childId), .text(r.kind.rawValue), .integer(r.amountCents), .text(r.note),
                     .text(r.status.rawValue), .optionalText(r.decidedBy), .optionalInteger(r.decidedAt),
                     .optionalText(r.decisionNote), .optionalText(r.paymentId), .optionalText(r.createdBy),
-                    .integer(r.createdAt), .integer(r.modifiedAt), .optionalText(r.changeTag)])
+                    .integer(r.createdAt), .integer(r.modifiedAt), .optionalText(r.changeTag), .integer(r.requestedCents)])
     }
 
     /// Sets only the change tag of a request.

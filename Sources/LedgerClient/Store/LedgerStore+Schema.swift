@@ -116,7 +116,8 @@ extension LedgerStore {
             -- transaction; `decision_note` is a decline's note.
             CREATE TABLE requests (
                 id TEXT PRIMARY KEY, child_id TEXT NOT NULL, kind TEXT NOT NULL,
-                amount_cents INTEGER NOT NULL, note TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,
+                amount_cents INTEGER NOT NULL, requested_cents INTEGER NOT NULL,
+                note TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,
                 decided_by TEXT, decided_at INTEGER, decision_note TEXT, payment_id TEXT,
                 created_by TEXT, created_at INTEGER NOT NULL, modified_at INTEGER NOT NULL,
                 change_tag TEXT);

@@ -6,8 +6,8 @@ import LedgerModel
 /// The rule for decisions (the same on every replica): **the first decision to reach the
 /// server stands.** A later one — an approval after a decline, a decline after an approval, a
 /// second approval — is answered with the server's request, which the device adopts; a
-/// payment it wrote for a losing approval is dropped before it is ever uploaded (an approval's
-/// payment is held back until its decision was taken). Two approvals write the same payment id,
+/// payment it wrote for a losing approval is dropped. A device never uploads an approval's
+/// payment: the server writes it with the decision, under the same id, and the feed brings it,
 /// so the one the server holds is the only one anywhere.
 extension SyncEngine {
     /// The child this device is paired to, or nil on a parent's device.
@@ -34,17 +34,20 @@ extension SyncEngine {
         return true
     }
 
-    /// Drops the queued payment of a local approval that lost to the server's decision (an
-    /// approval there too pays with the same id: the upload or the feed settles it).
+    /// The queued payment of a local approval, once the server decided (`server`; nil: it
+    /// refused the decision): never uploaded, since the server writes an approval's payment
+    /// itself. Dropped when the server's decision is not an approval; kept until the feed
+    /// brings the server's copy (the same id, the amount of the approval that stood) when it is.
     func dropPayment(of local: RequestRecord, decided server: RequestRecord?) throws {
-        guard local.status == .approved, server?.status != .approved else { return }
+        guard local.status == .approved else { return }
         let payment = local.paymentId ?? RequestRecord.paymentId(of: local.id)
         guard try store.pendingVersion(.transaction, id: payment) != nil else { return }
-        try store.deleteTransaction(id: payment)
+        if server?.status != .approved { try store.deleteTransaction(id: payment) }
         try store.dequeue(.transaction, id: payment)
     }
 
-    /// The payments of queued decisions: held back until their decision is taken.
+    /// The payments of queued approvals: never uploaded (the server writes each with its
+    /// decision), so held out of every push.
     func heldPayments() throws -> Set<String> {
         var held = Set<String>()
         for id in try store.pendingIds(.request) {
@@ -53,78 +56,42 @@ extension SyncEngine {
         return held
     }
 
-    /// Uploads the queued requests and decisions through the request routes (API.md "Child
-    /// devices and requests"): a request the server has not seen yet (no change tag) with
-    /// `POST …/children/{childId}/requests` and this device's id for it, then a decision with
-    /// `…/approve` or `…/decline`. The server writes an approval's payment with the same id
-    /// as this device did and answers it, which replaces the local one (nothing else is
-    /// uploaded for it); `request_decided` (another decision came first) is merged by the rule
-    /// above. A request the server refuses is set aside like any refused record; a decision it
-    /// refuses leaves the request pending here again, without its payment.
-    func pushRequests(into report: inout Report) throws {
+    /// A child's device uploads its new requests one by one through the child's request route
+    /// (the one write its token may make), with this device's id for each (a retry is
+    /// answered with the same request). A request the server refuses is set aside like any
+    /// refused record. Returns true when nothing is left queued.
+    func pushChildRequests(childId: String, into report: inout Report) throws -> Bool {
         let householdId = try store.household().id
         for change in try store.pendingChanges(.request) {
             try checkCancelled()
-            guard var local = try store.request(id: change.id) else {
+            guard let local = try store.request(id: change.id) else {
                 try store.dequeue(.request, id: change.id, ifVersion: change.version)
                 continue
             }
             let api = self.api
+            let sent = Wire.Request(local)
             var events: [SyncEvent] = []
             do {
-                if local.changeTag == nil {
-                    let sent = Wire.Request(local)
-                    let created = try retrying { () throws(APIError) in try api.createRequest(householdId: householdId, sent) }
-                    let stillPending = local.status == .pending
-                    try store.transaction {
-                        guard let server = created.record(), server.id == local.id else { return }
-                        if stillPending {
-                            try store.upsert(server)
-                            try store.dequeue(.request, id: local.id, ifVersion: change.version)
-                        } else {
-                            try store.setChangeTag(requestId: local.id, server.changeTag ?? "")
-                        }
-                    }
-                    report.pushed += 1
-                    guard !stillPending else { continue }
-                    local.changeTag = created.changeTag ?? ""
-                }
-                guard local.status != .pending else {
-                    try store.dequeue(.request, id: local.id, ifVersion: change.version)
-                    continue
-                }
-                let approve = local.status == .approved
-                let (cents, note) = (local.amountCents, local.decisionNote)
-                let decision = try retrying { () throws(APIError) in
-                    try api.decide(householdId: householdId, requestId: local.id, approve: approve,
-                                   amountCents: approve ? cents : nil, note: approve ? nil : note)
-                }
+                let created = try retrying { () throws(APIError) in try api.createRequest(householdId: householdId, sent) }
                 try store.transaction {
-                    if let payment = decision.transaction?.record() {
-                        // The server's payment (same id) replaces the one written here.
-                        try store.upsert(payment)
-                        try store.dequeue(.transaction, id: payment.id)
-                    }
-                    if let server = decision.request.record() {
-                        try store.upsert(server)
-                        try store.dequeue(.request, id: server.id, ifVersion: change.version)
-                    }
+                    if let server = created.record(), server.id == local.id, server.childId == childId { try store.upsert(server) }
+                    try store.dequeue(.request, id: local.id, ifVersion: change.version)
                 }
                 report.pushed += 1
             } catch let error as APIError {
-                guard case .problem(let status, let code, let detail, _, let members) = error, status != 401,
+                // Only a refusal of this request sets it aside; anything about the device or the
+                // server (offline, signed out, the child gone) ends the sync as usual.
+                guard case .problem(let status, let code, let detail, _, _) = error, status != 401, status != 404,
                       !error.isTransient else { throw error }
-                if code == "request_decided", let current = members.current {
-                    report.conflicts += 1
-                    try store.transaction { _ = try mergeRequest(current, pending: true) }
-                    continue
-                }
-                // A child's device whose child is gone (404) ends the sync like a deleted household.
-                if status == 404, try pairedChild() != nil { throw error }
                 try store.transaction { try reject(kind: .request, id: local.id, code: code, detail: detail, events: &events) }
                 report.rejected += 1
                 emit(events)
             }
         }
+        // Nothing else is made on a child's device: anything else queued is dropped.
+        for kind in RecordKind.allCases where kind != .request {
+            for id in try store.pendingIds(kind) { try store.dequeue(kind, id: id) }
+        }
+        return try store.pendingCount() == 0
     }
 }
