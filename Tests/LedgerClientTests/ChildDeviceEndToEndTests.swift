@@ -270,4 +270,33 @@ final class ChildDeviceEndToEndTests: XCTestCase {
         let mode = await reopened.mode
         XCTAssertEqual(mode, .child(ada))
     }
+
+    func testRequestsDecidedOnALocalLedgerGoUpWhenItIsSharedAndArePaidOnce() async throws {
+        let mum = try await device("mum")
+        let ada = try await mum.addChild(named: "Ada")
+        let chore = try await mum.request(.chore(cents: 300, note: "car"), for: ada.id)
+        _ = try await mum.approve(chore.id, cents: 250)
+        let spend = try await mum.request(.spend(cents: 100, note: "sweets"), for: ada.id)
+        _ = try await mum.decline(spend.id, note: "no")
+        let open = try await mum.request(.spend(cents: 50, note: "gum"), for: ada.id)
+        try await mum.signUp(handle: "mum", displayName: "Mum", deviceName: "Mum's phone")
+        try await mum.enableSharing(householdName: "Family")
+        try await mum.syncNow()
+        let rejected = try await mum.rejectedChanges()
+        XCTAssertEqual(rejected, [], "the approval's payment is the server's own")
+        let b = try await balance(mum, ada.id)
+        XCTAssertEqual(b, 250)
+        // Another device of Mum's sees the same requests and the one payment.
+        let link = try await mum.createLinkCode()
+        let tablet = try await device("tablet")
+        _ = try await tablet.redeem(linkCode: link.text)
+        try await tablet.syncNow()
+        let seen = try await tablet.requests()
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: seen.map { ($0.id, $0.status) }),
+                       [chore.id: .approved, spend.id: .declined, open.id: .pending])
+        let tb = try await balance(tablet, ada.id)
+        XCTAssertEqual(tb, 250)
+        let payments = try await tablet.history(of: ada.id).items.map(\.id)
+        XCTAssertEqual(payments, [RequestRecord.paymentId(of: chore.id)])
+    }
 }

@@ -92,6 +92,42 @@ final class LedgerRequestTests: XCTestCase {
         XCTAssertEqual(try s.store.counts().transactions, 0)
     }
 
+    func testFreshIdsKeepEachPaymentTheIdOfItsRequestAndAnExportCarriesRequests() throws {
+        let s = LedgerService(store: try LedgerStore(path: ":memory:"))
+        let ada = try s.addChild(name: "Ada")
+        let chore = try s.makeRequest(childId: ada.id, kind: .chore, cents: 300, note: "car")
+        try s.decide(requestId: chore.id, approve: true, cents: 250)
+        let spend = try s.makeRequest(childId: ada.id, kind: .spend, cents: 100, note: "sweets")
+        try s.decide(requestId: spend.id, approve: false, note: "no")
+        try s.makeRequest(childId: ada.id, kind: .spend, cents: 50, note: "gum")
+
+        let path = directory.appendingPathComponent("export.json.gz").path
+        try LedgerExporter(store: s.store).export(to: path, now: 1)
+        let copy = LedgerService(store: try LedgerStore(path: ":memory:"))
+        try LedgerExporter(store: copy.store).importFile(path, now: 2)
+        XCTAssertEqual(try copy.store.requests().map(\.id), try s.store.requests().map(\.id))
+        XCTAssertEqual(try copy.store.request(id: chore.id)?.amountCents, 250)
+        XCTAssertEqual(try copy.store.request(id: chore.id)?.requestedCents, 300)
+        XCTAssertEqual(try copy.store.request(id: spend.id)?.decisionNote, "no")
+        XCTAssertEqual(try copy.store.balance(childId: ada.id), 250)
+
+        try s.store.transaction { try s.store.rekeyLedger(requeue: true) }
+        let requests = try s.store.requests()
+        XCTAssertEqual(requests.count, 3)
+        XCTAssertTrue(Set(requests.map(\.id)).isDisjoint(with: [chore.id, spend.id]), "fresh ids")
+        let approved = try XCTUnwrap(requests.first { $0.status == .approved })
+        XCTAssertEqual(approved.paymentId, RequestRecord.paymentId(of: approved.id))
+        let payment = try XCTUnwrap(s.store.transaction(id: RequestRecord.paymentId(of: approved.id)))
+        XCTAssertEqual(payment.amountCents, 250)
+        XCTAssertEqual(payment.childId, approved.childId)
+        XCTAssertNil(try s.store.transaction(id: RequestRecord.paymentId(of: chore.id)), "the old payment id is gone")
+        XCTAssertEqual(Set(requests.map(\.childId)), [try XCTUnwrap(s.store.children().first?.id)])
+        let queue = try s.store.pendingBatch(limit: 100).map(\.kind)
+        XCTAssertEqual(queue.filter { $0 == .request }.count, 3)
+        XCTAssertLessThan(try XCTUnwrap(queue.lastIndex(of: .request)), try XCTUnwrap(queue.firstIndex(of: .transaction)),
+                          "requests go up before the transactions")
+    }
+
     // MARK: The merge rule
 
     private func wire(_ r: RequestRecord, status: String, cents: Int64? = nil, tag: String = "t9") -> Wire.Request {

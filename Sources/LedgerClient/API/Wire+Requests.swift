@@ -50,6 +50,16 @@ extension Wire.Request {
                              createdAt: created, modifiedAt: modified, changeTag: changeTag)
     }
 
+    /// A local request as an export keeps it: every member but the change tag.
+    static func exported(_ r: RequestRecord) -> Wire.Request {
+        var w = Wire.Request(r)
+        w.paymentId = r.paymentId
+        w.createdBy = r.createdBy
+        w.createdAt = Timestamp.format(ms: r.createdAt)
+        w.modifiedAt = Timestamp.format(ms: r.modifiedAt)
+        return w
+    }
+
     /// The push form of a local request (the server's own members left out).
     init(_ r: RequestRecord) {
         self.init(id: r.id, householdId: nil, childId: r.childId, kind: r.kind.rawValue, amountCents: r.amountCents,

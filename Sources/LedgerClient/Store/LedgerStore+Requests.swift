@@ -53,14 +53,11 @@ extension LedgerStore {
         try db.run("UPDATE requests SET change_tag = ? WHERE id = ?", [.optionalText(tag), .text(requestId)])
     }
 
-    /// Every record not of `childId`: a device paired to that child keeps only its records.
-    func keepOnlyChild(_ childId: String) throws {
-        let c: [SQLiteValue] = [.text(childId)]
-        try db.run("DELETE FROM transactions WHERE child_id != ?", c)
-        try db.run("DELETE FROM pots WHERE child_id != ?", c)
-        try db.run("DELETE FROM schedules WHERE child_id != ?", c)
-        try db.run("DELETE FROM requests WHERE child_id != ?", c)
-        try db.run("DELETE FROM deferred WHERE child_id != ?", c)
-        try db.run("DELETE FROM children WHERE id != ?", c)
+    /// Makes `account` the parent of every decision and of every request a parent made here.
+    func attributeEveryRequest(to account: String) throws {
+        try db.run("""
+            UPDATE requests SET decided_by = CASE WHEN decided_by IS NULL THEN NULL ELSE ?1 END,
+              created_by = CASE WHEN created_by IS NULL THEN NULL ELSE ?1 END
+            """, [.text(account)])
     }
 }
