@@ -47,3 +47,29 @@ extension StorageCheckReport {
         return problems
     }
 }
+
+extension StorageCheckReport {
+    /// What `check` finds wrong with one stored request: a document that does not decode, a
+    /// child its household does not have, an approval without its payment (or with another
+    /// amount or child), a payment of a request that is not approved.
+    package static func requestProblems(household: String, id: String, child: String, status: String, document: String,
+                                        childMissing: Bool, payment: (amountCents: Int64, childId: String)?) -> [String] {
+        var problems: [String] = []
+        if childMissing { problems.append("request: \(id) names child \(child), which its household does not have") }
+        guard let r = RequestRecord(householdId: household, id: id, childId: child, status: status, document: document) else {
+            return problems + ["request: \(id) has a document that does not decode"]
+        }
+        switch (r.status, payment) {
+        case (.approved, nil):
+            problems.append("request: \(id) is approved but its payment \(r.paymentId) is missing")
+        case (.approved, let p?) where p.amountCents != r.paymentCents(r.approvedCents ?? r.requestedCents) || p.childId != child:
+            problems.append("request: \(id) is approved for \(r.approvedCents ?? r.requestedCents) but its payment moves "
+                            + "\(p.amountCents) for child \(p.childId)")
+        case (.pending, _?), (.declined, _?):
+            problems.append("request: \(id) is \(r.status.rawValue) but its payment \(r.paymentId) exists")
+        default:
+            break
+        }
+        return problems
+    }
+}

@@ -69,6 +69,16 @@ package enum PostgresMaintenance {
                                                             deleted: r.bool(3), document: r.string(4),
                                                             dueAt: r.optionalTimestampMs(5), childMissing: r.bool(6))
         }
+        for r in try db.query("""
+            \(global)SELECT q.household_id, q.id, q.child_id, q.status, q.doc, c.id IS NULL, t.amount_cents, t.child_id
+            FROM requests q
+            LEFT JOIN children c ON c.household_id = q.household_id AND c.id = q.child_id
+            LEFT JOIN transactions t ON t.household_id = q.household_id AND t.id = q.payment_id
+            """).rows {
+            problems += StorageCheckReport.requestProblems(household: r.uuid(0), id: r.uuid(1), child: r.uuid(2),
+                                                           status: r.string(3), document: r.string(4), childMissing: r.bool(5),
+                                                           payment: r.isNull(6) ? nil : (r.int(6), r.uuid(7)))
+        }
         let children = Int(try db.queryOne(global + "SELECT count(*) FROM children")?.int(0) ?? 0)
         let transactions = Int(try db.queryOne(global + "SELECT count(*) FROM transactions")?.int(0) ?? 0)
         return StorageCheckReport(problems: problems, children: children, transactions: transactions)

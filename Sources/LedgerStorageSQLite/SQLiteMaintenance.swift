@@ -101,6 +101,20 @@ package enum SQLiteMaintenance {
                                                             deleted: r.bool(3), document: r.string(4),
                                                             dueAt: r.isNull(5) ? nil : r.int(5), childMissing: r.bool(6))
         }
+        for r in try db.query("""
+            SELECT q.household_id, q.id, q.child_id, q.status, q.doc, c.id IS NULL, q.payment_id FROM requests q
+            LEFT JOIN children c ON c.household_id = q.household_id AND c.id = q.child_id
+            """) {
+            let paymentId = r.string(6)
+            let key = NewTransaction.reversalId(of: paymentId).map { Schema.reversalKey($0) } ?? .null
+            let paid = try db.queryOne("""
+                SELECT t.amount_cents, t.child_id FROM households h JOIN transactions t ON t.household_key = h.ledger_key
+                WHERE h.id = ? AND t.reversal_id = ? AND t.id = ?
+                """, [.text(r.string(0)), key, .text(paymentId)])
+            problems += StorageCheckReport.requestProblems(household: r.string(0), id: r.string(1), child: r.string(2),
+                                                           status: r.string(3), document: r.string(4), childMissing: r.bool(5),
+                                                           payment: paid.map { ($0.int(0), $0.string(1)) })
+        }
         let children = Int(try db.queryOne("SELECT COUNT(*) FROM children")?.int(0) ?? 0)
         let transactions = Int(try db.queryOne("SELECT COUNT(*) FROM transactions")?.int(0) ?? 0)
         return StorageCheckReport(problems: problems, children: children, transactions: transactions)

@@ -85,6 +85,10 @@ final class ChildRequestTests: XCTestCase {
         XCTAssertEqual(feed.json["transactions"]?.arrayValue?.map { $0["id"]?.stringValue }, [payment])
         // The household feed carries requests too.
         XCTAssertEqual(s.call("GET", "\(base)/changes", token: f.owner).json["requests"]?.arrayValue?.count, 1)
+        // `check` reads every request: an approval with its payment is fine; one without is reported.
+        XCTAssertEqual(try s.check().problems, [])
+        try s.execute("UPDATE requests SET status = 'pending'", [], postgres: "UPDATE requests SET status = 'pending'")
+        XCTAssertEqual(try s.check().problems, ["request: \(id) is pending but its payment \(payment) exists"])
     }
 
     func testChoreApprovedWithAnotherAmountAndDeclineAfterwardsRefused() throws {
@@ -271,5 +275,32 @@ final class ChildRequestSyncTests: XCTestCase {
         XCTAssertEqual(feed.json["requests"]?.arrayValue?.first?["status"]?.stringValue, "approved")
         XCTAssertEqual(feed.json["transactions"]?.arrayValue?.first?["amountCents"]?.intValue, 250)
         XCTAssertEqual(feed.json["transactions"]?.arrayValue?.first?["createdAt"]?.stringValue, "2026-12-01T10:00:00.000Z")
+    }
+}
+
+extension PushTests {
+    /// A request made on a child's device wakes every parent's registered device; its
+    /// decision wakes the other parents'.
+    func testAChildsRequestWakesTheParentsDevices() throws {
+        try start()
+        let f = family()
+        let mumPhone = Self.key(), dadPhone = Self.key()
+        XCTAssertEqual(register(f.mum, key: mumPhone).status, 204)
+        XCTAssertEqual(register(f.dad.token, key: dadPhone).status, 204)
+        let code = s.call("POST", "/v1/households/\(f.household)/children/\(f.child)/devices", token: f.mum, json: .obj([:]))
+            .json["code"]!
+        let device = s.call("POST", "/v1/link-codes/redeem", json: .obj(["code": code])).json["token"]!["secret"]!.stringValue!
+        try eventually("the pairing's code woke nobody") { try outboxRows() == 0 }
+        let before = (wakes(for: mumPhone).count, wakes(for: dadPhone).count)
+        let made = s.call("POST", "/v1/households/\(f.household)/children/\(f.child)/requests", token: device,
+                          json: .obj(["kind": "spend", "amountCents": 450, "note": "A book"]))
+        XCTAssertEqual(made.status, 201)
+        try eventually("both parents' devices are woken") {
+            wakes(for: mumPhone).count > before.0 && wakes(for: dadPhone).count > before.1
+        }
+        let afterRequest = wakes(for: mumPhone).count
+        XCTAssertEqual(s.call("POST", "/v1/households/\(f.household)/requests/\(made.json["id"]!.stringValue!)/approve",
+                              token: f.dad.token, json: .obj([:])).status, 200)
+        try eventually("Mum's phone is woken by Dad's approval") { wakes(for: mumPhone).count > afterRequest }
     }
 }

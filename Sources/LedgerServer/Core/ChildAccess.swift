@@ -18,16 +18,15 @@ import LedgerModel
 /// reads through `LedgerReading.readAccess(household:caller:child:)`, and a handler that
 /// finds a record by its own id (a transaction, a schedule) answers 404 for a record of
 /// another child (`Caller.maySee(child:)`). `.writes` does the same for a POST (the
-/// child's requests). `.ownToken` lets the token act on itself (`{tokenId}` is its own).
+/// child's requests).
 enum ChildAccess: Sendable {
     case none
     case reads
     case writes
-    case ownToken
 
     /// Whether `caller` (a child token) may go on to the handler of a route with this
     /// access; else the refusal described above.
-    func admit(_ scope: ChildScope, tokenId: String, method: String, params: PathParameters) throws {
+    func admit(_ scope: ChildScope, method: String, params: PathParameters) throws {
         let household = params.lowercaseID("id")
         let inScope = household != nil && household == scope.householdId
             && (params.names.contains("childId") == false || params.lowercaseID("childId") == scope.childId)
@@ -35,7 +34,6 @@ enum ChildAccess: Sendable {
         switch self {
         case .reads where isRead && inScope: return
         case .writes where !isRead && inScope: return
-        case .ownToken where params.lowercaseID("tokenId") == tokenId: return
         default: break
         }
         if isRead { throw APIError.notFound() }

@@ -118,7 +118,7 @@ final class RequestContext: @unchecked Sendable {
             caller = c
         }
         if let scope = c.child {
-            try childAccess.admit(scope, tokenId: c.tokenId, method: request.method, params: params)
+            try childAccess.admit(scope, method: request.method, params: params)
         }
         return c
     }
