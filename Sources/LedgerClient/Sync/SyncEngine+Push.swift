@@ -205,10 +205,12 @@ extension SyncEngine {
         case .request:
             if var r = try store.request(id: id) {
                 try store.markRejected(.request, id: id, code: code, detail: why, json: Wire.Request(r).jsonText(), now: now())
-                if r.status != .pending, r.createdBy != nil || r.decidedBy != nil {
-                    // A decision the server refused: the request is pending again here, without its payment.
+                if r.status != .pending {
+                    // A decision the server refused: the request is pending again here, as asked
+                    // and without its payment.
                     try dropPayment(of: r, decided: nil)
                     r.status = .pending
+                    r.amountCents = r.requestedCents
                     r.decidedBy = nil; r.decidedAt = nil; r.decisionNote = nil; r.paymentId = nil
                     try store.upsert(r)
                 }
