@@ -3,10 +3,10 @@ struct Arguments {
     static let valued: Set<String> = ["--store", "--server", "--note", "--source", "--name", "--handle",
                                       "--device-name", "--token", "--out", "--provider", "--id-token", "--nonce",
                                       "--code", "--confirm", "--seconds", "--every", "--first", "--time-zone", "--end", "--rate",
-                                      "--target", "--by"]
+                                      "--target", "--by", "--child"]
     static let flags: Set<String> = ["--json", "--yes", "--watch", "--read-only", "--replace-local", "--no-sync",
                                      "--help", "--pinned", "--revoke-others", "--delete-shared",
-                                     "--back-pay"]
+                                     "--back-pay", "--all"]
 
     var positionals: [String] = []
     var options: [String: String] = [:]

@@ -24,7 +24,10 @@ extension CLI {
     }
 
     func childCommand(_ rest: [String]) async throws {
-        guard rest.count == 2, rest.first == "add" else { throw Arguments.UsageError(description: "usage: kidledger child add NAME") }
+        if let sub = rest.first, ["pair", "devices", "revoke"].contains(sub) { return try await childDeviceCommand(rest) }
+        guard rest.count == 2, rest.first == "add" else {
+            throw Arguments.UsageError(description: "usage: kidledger child add NAME | child pair NAME | child devices NAME | child revoke NAME TOKENID")
+        }
         let ledger = try await ledger()
         let child = try await ledger.addChild(named: rest[1])
         await autoSync(ledger)

@@ -63,7 +63,14 @@ extension CLI {
         if json { emit(Output.status(status)); return }
         let snapshot = try await ledger.snapshot()
         print(Output.describe(status))
-        if let household = snapshot.household {
+        if case .child(let childId) = snapshot.mode {
+            let child = snapshot.children.first { $0.id == childId }
+            print("this device is \(child?.name ?? "a child")'s: balance \(child.map { Cents.format($0.balanceCents) } ?? "not synced yet")")
+            if snapshot.pendingRequests > 0 { print("\(Output.count(snapshot.pendingRequests, "request waits", "requests wait")) for a parent") }
+        } else if let household = snapshot.household {
+            if snapshot.pendingRequests > 0 {
+                print("\(Output.count(snapshot.pendingRequests, "request waits", "requests wait")) for a decision; run `kidledger requests`")
+            }
             switch (status, household.role) {
             case (.localOnly, _): print("ledger: \(household.name), local only")
             case (_, nil): print("ledger: \(household.name), sharing or joining under way; run `kidledger sync` to finish")

@@ -49,7 +49,8 @@ final class CLI {
     /// After a mutation: one quick, quiet sync attempt when the ledger is shared.
     func autoSync(_ ledger: Ledger) async {
         guard !args.flag("--no-sync"), ProcessInfo.processInfo.environment["KIDLEDGER_NO_AUTOSYNC"] == nil,
-              await ledger.server != nil, let household = try? await ledger.snapshot().household, household.role != nil else { return }
+              await ledger.server != nil, let snapshot = try? await ledger.snapshot(),
+              snapshot.household?.role != nil || snapshot.mode != .parent else { return }
         _ = try? await withDeadline(seconds: 5) { try await ledger.syncNow() }
     }
 
@@ -90,6 +91,12 @@ final class CLI {
         case "schedule": try await scheduleCommand(rest)
         case "pot": try await potCommand(rest)
         case "goal": try await goalCommand(rest)
+        case "child-redeem": try await childRedeem(rest)
+        case "balance": try await balanceCommand(rest)
+        case "request": try await requestCommand(rest)
+        case "requests": try await requestsCommand(rest)
+        case "approve": try await decideCommand(rest, approve: true)
+        case "decline": try await decideCommand(rest, approve: false)
         default: throw Arguments.UsageError(description: "unknown command '\(command)' (try `kidledger help`)")
         }
     }
@@ -114,6 +121,9 @@ final class CLI {
           schedule edit ID [AMOUNT] [--rate PERCENT] [--every E] [--end YYYY-MM-DD|none] [--note T] [--back-pay]
           pot add CHILD NAME [--target AMOUNT] [--by YYYY-MM-DD]   pot list CHILD
           pot move CHILD AMOUNT FROM-POT TO-POT [--note T]   goal set CHILD POT AMOUNT|none [--by YYYY-MM-DD]
+          child pair CHILD [--device-name N]   child devices CHILD   child revoke CHILD TOKENID
+          child-redeem CODE [--device-name N] (a child's device)   balance
+          request spend|chore AMOUNT NOTE [--child CHILD]   requests [--all]   approve ID [AMOUNT]   decline ID [--note N]
         environment: KIDLEDGER_STORE, KIDLEDGER_SERVER
         """
 }

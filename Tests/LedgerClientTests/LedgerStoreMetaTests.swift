@@ -24,7 +24,7 @@ final class LedgerStoreMetaTests: XCTestCase {
         "pinned_token_id", "phase", "sync_token", "generation", "attention", "last_outcome", "last_sync_at",
         "offline_since", "newest_seen_modified_at", "reconcile", "reconcile_waiting", "owner_restore", "join_previous_phase", "join_previous_account_id",
         "join_previous_account_handle", "join_stage_token", "join_stage_household", "entitlement_token",
-        "entitlement_keys", "push_app_id", "push_key", "push_registered_token_id",
+        "entitlement_keys", "push_app_id", "push_key", "push_registered_token_id", "child_mode_child_id", "child_mode_child_name",
     ]
 
     func testStoredSpellingsAreUnchanged() {

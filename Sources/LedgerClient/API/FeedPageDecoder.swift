@@ -78,6 +78,14 @@ private struct JSONScanner {
                     if let p = try record({ s throws(FeedSyntaxError) in try s.decoded(Wire.Pot.self) }) { page.pots.append(p) }
                     else { page.unreadable.append(unreadable("pot", from: start)) }
                 }
+            case "requests":
+                var firstRequest = true
+                try enter(91, "'['")
+                while try nextElement(&firstRequest) {
+                    let start = i
+                    if let r = try record({ s throws(FeedSyntaxError) in try s.decoded(Wire.Request.self) }) { page.requests.append(r) }
+                    else { page.unreadable.append(unreadable("request", from: start)) }
+                }
             case "household":
                 page.household = isNull() ? nil : try decoded(Wire.Household.self)
             case "access":

@@ -12,6 +12,8 @@ extension Wire {
         var transactions: [Transaction]
         var schedules: [Schedule] = []
         var pots: [Pot] = []
+        /// Children's requests (API.md "Child devices and requests").
+        var requests: [Request] = []
         var access: Access?
         var nextToken: String?
         var moreComing: Bool
@@ -19,12 +21,12 @@ extension Wire {
         /// (filled by `FeedPageDecoder`; never sent).
         var unreadable: [UnreadableRecord] = []
 
-        enum CodingKeys: String, CodingKey { case household, children, transactions, schedules, pots, access, nextToken, moreComing }
+        enum CodingKeys: String, CodingKey { case household, children, transactions, schedules, pots, requests, access, nextToken, moreComing }
     }
 
     /// A record of a feed page that could not be read, kept as its JSON text.
     struct UnreadableRecord: Sendable, Equatable {
-        /// `child`, `transaction`, `schedule` or `pot`.
+        /// `child`, `transaction`, `schedule`, `pot` or `request`.
         var kind: String
         /// Its id when one could be read, else empty.
         var id: String
@@ -69,8 +71,11 @@ extension Wire {
 
         var schedules: [Schedule] = []
         var pots: [Pot] = []
+        /// Requests made or decided on this device (a decision's payment is the server's to
+        /// write: it is never sent with it).
+        var requests: [Request] = []
 
-        enum CodingKeys: String, CodingKey { case children, pots, schedules, transactions, ownerRestore }
+        enum CodingKeys: String, CodingKey { case children, pots, schedules, requests, transactions, ownerRestore }
 
         /// Schedules and pots only when there are some, so servers before them accept the batch.
         func encode(to encoder: any Encoder) throws {
@@ -78,6 +83,7 @@ extension Wire {
             try c.encode(children, forKey: .children)
             if !pots.isEmpty { try c.encode(pots, forKey: .pots) }
             if !schedules.isEmpty { try c.encode(schedules, forKey: .schedules) }
+            if !requests.isEmpty { try c.encode(requests, forKey: .requests) }
             try c.encode(transactions, forKey: .transactions)
             try c.encodeIfPresent(ownerRestore, forKey: .ownerRestore)
         }
@@ -94,10 +100,11 @@ extension Wire {
             transactions = try c.decodeIfPresent([PushTransaction].self, forKey: .transactions) ?? []
             schedules = try c.decodeIfPresent([Schedule].self, forKey: .schedules) ?? []
             pots = try c.decodeIfPresent([Pot].self, forKey: .pots) ?? []
+            requests = try c.decodeIfPresent([Request].self, forKey: .requests) ?? []
             ownerRestore = try c.decodeIfPresent(Bool.self, forKey: .ownerRestore)
         }
 
-        var isEmpty: Bool { children.isEmpty && transactions.isEmpty && schedules.isEmpty && pots.isEmpty }
+        var isEmpty: Bool { children.isEmpty && transactions.isEmpty && schedules.isEmpty && pots.isEmpty && requests.isEmpty }
     }
 
     /// The server's record attached to a push result.
@@ -106,6 +113,7 @@ extension Wire {
         case transaction(Transaction)
         case schedule(Schedule)
         case pot(Pot)
+        case request(Request)
     }
 
     /// The outcome of one pushed record.
@@ -142,6 +150,9 @@ extension Wire {
                     serverRecord = .schedule(try c.decode(Schedule.self, forKey: .serverRecord))
                 } else if type == "pot" {
                     serverRecord = .pot(try c.decode(Pot.self, forKey: .serverRecord))
+                } else if type == "request" {
+                    serverRecord = .request(try c.decode(Request.self, forKey: .serverRecord))
+
                 } else {
                     serverRecord = .transaction(try c.decode(Transaction.self, forKey: .serverRecord))
                 }

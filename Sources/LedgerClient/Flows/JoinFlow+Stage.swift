@@ -78,6 +78,7 @@ extension JoinFlow {
         for schedule in page.schedules {
             try store.stageRecord(kind: "schedule", id: schedule.id.lowercased(), json: schedule.jsonText())
         }
+        for request in page.requests { try store.stageRecord(kind: "request", id: request.id.lowercased(), json: request.jsonText()) }
     }
 
     private func stagedHousehold() throws -> Wire.Household? {
@@ -156,17 +157,18 @@ extension JoinFlow {
         return events.filter { if case .remoteChanges = $0 { return false }; return true }
     }
 
-    /// Merges the staged pots and schedules (after their children) with the usual rules.
+    /// Merges the staged pots, schedules and requests (after their children) with the usual rules.
     private func mergeStagedRecords(householdId: String, report: inout SyncEngine.Report) throws -> [SyncEvent] {
         var page = Wire.ChangesPage(children: [], transactions: [], nextToken: nil, moreComing: false)
         for (kind, json) in try store.stagedRecords() {
             switch kind {
             case "pot": if let p = try? JSONDecoderBox.decode(Wire.Pot.self, json) { page.pots.append(p) }
             case "schedule": if let s = try? JSONDecoderBox.decode(Wire.Schedule.self, json) { page.schedules.append(s) }
+            case "request": if let r = try? JSONDecoderBox.decode(Wire.Request.self, json) { page.requests.append(r) }
             default: break
             }
         }
-        guard !page.pots.isEmpty || !page.schedules.isEmpty else { return [] }
+        guard !page.pots.isEmpty || !page.schedules.isEmpty || !page.requests.isEmpty else { return [] }
         return try engine.merge(page, householdId: householdId, report: &report)
             .filter { if case .remoteChanges = $0 { return false }; return true }
     }

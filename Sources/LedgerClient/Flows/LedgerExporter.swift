@@ -19,6 +19,8 @@ struct LedgerExporter {
         /// Absent in exports made before schedules and pots.
         var pots: [Wire.Pot]?
         var schedules: [Wire.Schedule]?
+        /// Absent in exports made before requests.
+        var requests: [Wire.Request]?
 
         struct Household: Codable, Sendable, Equatable {
             var id: String
@@ -41,7 +43,8 @@ struct LedgerExporter {
                         children: try store.children().map { var c = Wire.PushChild($0); c.baseChangeTag = nil; return c },
                         transactions: try store.allTransactions().map(Wire.PushTransaction.init),
                         pots: try store.pots().map { var p = Wire.Pot($0); p.baseChangeTag = nil; return p },
-                        schedules: try store.schedules(includeDeleted: true).map { var s = Wire.Schedule($0); s.baseChangeTag = nil; return s })
+                        schedules: try store.schedules(includeDeleted: true).map { var s = Wire.Schedule($0); s.baseChangeTag = nil; return s },
+                        requests: try store.requests().reversed().map(Wire.Request.exported))
     }
 
     /// An imported schedule pays from the first date after the newest payment the export
@@ -116,6 +119,13 @@ struct LedgerExporter {
                     throw ClientError.invalidExport("schedule \(s.id) is malformed or names an unknown child")
                 }
                 try store.upsert(resumingPayments(schedule, now: now))
+            }
+            for r in doc.requests ?? [] {
+                guard var request = r.record(), try store.child(id: request.childId) != nil else {
+                    throw ClientError.invalidExport("request \(r.id) is malformed or names an unknown child")
+                }
+                request.changeTag = nil
+                try store.upsert(request)
             }
             return (doc.children.count, doc.transactions.count)
         }

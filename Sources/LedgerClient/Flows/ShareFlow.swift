@@ -52,6 +52,8 @@ struct ShareFlow {
             // The upload creates every child in this account's name (the server takes a
             // child's `modifiedBy` only from its caller), a kept copy of another household too.
             try store.attributeEveryChild(to: account)
+            // Decisions too: the server takes a decision's `decidedBy` only from its caller.
+            try store.attributeEveryRequest(to: account)
             try store.enqueueEverything()
             try store.set(.syncToken, nil)
             try store.setPhase(.sharing(.staged))

@@ -6,6 +6,13 @@ enum ClientError: Error, Equatable, Sendable {
     case transactionNotFound(String)
     case scheduleNotFound(String)
     case potNotFound(String)
+    case requestNotFound(String)
+    /// The request was decided already (`approved` or `declined`) and differently.
+    case requestDecided(String)
+    /// This device is paired to a child: it offers only that child's calls.
+    case childDevice
+    /// Only a device paired to a child (or a parent's, for the parents' calls) may do that.
+    case parentsOnly
     case invalid(field: String, message: String)
     /// Shared edits are frozen until the user acts.
     case frozen(AttentionReason)

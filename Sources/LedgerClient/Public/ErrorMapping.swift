@@ -43,7 +43,10 @@ extension LedgerError {
 
     init(_ error: ClientError) {
         switch error {
-        case .childNotFound, .transactionNotFound, .scheduleNotFound, .potNotFound, .invitationNotFound, .invitationWithdrawn, .householdNotFound: self = .notFound
+        case .childNotFound, .transactionNotFound, .scheduleNotFound, .potNotFound, .requestNotFound, .invitationNotFound, .invitationWithdrawn, .householdNotFound: self = .notFound
+        case .requestDecided(let status): self = .notAllowed(reason: "This request was \(status) already.")
+        case .childDevice: self = .notAllowed(reason: LedgerError.childDeviceReason)
+        case .parentsOnly: self = .notAllowed(reason: "Only a parent's device can do that.")
         case .ambiguousChild(let name): self = .invalidInput(field: "child", message: "'\(name)' names more than one child")
         case .invalid(let field, let message):
             self = field == "amount" ? .invalidAmount : .invalidInput(field: field, message: message)

@@ -23,6 +23,7 @@ extension Ledger {
 
     /// Creates an account on the server and signs this device in to it.
     public func signUp(handle: String, displayName: String, deviceName: String? = nil) async throws {
+        try refuseOnChildDevice()
         let created = try await onServer(token: nil) { engine in
             try APIClient(transport: engine.api.transport).signup(handle: handle, displayName: displayName, deviceName: deviceName)
         }
@@ -36,6 +37,7 @@ extension Ledger {
     /// another account than a shared ledger's freezes shared editing (`.accountChanged`)
     /// instead of moving the ledger to it.
     public func signIn(token: String) async throws {
+        try refuseOnChildDevice()
         let me = try await onServer(token: token) { engine in try engine.api.me() }
         try await adopt(token: token, tokenId: me.token.id, account: me.account)
     }

@@ -22,6 +22,7 @@ extension Ledger {
     @discardableResult
     public func signIn(provider: String, idToken: String, nonce: String? = nil, newAccount: NewAccount? = nil,
                        deviceName: String? = nil, authorizationCode: String? = nil) async throws -> SignInOutcome {
+        try refuseOnChildDevice()
         // One try: the server accepts a nonce once, so a second try of a lost answer is refused anyway.
         let answer = try await onServer(retry: .once) { engine in
             try engine.anonymousAPI().signIn(provider: provider, idToken: idToken, nonce: nonce, authorizationCode: authorizationCode,
@@ -36,6 +37,7 @@ extension Ledger {
     /// exactly one, is opened on this device.
     @discardableResult
     public func redeem(linkCode: String, deviceName: String? = nil) async throws -> SignInOutcome {
+        try refuseOnChildDevice()
         let code = linkCode.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !code.isEmpty else { throw LedgerError.linkCodeInvalid }
         let answer = try await onServer(retry: .once) { engine in
@@ -55,6 +57,7 @@ extension Ledger {
     @discardableResult
     public func recover(handle: String, code: String, revokeOtherDevices: Bool = false,
                         deviceName: String? = nil) async throws -> SignInOutcome {
+        try refuseOnChildDevice()
         let answer = try await onServer(retry: .once) { engine in
             try engine.anonymousAPI().recover(handle: handle.trimmingCharacters(in: .whitespacesAndNewlines),
                                               code: code.trimmingCharacters(in: .whitespacesAndNewlines),

@@ -44,6 +44,7 @@ extension Ledger {
     /// A child's pots with their balances, the default pot first.
     public func pots(of childId: String) async throws -> [PotSummary] {
         try publicErrors {
+            try checkChildReadable(childId)
             guard let child = try store.child(id: childId.lowercased()) else { throw LedgerError.notFound }
             return try potSummaries(of: child)
         }

@@ -11,13 +11,16 @@ extension Ledger {
 
     func readSnapshot() throws -> LedgerSnapshot {
         try store.readConsistently {
-            let children = try store.childSummaries().map { c in
+            let paired = try service.pairedChild()
+            let children = try store.childSummaries().filter { paired == nil || $0.child.id == paired }.map { c in
                 ChildSummary(id: c.child.id, name: c.child.name, archived: c.child.archived, sortOrder: c.child.sortOrder,
                              balanceCents: c.balanceCents, pendingCount: c.pendingCount, pots: try potSummaries(of: c.child),
                              nextPayment: try nextPayment(of: c.child.id))
             }
             return LedgerSnapshot(household: HouseholdInfo(try store.household()), children: children,
-                                  status: try readStatus(), rejected: try readRejected())
+                                  status: try readStatus(), rejected: try readRejected(),
+                                  pendingRequests: try store.pendingRequestCount(childId: paired),
+                                  mode: paired.map { .child($0) } ?? .parent)
         }
     }
 
@@ -26,6 +29,7 @@ extension Ledger {
     public func history(of childId: String, limit: Int = 50, before: String? = nil) async throws -> HistoryPage {
         let limit = max(1, min(limit, 1000))
         return try publicErrors {
+            try checkChildReadable(childId)
             guard try store.child(id: childId.lowercased()) != nil else { throw LedgerError.notFound }
             var older: (createdAt: Int64, position: Int64)?
             if let before {
@@ -108,6 +112,10 @@ extension RejectedChange {
         case .pot:
             childId = json["childId"]?.stringValue?.lowercased()
             name = json["name"]?.stringValue
+        case .request:
+            childId = json["childId"]?.stringValue?.lowercased()
+            amountCents = json["amountCents"]?.intValue
+            note = json["note"]?.stringValue
         }
     }
 }

@@ -64,7 +64,8 @@ extension Ledger {
     /// The schedules of a child (every child's when nil), oldest first.
     public func schedules(for childId: String? = nil) async throws -> [Schedule] {
         try publicErrors {
-            try store.schedules(childId: try childId.map(existingChild)).map(publicSchedule)
+            if let childId { try checkChildReadable(childId) }
+            return try store.schedules(childId: try childId.map(existingChild)).map(publicSchedule)
         }
     }
 

@@ -103,6 +103,8 @@ extension Ledger {
 
     /// Runs a sharing or joining step on the push lane; it counts as syncing.
     func flow<T: Sendable>(retry: RetryPolicy? = nil, _ body: @escaping @Sendable (SyncEngine) throws -> T) async throws -> T {
+        // None of these (sharing, joining, the account's ways in) is a child device's.
+        try refuseOnChildDevice()
         syncing += 1
         defer { syncing -= 1 }
         let before = try? readSyncMarks()

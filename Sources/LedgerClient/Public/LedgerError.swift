@@ -76,6 +76,9 @@ public enum LedgerError: Error, LocalizedError, Sendable, Equatable {
         }
     }
 
+    /// The reason of `.notAllowed` for a call a device paired to a child does not offer.
+    public static let childDeviceReason = "This device is paired to a child: it shows that child's money and makes requests; the rest is for a parent's device."
+
     public static func == (a: LedgerError, b: LedgerError) -> Bool {
         switch (a, b) {
         case (.offline, .offline), (.unauthenticated, .unauthenticated), (.notFound, .notFound),

@@ -102,6 +102,10 @@ public struct LedgerSnapshot: Sendable, Equatable {
     public var status: SyncStatus
     /// Local changes the server refused, kept until dismissed (`Ledger.dismissRejected`).
     public var rejected: [RejectedChange]
+    /// Requests waiting for a parent's decision (on a child's device: that child's own).
+    public var pendingRequests: Int = 0
+    /// A parent's ledger, or one child's (then `children` holds only that child).
+    public var mode: LedgerMode = .parent
 }
 
 /// One page of a child's history, newest first.
@@ -170,6 +174,7 @@ public struct RejectedChange: Sendable, Equatable, Hashable, Identifiable {
         case transaction
         case schedule
         case pot
+        case request
     }
     public var kind: Kind
     /// The id of the refused record.

@@ -186,6 +186,7 @@ final class LedgerService {
 
     /// Refuses edits while shared editing is frozen or a join is being completed.
     func checkWritable() throws {
+        if try store.string(.childModeChildId) != nil { throw ClientError.childDevice }
         let phase = try store.phase()
         if case .joining = phase { throw ClientError.joinInProgress }
         if phase.queuesChanges, let reason = try store.attention() { throw ClientError.frozen(reason) }

@@ -6,6 +6,7 @@ enum RecordKind: String, Sendable, Equatable, CaseIterable {
     case child
     case pot
     case schedule
+    case request
     case transaction
 }
 
@@ -33,14 +34,21 @@ extension LedgerStore {
         Int(try db.queryOne("SELECT COUNT(*) FROM pending")?.int(0) ?? 0)
     }
 
-    /// The next batch to push: children, then pots, schedules and transactions (what a record
+    /// The next batch to push: children, then pots, schedules, requests and transactions (what a record
     /// names comes first), each in edit order.
     func pendingBatch(limit: Int) throws -> [PendingChange] {
         try db.query("""
             SELECT kind, id, version FROM pending
-            ORDER BY CASE kind WHEN 'child' THEN 0 WHEN 'pot' THEN 1 WHEN 'schedule' THEN 2 ELSE 3 END, version LIMIT ?
+            ORDER BY CASE kind WHEN 'child' THEN 0 WHEN 'pot' THEN 1 WHEN 'schedule' THEN 2 WHEN 'request' THEN 3 ELSE 4 END, version LIMIT ?
             """, [.int(limit)]).map {
             PendingChange(kind: RecordKind(rawValue: $0.string(0)) ?? .transaction, id: $0.string(1), version: $0.int(2))
+        }
+    }
+
+    /// The queued records of `kind`, in edit order.
+    func pendingChanges(_ kind: RecordKind) throws -> [PendingChange] {
+        try db.query("SELECT id, version FROM pending WHERE kind = ? ORDER BY version", [.text(kind.rawValue)]).map {
+            PendingChange(kind: kind, id: $0.string(0), version: $0.int(1))
         }
     }
 

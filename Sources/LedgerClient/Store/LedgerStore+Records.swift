@@ -189,11 +189,11 @@ extension LedgerStore {
         return (Int(c), Int(t))
     }
 
-    /// Removes every child, transaction, schedule, pot, queued, deferred and rejected record (join with
+    /// Removes every child, transaction, schedule, pot, request, queued, deferred and rejected record (join with
     /// `--replace-local`, after an export was written). Records set aside while the join
     /// fetched stay listed.
     func wipeLedger() throws {
-        try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM rejected; DELETE FROM transactions; DELETE FROM children;\n            DELETE FROM schedules; DELETE FROM pots; DELETE FROM transfers;")
+        try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM rejected; DELETE FROM transactions; DELETE FROM children;\n            DELETE FROM schedules; DELETE FROM pots; DELETE FROM transfers; DELETE FROM requests;")
     }
 }
 

@@ -27,6 +27,14 @@ extension LedgerStore {
         let transactions = try allTransactions()
         var transactionIds: [String: String] = [:]
         for t in transactions where t.reversesId == nil { transactionIds[t.id] = UUID().lowercased }
+        // A request gets a fresh id too, and its payment the id that belongs to it.
+        var requestIds: [String: String] = [:]
+        for r in try requests() {
+            let fresh = UUID().lowercased
+            requestIds[r.id] = fresh
+            let payment = RequestRecord.paymentId(of: r.id)
+            if transactionIds[payment] != nil { transactionIds[payment] = RequestRecord.paymentId(of: fresh) }
+        }
         for t in transactions {
             guard let original = t.reversesId else { continue }
             if let fresh = transactionIds[original], let uuid = LedgerIDs.parse(fresh) {
@@ -50,12 +58,19 @@ extension LedgerStore {
                                                                     .text(ScheduleIDs.defaultPot(childId: oldId).lowercased)])
             }
         }
+        for (old, fresh) in requestIds {
+            try db.run("""
+                UPDATE requests SET id = ?1, child_id = COALESCE(?2, child_id), change_tag = NULL,
+                  payment_id = CASE WHEN payment_id IS NULL THEN NULL ELSE ?3 END WHERE id = ?4
+                """, [.text(fresh), .optionalText(childIds[try request(id: old)?.childId ?? ""]),
+                      .text(RequestRecord.paymentId(of: fresh)), .text(old)])
+        }
         for old in childIds.keys { try db.run("DELETE FROM children WHERE id = ?", [.text(old)]) }
         try db.execute("DELETE FROM deferred; DELETE FROM pending; DELETE FROM unmerged;")
         if requeue { try enqueueEverything() }
     }
 
-    /// Queues every record for upload: children first, then pots and schedules, then
+    /// Queues every record for upload: children first, then pots, schedules and requests, then
     /// transactions, originals before reversals.
     func enqueueEverything() throws {
         for row in try db.query("SELECT id FROM children ORDER BY sort_order, created_at") {
@@ -63,6 +78,7 @@ extension LedgerStore {
         }
         for row in try db.query("SELECT id FROM pots ORDER BY created_at, id") { try enqueue(.pot, id: row.string(0)) }
         for row in try db.query("SELECT id FROM schedules ORDER BY created_at, id") { try enqueue(.schedule, id: row.string(0)) }
+        for row in try db.query("SELECT id FROM requests ORDER BY created_at, id") { try enqueue(.request, id: row.string(0)) }
         for row in try db.query("SELECT id FROM transactions ORDER BY reverses_id IS NOT NULL, created_at, rowid") {
             try enqueue(.transaction, id: row.string(0))
         }

@@ -110,5 +110,18 @@ extension LedgerStore {
             -- A queued schedule edit that asked for back pay: the push says so (`backPay`).
             ALTER TABLE schedules ADD COLUMN back_pay INTEGER NOT NULL DEFAULT 0;
             """),
+        Migration(version: 6, sql: """
+            -- Children's requests (spend or chore) and parents' decisions (API.md "Child devices
+            -- and requests"). An approval writes the payment `payment_id` in the same local
+            -- transaction; `decision_note` is a decline's note.
+            CREATE TABLE requests (
+                id TEXT PRIMARY KEY, child_id TEXT NOT NULL, kind TEXT NOT NULL,
+                amount_cents INTEGER NOT NULL, requested_cents INTEGER NOT NULL,
+                note TEXT NOT NULL DEFAULT '', status TEXT NOT NULL,
+                decided_by TEXT, decided_at INTEGER, decision_note TEXT, payment_id TEXT,
+                created_by TEXT, created_at INTEGER NOT NULL, modified_at INTEGER NOT NULL,
+                change_tag TEXT);
+            CREATE INDEX requests_child ON requests(child_id, created_at);
+            """),
     ]
 }

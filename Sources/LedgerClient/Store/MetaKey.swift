@@ -60,4 +60,9 @@ enum MetaKey: String, Sendable, CaseIterable {
     case pushAppId = "push_app_id"
     case pushKey = "push_key"
     case pushRegisteredTokenId = "push_registered_token_id"
+    /// Set on a child's device (`Ledger.redeemChildCode`): the child it is paired to. The
+    /// ledger then syncs from that child's feed and offers only that child's calls.
+    case childModeChildId = "child_mode_child_id"
+    /// The child's name as the pairing answered it, until the feed brings the child.
+    case childModeChildName = "child_mode_child_name"
 }

@@ -17,6 +17,8 @@ extension SyncEngine {
     func pull(wait: Int, into report: inout Report) throws {
         let generation = try store.generation()
         let householdId = try store.household().id
+        // A child's device reads its child's feed (the same protocol, its own token).
+        let paired = try pairedChild()
         var refetched = false
         var first = true
         while true {
@@ -28,14 +30,18 @@ extension SyncEngine {
             let page: Wire.ChangesPage
             do {
                 page = try retrying { () throws(APIError) in
-                    try api.changes(householdId: householdId, since: since, limit: limit, wait: waitNow)
+                    if let paired {
+                        return try api.childChanges(householdId: householdId, childId: paired, since: since, limit: limit, wait: waitNow)
+                    }
+                    return try api.changes(householdId: householdId, since: since, limit: limit, wait: waitNow)
                 }
             } catch {
                 if error.status == 410 && !refetched {
                     refetched = true
                     // The server went back in time: once everything is pulled again, find what
                     // it lacks (`reconcileIfNeeded`).
-                    let rewound = error.code == "history_rewound"
+                    // (A child's device holds nothing the server could lack but its requests, which stay queued.)
+                    let rewound = error.code == "history_rewound" && paired == nil
                     try store.transaction {
                         if try store.generation() == generation, try store.string(.syncToken) == since {
                             try store.set(.syncToken, nil)
@@ -93,13 +99,16 @@ extension SyncEngine {
             if let permission = h.permission { household.permission = Permission(rawValue: permission) }
             household.shared = h.shared ?? household.shared
         }
-        if let access = page.access {
+        // A child's device is told `{role: child, permission: readOnly}`: it makes requests, and
+        // nothing else, whatever it is told, so its queue is never frozen by it.
+        let paired = try pairedChild()
+        if let access = page.access, paired == nil {
             if let role = access.role { household.role = Role(rawValue: role) }
             if let permission = access.permission { household.permission = Permission(rawValue: permission) }
         }
         try store.saveHousehold(household, now: now())
         let attention = try store.attention()
-        if household.permission == .readOnly {
+        if household.permission == .readOnly, paired == nil {
             if attention == nil { try store.setAttention(.readOnly) }
         } else if attention == .readOnly || attention == .accessRevoked || attention == .householdDeleted {
             try store.setAttention(nil)
@@ -157,6 +166,16 @@ extension SyncEngine {
                 continue
             }
         }
+        var requests = 0
+        for wire in page.requests {
+            if anySetAside { try store.clearUnmerged(kind: "request", id: wire.id.lowercased()) }
+            guard try mergeRequest(wire) else {
+                try store.setAside(kind: "request", id: wire.id.lowercased(), reason: "malformed member", json: wire.jsonText(), now: now())
+                setAside.append("request \(wire.id) has a malformed member")
+                continue
+            }
+            requests += 1
+        }
         // Looked up once per page: the children seen present, and whether anything waits.
         var presentChildren = Set<String>()
         var anyDeferred = try store.deferredCount() > 0
@@ -185,7 +204,7 @@ extension SyncEngine {
             }
         }
         var events: [SyncEvent] = []
-        if children + transactions > 0 { events.append(.remoteChanges(children: children, transactions: transactions)) }
+        if children + transactions + requests > 0 { events.append(.remoteChanges(children: children, transactions: transactions)) }
         if let first = setAside.first { events.append(.unmerged(count: setAside.count, reason: first)) }
         return events
     }

@@ -13,6 +13,8 @@ extension SyncEngine {
         if try store.attention() != nil || store.household().permission == .readOnly {
             return try store.pendingCount() == 0
         }
+        // A child's device uploads its requests through its child's request route, and nothing else.
+        if let child = try pairedChild() { return try pushChildRequests(childId: child, into: &report) }
         var stalledRounds = 0
         while stalledRounds < 3 {
             try checkCancelled()
@@ -41,6 +43,9 @@ extension SyncEngine {
                 case .schedule:
                     if let s = try store.schedule(id: change.id) { request.schedules.append(Wire.Schedule(s)) }
                     else { try store.dequeue(.schedule, id: change.id, ifVersion: change.version) }
+                case .request:
+                    if let r = try store.request(id: change.id) { request.requests.append(Wire.Request(r)) }
+                    else { try store.dequeue(.request, id: change.id, ifVersion: change.version) }
                 case .transaction:
                     if let t = try store.transaction(id: change.id) {
                         var record = Wire.PushTransaction(t)
@@ -53,6 +58,9 @@ extension SyncEngine {
             // A transaction waits for its pot to reach the server (a transfer's two halves together).
             let pendingPots = Set(try store.pendingIds(.pot))
             request = try request.holdingBack(pots: pendingPots.subtracting(request.pots.map(\.id)), store: store)
+            // An approval's payment is the server's to write when it takes the decision.
+            let held = try heldPayments()
+            if !held.isEmpty { request.transactions.removeAll { held.contains($0.id) } }
             if !request.isEmpty {
                 let api = self.api
                 let sent = request
@@ -85,6 +93,7 @@ extension SyncEngine {
                 }
                 emit(events)
                 report.pushed += request.children.count + request.transactions.count + request.schedules.count + request.pots.count
+                    + request.requests.count
             }
             let after = try store.pendingCount()
             stalledRounds = after < before ? 0 : stalledRounds + 1
@@ -130,11 +139,20 @@ extension SyncEngine {
             if let tag = result.changeTag { try store.setChangeTag(scheduleId: id, tag) }
             if unchanged { try store.clearBackPay(scheduleId: id) }
             try store.dequeue(.schedule, id: id, ifVersion: version)
-        case (.pot, "conflict"), (.schedule, "conflict"):
+        case (.request, "saved"), (.request, "unchanged"):
+            if let tag = result.changeTag { try store.setChangeTag(requestId: id, tag) }
+            if let local = try store.request(id: id), local.status == .approved {
+                // The server wrote the payment with the decision (the same id): its copy
+                // arrives with the feed; this device's is not uploaded.
+                try store.dequeue(.transaction, id: local.paymentId ?? RequestRecord.paymentId(of: id))
+            }
+            try store.dequeue(.request, id: id, ifVersion: version)
+        case (.pot, "conflict"), (.schedule, "conflict"), (.request, "conflict"):
             report.conflicts += 1
             switch result.serverRecord {
             case .pot(let wire)?: try mergePot(wire, pending: true)
             case .schedule(let wire)?: try mergeSchedule(wire, pending: true)
+            case .request(let wire)?: try mergeRequest(wire, pending: true)
             default:
                 report.rejected += 1
                 return try reject(kind: kind, id: id, code: "id_conflict", detail: result.detail, events: &events)
@@ -183,6 +201,19 @@ extension SyncEngine {
         case .pot:
             if let p = try store.pot(id: id) {
                 try store.markRejected(.pot, id: id, code: code, detail: why, json: Wire.Pot(p).jsonText(), now: now())
+            }
+        case .request:
+            if var r = try store.request(id: id) {
+                try store.markRejected(.request, id: id, code: code, detail: why, json: Wire.Request(r).jsonText(), now: now())
+                if r.status != .pending {
+                    // A decision the server refused: the request is pending again here, as asked
+                    // and without its payment.
+                    try dropPayment(of: r, decided: nil)
+                    r.status = .pending
+                    r.amountCents = r.requestedCents
+                    r.decidedBy = nil; r.decidedAt = nil; r.decisionNote = nil; r.paymentId = nil
+                    try store.upsert(r)
+                }
             }
         case .schedule:
             if var s = try store.schedule(id: id) {

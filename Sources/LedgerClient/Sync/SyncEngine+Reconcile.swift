@@ -151,7 +151,7 @@ extension SyncEngine {
     /// once the server holds everything this device holds. Records only another member can
     /// bring back are counted (`MetaKey.reconcileWaiting`), and the reconciliation stays on.
     func reconcileIfNeeded(into report: inout Report) throws {
-        guard try store.reconcileNeeded(), try store.phase() == .shared, try store.attention() == nil else { return }
+        guard try store.reconcileNeeded(), try store.phase() == .shared, try store.attention() == nil, try pairedChild() == nil else { return }
         for _ in 0..<3 {
             let outcome = try reconcile()
             report.reconciled += outcome.queued
