@@ -126,6 +126,28 @@ final class PotTests: XCTestCase {
         XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(kid)/pots", token: stranger).status, 404)
     }
 
+    /// Lists are paged like the others: the default pot first, at most `limit` a page.
+    func testPotListsArePaged() throws {
+        let names = ["A", "B", "C"]
+        for n in names {
+            clock.set(Timestamp.format(ms: clock.now() + 1_000))
+            XCTAssertEqual(addPot(n).status, 201)
+        }
+        for limit in 1...4 {
+            var seen: [String] = [], cursor: String?
+            repeat {
+                let r = s.call("GET", "/v1/households/\(h)/children/\(kid)/pots?limit=\(limit)" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                               token: owner)
+                XCTAssertEqual(r.status, 200)
+                let items = r.json["items"]!.arrayValue!
+                XCTAssertLessThanOrEqual(items.count, limit)
+                seen += items.map { $0["name"]!.stringValue! }
+                cursor = r.json["nextCursor"]?.stringValue
+            } while cursor != nil && seen.count < 10
+            XCTAssertEqual(seen, ["Main"] + names, "limit \(limit)")
+        }
+    }
+
     func testTransactionsNameTheirPotAndBalancesAreSums() throws {
         let save = addPot("Save", extra: ["targetCents": 1000]).json["id"]!.stringValue!
         XCTAssertEqual(add(500).status, 201)

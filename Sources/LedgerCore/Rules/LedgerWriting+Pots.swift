@@ -45,11 +45,19 @@ extension LedgerReading {
         _ = try membership(household: household, account: account, need: .read)
         guard let c = try child(household: household, id: childId) else { throw LedgerStorageError.childNotFound }
         let defaultId = PotRecord.defaultId(child: c.id)
-        var page = try pots(household: household, child: childId, after: after, limit: limit)
-        page.items.removeAll { $0.id == defaultId }
-        if after == nil, let defaultId, let main = try livePot(household: household, id: defaultId) {
-            page.items.insert(main, at: 0)
+        guard after == nil, let defaultId, let main = try livePot(household: household, id: defaultId) else {
+            var page = try pots(household: household, child: childId, after: after, limit: limit)
+            page.items.removeAll { $0.id == defaultId }
+            return page
         }
+        // The first page: the default pot, then up to `limit - 1` others.
+        guard limit > 1 else {
+            let more = try !pots(household: household, child: childId, after: nil, limit: 2).items.allSatisfy { $0.id == defaultId }
+            return KeyedPage(items: [main], next: more ? PotRecord.beforeEveryPot : nil)
+        }
+        var page = try pots(household: household, child: childId, after: nil, limit: limit - 1)
+        page.items.removeAll { $0.id == defaultId }
+        page.items.insert(main, at: 0)
         return page
     }
 }
