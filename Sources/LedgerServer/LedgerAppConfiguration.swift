@@ -72,6 +72,9 @@ public struct LedgerAppConfiguration: Sendable {
     public var maxChildrenPerHousehold: Int = 100
     /// Schedules one child may have (deleted ones do not count). Default 20.
     public var maxSchedulesPerChild: Int = 20
+    /// Pots one child may have besides its default pot (deleted ones do not count); then 409
+    /// `too_many_pots`. 0: no limit. Default 20.
+    public var maxPotsPerChild: Int = 20
     /// Seconds between runs of the job that pays due schedules (it also runs at start).
     /// Default 60; 0 runs it only when asked (`LedgerApp.paySchedules`, tests).
     public var scheduleJobInterval: Double = 60

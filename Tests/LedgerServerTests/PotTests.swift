@@ -126,6 +126,31 @@ final class PotTests: XCTestCase {
         XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(kid)/pots", token: stranger).status, 404)
     }
 
+    /// A child holds at most `maxPotsPerChild` pots besides its default pot; deleted ones do not count.
+    func testPotQuota() throws {
+        let s = try TestServer { c in c.maxPotsPerChild = 2 }
+        defer { s.stop() }
+        let (ownerId, owner) = s.signup("dad")
+        let h = s.household(owner), kid = s.child(owner, household: h)
+        func add(_ name: String) -> TestServer.Reply {
+            s.call("POST", "/v1/households/\(h)/children/\(kid)/pots", token: owner, json: .obj(["name": .string(name)]))
+        }
+        // Naming the default pot gives it a row, which does not count.
+        XCTAssertEqual(s.call("PATCH", "/v1/households/\(h)/pots/\(Self.defaultPot(kid))", token: owner, json: .obj(["name": "Spend"])).status, 200)
+        let first = add("A").json["id"]!.stringValue!
+        XCTAssertEqual(add("B").status, 201)
+        let over = add("C")
+        XCTAssertEqual(over.status, 409)
+        XCTAssertEqual(over.code, "too_many_pots")
+        XCTAssertEqual(over.json["limit"]?.intValue, 2)
+        let pushed = s.call("POST", "/v1/households/\(h)/changes", token: owner, json: .obj(["pots": .array([.obj([
+            "id": .string(SyncRecords.newId()), "childId": .string(kid), "name": "D", "archived": false,
+            "createdAt": "2026-12-01T07:00:00Z", "modifiedAt": "2026-12-01T07:00:00Z", "modifiedBy": .string(ownerId)])])]))
+        XCTAssertEqual(pushed.json["results"]?.arrayValue?.first?["code"]?.stringValue, "too_many_pots")
+        XCTAssertEqual(s.call("DELETE", "/v1/households/\(h)/pots/\(first)", token: owner).status, 204)
+        XCTAssertEqual(add("C").status, 201)
+    }
+
     /// Lists are paged like the others: the default pot first, at most `limit` a page.
     func testPotListsArePaged() throws {
         let names = ["A", "B", "C"]
