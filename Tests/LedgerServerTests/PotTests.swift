@@ -447,6 +447,25 @@ final class PotTests: XCTestCase {
         XCTAssertEqual(try s.check().problems, ["pot: \(give) is deleted but holds 500"])
     }
 
+    /// The owner's restore may push a pot in another member's name (marked as restored).
+    func testOwnerRestorePushesAMembersPot() throws {
+        let (dadId, dad) = s.signup("dad")
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/share", token: owner).status, 201)
+        let invitation = s.call("POST", "/v1/households/\(h)/share/participants", token: owner,
+                                json: .obj(["handle": "dad", "permission": "readWrite"])).json["invitationId"]!.stringValue!
+        XCTAssertEqual(s.call("POST", "/v1/invitations/\(invitation)/accept", token: dad).status, 200)
+        let pot: JSONValue = .obj(["id": .string(SyncRecords.newId()), "childId": .string(kid), "name": "Dad's", "archived": false,
+                                   "createdAt": "2026-12-01T07:00:00Z", "modifiedAt": "2026-12-01T07:00:00Z",
+                                   "modifiedBy": .string(dadId)])
+        let plain = s.call("POST", "/v1/households/\(h)/changes", token: owner, json: .obj(["pots": .array([pot])]))
+        XCTAssertEqual(plain.json["results"]?.arrayValue?.first?["code"]?.stringValue, "modified_by_mismatch")
+        let restored = s.call("POST", "/v1/households/\(h)/changes", token: owner,
+                              json: .obj(["pots": .array([pot]), "ownerRestore": true])).json["results"]?.arrayValue?.first
+        XCTAssertEqual(restored?["status"]?.stringValue, "saved")
+        XCTAssertEqual(restored?["restoredBy"]?.stringValue, ownerId)
+        XCTAssertEqual(pots().first { $0["name"]?.stringValue == "Dad's" }?["modifiedBy"]?.stringValue, dadId)
+    }
+
     /// A device undoes an interest payment: the reversal repeats the payment's source.
     func testPushedUndoOfAnInterestPayment() throws {
         clock.set("2026-11-30T12:00:00Z")

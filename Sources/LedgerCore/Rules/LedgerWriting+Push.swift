@@ -91,9 +91,13 @@ extension LedgerWriting {
             switch item {
             case .invalid(let id, let code, let fields):
                 results.append(PushResult(kind: .pot, id: id, outcome: .invalid(code: code, fields: fields)))
-            case .valid(let record) where record.modifiedBy != caller.accountId:
-                results.append(PushResult(kind: .pot, id: record.draft.id, outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
             case .valid(let record):
+                // Another member's pot only in the owner's restore, as for children.
+                let restoring = record.modifiedBy != caller.accountId
+                if restoring, try !mayRestore(for: record.modifiedBy) {
+                    results.append(PushResult(kind: .pot, id: record.draft.id, outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
+                    continue
+                }
                 let outcome: PushResult.Outcome
                 do {
                     switch try pushPot(household: household, record, maxPots: maxPots) {
@@ -106,7 +110,12 @@ extension LedgerWriting {
                 } catch let e as LedgerStorageError where e == .childNotFound || e == .tooManyPots(limit: maxPots) {
                     outcome = .refused(e)
                 }
-                results.append(PushResult(kind: .pot, id: record.draft.id, outcome: outcome))
+                var result = PushResult(kind: .pot, id: record.draft.id, outcome: outcome)
+                if restoring, outcome.isSaved {
+                    try markRestored(household: household, kind: "pot", id: record.draft.id, by: caller.accountId, at: now)
+                    result.restoredBy = caller.accountId
+                }
+                results.append(result)
             }
         }
         // Schedules before transactions: a new schedule pays what is due, so the payments a
