@@ -81,6 +81,8 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case tooManyChildren(limit: Int)
     /// The child has `limit` schedules already.
     case tooManySchedules(limit: Int)
+    /// The child has `limit` pots already, besides its default pot.
+    case tooManyPots(limit: Int)
     /// The inviter has `pending` invitations out, or the invitee has that many waiting (or
     /// that many from this inviter), and `limit` is the most allowed.
     case tooManyInvitations(InvitationQuota, limit: Int, pending: Int64)

@@ -36,6 +36,9 @@ package struct PotRecord: Sendable, Equatable {
     package static let defaultName = "Main"
     /// The change tag of a default pot that has no row yet.
     package static let defaultChangeTag = "v0"
+    /// A list position before every stored pot (0001-01-01, the nil UUID): the second page
+    /// when the first held only the default pot.
+    package static let beforeEveryPot = TimeAndIdPosition(time: -62_135_596_800_000, id: "00000000-0000-0000-0000-000000000000")
 
     /// The default pot's id of `childId` (lowercase); nil when `childId` is not a UUID.
     package static func defaultId(child childId: String) -> String? {

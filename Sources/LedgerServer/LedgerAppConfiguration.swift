@@ -75,6 +75,9 @@ public struct LedgerAppConfiguration: Sendable {
     /// Requests one child's device may make per hour (`POST …/children/{childId}/requests`
     /// with a child token; 429 `rate_limited` past it). 0: no limit.
     public var childRequestsPerHour: Int = 30
+    /// Pots one child may have besides its default pot (deleted ones do not count); then 409
+    /// `too_many_pots`. 0: no limit. Default 20.
+    public var maxPotsPerChild: Int = 20
     /// Seconds between runs of the job that pays due schedules (it also runs at start).
     /// Default 60; 0 runs it only when asked (`LedgerApp.paySchedules`, tests).
     public var scheduleJobInterval: Double = 60

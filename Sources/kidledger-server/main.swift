@@ -18,7 +18,7 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--log-level debug|info|warning|error]
                               [--trusted-proxies ADDR[,ADDR|CIDR]...] [--auth-failures-per-minute N] [--quiet]
                               [--registrations-per-hour N] [--max-households-per-account N]
-                              [--max-children-per-household N] [--max-schedules-per-child N]
+                              [--max-children-per-household N] [--max-schedules-per-child N] [--max-pots-per-child N]
                               [--schedule-job-interval SECONDS] [--max-pending-invitations-per-invitee N]
                               [--max-pending-invitations-per-inviter N]
                               [--max-pending-invitations-per-inviter-for-invitee N]
@@ -223,6 +223,7 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let n = o.int("max-households-per-account") { c.maxHouseholdsPerAccount = n }
     if let n = o.int("max-children-per-household") { c.maxChildrenPerHousehold = n }
     if let n = o.int("max-schedules-per-child") { c.maxSchedulesPerChild = n }
+    if let n = o.int("max-pots-per-child") { c.maxPotsPerChild = n }
     if let n = o.int("schedule-job-interval") { c.scheduleJobInterval = Double(max(0, n)) }
     if let n = o.int("max-pending-invitations-per-invitee") { c.maxPendingInvitationsPerInvitee = n }
     if let n = o.int("max-pending-invitations-per-inviter") { c.maxPendingInvitationsPerInviter = n }
@@ -274,7 +275,7 @@ let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "da
                                  "max-connections-per-address", "body-memory-limit",
                                  "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout",
                                  "registrations-per-hour", "max-households-per-account", "max-children-per-household",
-                                 "max-schedules-per-child", "schedule-job-interval",
+                                 "max-schedules-per-child", "max-pots-per-child", "schedule-job-interval",
                                  "max-pending-invitations-per-invitee", "max-pending-invitations-per-inviter",
                                  "max-pending-invitations-per-inviter-for-invitee", "failed-handle-lookups-per-minute",
                                  "tokens-per-account", "apple-client-id", "apple-jwks", "oidc-provider", "apple-team-id",

@@ -8,7 +8,7 @@ import XCTest
 /// The randomized convergence test against the real server: three phones over `URLSession`
 /// make seeded random edits while randomly offline, a fault-injecting transport loses requests
 /// and responses, and the server is stopped and restarted on the same data directory twice.
-/// Afterwards every replica equals the server.
+/// Afterwards every replica equals the server, pots and their balances included.
 final class ServerConvergenceTests: XCTestCase {
     private var directory: String!
     private var app: LedgerApp?
@@ -81,6 +81,19 @@ final class ServerConvergenceTests: XCTestCase {
                 case (20..<48, let c?): try p.service.addMoney(childId: c.id, cents: cents)
                 case (48..<62, let c?): try p.service.takeMoney(childId: c.id, cents: cents)
                 case (62..<74, let c?): try p.service.undoLast(childId: c.id)
+                case (74..<78, let c?): try p.service.addPot(childId: c.id, name: "Pot \(step)")
+                case (78..<85, let c?):
+                    // A transfer between two pots of the child (its default pot among them).
+                    let pots = [LedgerService.defaultPot(of: c.id)] + (try p.store.pots(childId: c.id)).map(\.id)
+                    let ids = Array(Set(pots))
+                    if ids.count > 1 {
+                        let from = ids[Int.random(in: 0..<ids.count, using: &rng)]
+                        let to = ids.filter { $0 != from }[Int.random(in: 0..<(ids.count - 1), using: &rng)]
+                        try p.service.transfer(cents: cents, from: from, to: to)
+                    }
+                case (85..<88, let c?):
+                    let pots = [LedgerService.defaultPot(of: c.id)] + (try p.store.pots(childId: c.id)).map(\.id)
+                    try p.service.editPot(id: pots[Int.random(in: 0..<pots.count, using: &rng)], .init(name: "Renamed \(step)"))
                 default: _ = try? p.engine.sync()
                 }
             } catch ClientError.nothingToUndo {}
@@ -123,6 +136,26 @@ final class ServerConvergenceTests: XCTestCase {
             let reversed = try p.store.allTransactions().compactMap(\.reversesId)
             XCTAssertEqual(Set(reversed).count, reversed.count, "no transaction has two reversals")
             XCTAssertEqual(try p.service.status(), .synced, "phone \(i)")
+            let potShape: (PotRecord) -> [String] = { [$0.id, $0.childId, $0.name, String($0.archived)] }
+            XCTAssertEqual(try p.store.pots().map(potShape).sorted { $0.lexicographicallyPrecedes($1) },
+                           try owner.store.pots().map(potShape).sorted { $0.lexicographicallyPrecedes($1) }, "phone \(i): pots")
         }
+        // Every pot's balance on the server is the sum of its transactions on each phone, and
+        // a child's pots add up to its balance.
+        var potsSeen = 0
+        for child in try owner.store.children() {
+            let listed = try JSONValue.parse(try api.call("GET", "/v1/households/\(hh)/children/\(child.id)/pots?limit=1000").body)
+            let server = Dictionary(uniqueKeysWithValues: (listed["items"]?.arrayValue ?? []).map {
+                ($0["id"]!.stringValue!.lowercased(), $0["balanceCents"]!.intValue!)
+            })
+            potsSeen += server.count
+            XCTAssertEqual(server.values.reduce(0, +), serverBalances[child.id], "pots of \(child.id)")
+            for (i, p) in phones.enumerated() {
+                let local = try p.store.potBalances(childId: child.id, defaultPot: LedgerService.defaultPot(of: child.id))
+                for (pot, cents) in server { XCTAssertEqual(local[pot] ?? 0, cents, "phone \(i): pot \(pot)") }
+                XCTAssertEqual(Set(local.keys).subtracting(server.keys), [], "phone \(i): money in pots the server lacks")
+            }
+        }
+        XCTAssertGreaterThan(potsSeen, try owner.store.children().count, "no pot besides the default ones")
     }
 }

@@ -490,6 +490,68 @@ class LedgerStorageContractTests: XCTestCase {
         XCTAssertEqual(pages.flatMap { $0 }, devices.devices.map(\.tokenId))
     }
 
+    /// Pots: the default pot without a row, pots and their balances (sums of their
+    /// transactions), transactions naming pots, transfers whole or refused whole, deletion,
+    /// and pots in the feed.
+    func checkPotsAndTransfers() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let c2 = UUID().lowercased
+        _ = try write { try $0.createChild(household: h, account: owner, id: c2, name: "Bo", sortOrder: nil, now: now).isCreated }
+        let main = try XCTUnwrap(PotRecord.defaultId(child: c))
+        var listed = try storage.read { try $0.listPots(household: h, account: owner, child: c, after: nil, limit: 10) }
+        XCTAssertEqual(listed.items.map(\.id), [main])
+        XCTAssertEqual(listed.items.first?.changeTag, PotRecord.defaultChangeTag)
+        XCTAssertNil(try storage.read { try $0.pot(household: h, id: main) }, "the default pot has no row")
+
+        let save = UUID().lowercased
+        let made = try write { try $0.createPot(household: h, account: owner, PotDraft(id: save, childId: c, name: "Save", targetCents: 500,
+                                                                                      targetDate: LocalDate("2027-06-01")), now: now) }
+        XCTAssertTrue(made.created)
+        XCTAssertFalse(try write { try $0.createPot(household: h, account: owner, PotDraft(id: save, childId: c, name: "Save", targetCents: 500,
+                                                                                          targetDate: LocalDate("2027-06-01")), now: now) }.created)
+        expect(.potIdTaken(made.pot)) { try $0.createPot(household: h, account: owner, PotDraft(id: save, childId: c, name: "Give", targetCents: nil, targetDate: nil), now: now) }
+        var saved = Self.new(c, 300)
+        saved.potId = save
+        let t = saved
+        _ = try write { try $0.addTransaction(household: h, author: owner, t, now: now) }
+        _ = try write { try $0.addTransaction(household: h, author: owner, Self.new(c, 1000), now: now) }
+        var nowhere = Self.new(c, 1)
+        let unknown = UUID().lowercased
+        nowhere.potId = unknown
+        let toUnknown = nowhere
+        expect(.unknownPot(unknown)) { try $0.addTransaction(household: h, author: owner, toUnknown, now: now) }
+        nowhere.potId = PotRecord.defaultId(child: c2)
+        let toOther = nowhere
+        expect(.potOfAnotherChild(toOther.potId!)) { try $0.addTransaction(household: h, author: owner, toOther, now: now) }
+
+        let transfer = UUID()
+        let moved = try write { try $0.transfer(household: h, account: owner, child: c, id: transfer, from: main, to: save, amountCents: 200,
+                                                note: "", now: now) }
+        XCTAssertTrue(moved.created)
+        XCTAssertEqual(moved.balanceCents, 1300)
+        XCTAssertFalse(try write { try $0.transfer(household: h, account: owner, child: c, id: transfer, from: main, to: save, amountCents: 200,
+                                                   note: "", now: now) }.created)
+        // The second half refused: neither half stays.
+        expect(.unknownPot(unknown)) { try $0.transfer(household: h, account: owner, child: c, id: UUID(), from: main, to: unknown,
+                                                       amountCents: 5, note: "", now: now) }
+        listed = try storage.read { try $0.listPots(household: h, account: owner, child: c, after: nil, limit: 10) }
+        XCTAssertEqual(listed.items.map(\.balanceCents), [800, 500])
+        XCTAssertEqual(try storage.read { try $0.balance(household: h, child: c) }, 1300)
+        XCTAssertEqual(try storage.read { try $0.pot(household: h, id: save) }?.progressBasisPoints, 10_000)
+
+        expect(.potNotEmpty(balanceCents: 500)) { try $0.deletePot(household: h, account: owner, id: save, matches: { _ in true }, now: now) }
+        expect(.defaultPotDeletion) { try $0.deletePot(household: h, account: owner, id: main, matches: { _ in true }, now: now) }
+        _ = try write { try $0.transfer(household: h, account: owner, child: c, id: UUID(), from: save, to: main, amountCents: 500,
+                                        note: "", now: now) }
+        try write { try $0.deletePot(household: h, account: owner, id: save, matches: { _ in true }, now: now) }
+        XCTAssertEqual(try storage.read { try $0.pot(household: h, id: save) }?.deleted, true)
+        let page = try storage.read { try $0.feedPage(household: h, account: owner, since: nil, limit: 100) }
+        XCTAssertEqual(page.pots.map(\.id), [save])
+        XCTAssertEqual(page.pots.first?.deleted, true)
+        XCTAssertEqual(Set(page.transactions.compactMap(\.potId)), [save])
+    }
+
     func checkFeedPagesTokensAndSyncStatus() throws {
         let now = self.now
         let (owner, h, c) = try household()
@@ -559,6 +621,7 @@ final class SQLiteLedgerStorageTests: LedgerStorageContractTests {
     func testPushCountsTokensAndPolls() throws { try checkPushCountsTokensAndPolls() }
     func testBlocksAndInviterForInviteeQuota() throws { try checkBlocksAndInviterForInviteeQuota() }
     func testTokenCapAndPages() throws { try checkTokenCapAndPages() }
+    func testPotsAndTransfers() throws { try checkPotsAndTransfers() }
 
     /// SQLite's busy and full results leave the conformer as the domain's `busy` and
     /// `outOfSpace` (the HTTP edge knows no SQLite), from reads and from writes alike; other

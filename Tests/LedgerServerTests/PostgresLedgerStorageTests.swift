@@ -55,6 +55,7 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
     func testPushCountsTokensAndPolls() throws { try checkPushCountsTokensAndPolls() }
     func testBlocksAndInviterForInviteeQuota() throws { try checkBlocksAndInviterForInviteeQuota() }
     func testTokenCapAndPages() throws { try checkTokenCapAndPages() }
+    func testPotsAndTransfers() throws { try checkPotsAndTransfers() }
 
     func testCommitsReportTouchedHouseholdsAndRevokedTokens() throws {
         let now = self.now

@@ -126,6 +126,53 @@ final class PotTests: XCTestCase {
         XCTAssertEqual(s.call("GET", "/v1/households/\(h)/children/\(kid)/pots", token: stranger).status, 404)
     }
 
+    /// A child holds at most `maxPotsPerChild` pots besides its default pot; deleted ones do not count.
+    func testPotQuota() throws {
+        let s = try TestServer { c in c.maxPotsPerChild = 2 }
+        defer { s.stop() }
+        let (ownerId, owner) = s.signup("dad")
+        let h = s.household(owner), kid = s.child(owner, household: h)
+        func add(_ name: String) -> TestServer.Reply {
+            s.call("POST", "/v1/households/\(h)/children/\(kid)/pots", token: owner, json: .obj(["name": .string(name)]))
+        }
+        // Naming the default pot gives it a row, which does not count.
+        XCTAssertEqual(s.call("PATCH", "/v1/households/\(h)/pots/\(Self.defaultPot(kid))", token: owner, json: .obj(["name": "Spend"])).status, 200)
+        let first = add("A").json["id"]!.stringValue!
+        XCTAssertEqual(add("B").status, 201)
+        let over = add("C")
+        XCTAssertEqual(over.status, 409)
+        XCTAssertEqual(over.code, "too_many_pots")
+        XCTAssertEqual(over.json["limit"]?.intValue, 2)
+        let pushed = s.call("POST", "/v1/households/\(h)/changes", token: owner, json: .obj(["pots": .array([.obj([
+            "id": .string(SyncRecords.newId()), "childId": .string(kid), "name": "D", "archived": false,
+            "createdAt": "2026-12-01T07:00:00Z", "modifiedAt": "2026-12-01T07:00:00Z", "modifiedBy": .string(ownerId)])])]))
+        XCTAssertEqual(pushed.json["results"]?.arrayValue?.first?["code"]?.stringValue, "too_many_pots")
+        XCTAssertEqual(s.call("DELETE", "/v1/households/\(h)/pots/\(first)", token: owner).status, 204)
+        XCTAssertEqual(add("C").status, 201)
+    }
+
+    /// Lists are paged like the others: the default pot first, at most `limit` a page.
+    func testPotListsArePaged() throws {
+        let names = ["A", "B", "C"]
+        for n in names {
+            clock.set(Timestamp.format(ms: clock.now() + 1_000))
+            XCTAssertEqual(addPot(n).status, 201)
+        }
+        for limit in 1...4 {
+            var seen: [String] = [], cursor: String?
+            repeat {
+                let r = s.call("GET", "/v1/households/\(h)/children/\(kid)/pots?limit=\(limit)" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                               token: owner)
+                XCTAssertEqual(r.status, 200)
+                let items = r.json["items"]!.arrayValue!
+                XCTAssertLessThanOrEqual(items.count, limit)
+                seen += items.map { $0["name"]!.stringValue! }
+                cursor = r.json["nextCursor"]?.stringValue
+            } while cursor != nil && seen.count < 10
+            XCTAssertEqual(seen, ["Main"] + names, "limit \(limit)")
+        }
+    }
+
     func testTransactionsNameTheirPotAndBalancesAreSums() throws {
         let save = addPot("Save", extra: ["targetCents": 1000]).json["id"]!.stringValue!
         XCTAssertEqual(add(500).status, 201)
@@ -398,6 +445,25 @@ final class PotTests: XCTestCase {
         try s.execute("UPDATE transactions SET pot_id = ? WHERE id = ?", [.text(give), .text(tx)],
                       postgres: "UPDATE transactions SET pot_id = $1::uuid WHERE id = $2::uuid")
         XCTAssertEqual(try s.check().problems, ["pot: \(give) is deleted but holds 500"])
+    }
+
+    /// The owner's restore may push a pot in another member's name (marked as restored).
+    func testOwnerRestorePushesAMembersPot() throws {
+        let (dadId, dad) = s.signup("dad")
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/share", token: owner).status, 201)
+        let invitation = s.call("POST", "/v1/households/\(h)/share/participants", token: owner,
+                                json: .obj(["handle": "dad", "permission": "readWrite"])).json["invitationId"]!.stringValue!
+        XCTAssertEqual(s.call("POST", "/v1/invitations/\(invitation)/accept", token: dad).status, 200)
+        let pot: JSONValue = .obj(["id": .string(SyncRecords.newId()), "childId": .string(kid), "name": "Dad's", "archived": false,
+                                   "createdAt": "2026-12-01T07:00:00Z", "modifiedAt": "2026-12-01T07:00:00Z",
+                                   "modifiedBy": .string(dadId)])
+        let plain = s.call("POST", "/v1/households/\(h)/changes", token: owner, json: .obj(["pots": .array([pot])]))
+        XCTAssertEqual(plain.json["results"]?.arrayValue?.first?["code"]?.stringValue, "modified_by_mismatch")
+        let restored = s.call("POST", "/v1/households/\(h)/changes", token: owner,
+                              json: .obj(["pots": .array([pot]), "ownerRestore": true])).json["results"]?.arrayValue?.first
+        XCTAssertEqual(restored?["status"]?.stringValue, "saved")
+        XCTAssertEqual(restored?["restoredBy"]?.stringValue, ownerId)
+        XCTAssertEqual(pots().first { $0["name"]?.stringValue == "Dad's" }?["modifiedBy"]?.stringValue, dadId)
     }
 
     /// A device undoes an interest payment: the reversal repeats the payment's source.

@@ -155,11 +155,17 @@ final class TransactionKeysTests: XCTestCase {
             _ = try store.createHousehold(id: h, name: "Home", currency: "EUR", owner: owner.id, ifAbsentOnly: true, now: now)
             _ = try store.createChild(household: h, account: owner.id, id: c, name: "Kid", sortOrder: nil, now: now)
             let ids = (0..<20).map { _ in UUID().lowercased }
+            // Rows as version 7 wrote them (the storage's statements today name columns of later
+            // versions, such as a transaction's pot).
             for (i, id) in ids.enumerated() {
-                _ = try store.addTransaction(household: h, author: owner.id,
-                                             NewTransaction(id: id, childId: c, amountCents: Int64(i + 1), note: "", source: .api,
-                                                            createdAt: nil, reversesId: nil, clientChosenId: true), now: now)
+                try db.run("""
+                    INSERT INTO transactions (id, household_key, child_id, amount_cents, note, source, created_at, recorded_at,
+                                              author_account_id, reverses_id, seq, reversal_id)
+                    VALUES (?1, \(Schema.ledgerKey(2)), ?3, ?4, '', 'api', ?5, ?5, ?6, NULL, ?4, ?7)
+                    """, [.text(id), .text(h), .text(c), .integer(Int64(i + 1)), .integer(now), .text(owner.id),
+                          TransactionKeys.Key(reversalId: NewTransaction.reversalId(of: id)!).stored])
             }
+            try db.run("UPDATE children SET balance_cents = ? WHERE id = ?", [.integer(Int64((1...20).reduce(0, +))), .text(c)])
             let indexes = { try db.query("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'transactions'").map { $0.string(0) } }
             XCTAssertTrue(try indexes().contains("transactions_id"))
             XCTAssertEqual(try Migrator.migrate(db, Schema.migrations), Schema.migrations.map(\.version).filter { $0 > 7 })

@@ -51,11 +51,19 @@ extension LedgerReading {
         _ = try readAccess(household: household, caller: caller, child: childId)
         guard let c = try child(household: household, id: childId) else { throw LedgerStorageError.childNotFound }
         let defaultId = PotRecord.defaultId(child: c.id)
-        var page = try pots(household: household, child: childId, after: after, limit: limit)
-        page.items.removeAll { $0.id == defaultId }
-        if after == nil, let defaultId, let main = try livePot(household: household, id: defaultId) {
-            page.items.insert(main, at: 0)
+        guard after == nil, let defaultId, let main = try livePot(household: household, id: defaultId) else {
+            var page = try pots(household: household, child: childId, after: after, limit: limit)
+            page.items.removeAll { $0.id == defaultId }
+            return page
         }
+        // The first page: the default pot, then up to `limit - 1` others.
+        guard limit > 1 else {
+            let more = try !pots(household: household, child: childId, after: nil, limit: 2).items.allSatisfy { $0.id == defaultId }
+            return KeyedPage(items: [main], next: more ? PotRecord.beforeEveryPot : nil)
+        }
+        var page = try pots(household: household, child: childId, after: nil, limit: limit - 1)
+        page.items.removeAll { $0.id == defaultId }
+        page.items.insert(main, at: 0)
         return page
     }
 }
@@ -64,13 +72,14 @@ extension LedgerWriting {
     /// POST …/children/{childId}/pots: the same id with the same content is the same pot
     /// (answered as it is); a different one, or a deleted one, is a conflict. The child's
     /// default pot's id makes its row (naming it).
-    package func createPot(household: String, account: String, _ d: PotDraft, now: Int64) throws -> PotWrite {
+    /// `maxPots` (0: none) caps the child's pots besides its default pot.
+    package func createPot(household: String, account: String, _ d: PotDraft, maxPots: Int = 0, now: Int64) throws -> PotWrite {
         _ = try membership(household: household, account: account, need: .write)
-        return try insertNewPot(household: household, d, by: account, createdAt: now, modifiedAt: now)
+        return try insertNewPot(household: household, d, by: account, createdAt: now, modifiedAt: now, maxPots: maxPots)
     }
 
     private func insertNewPot(household: String, _ d: PotDraft, by account: String, createdAt: Int64,
-                              modifiedAt: Int64) throws -> PotWrite {
+                              modifiedAt: Int64, maxPots: Int) throws -> PotWrite {
         if let existing = try pot(household: household, id: d.id) {
             let asked = PotRecord(id: d.id, householdId: household, childId: d.childId, name: d.name, targetCents: d.targetCents,
                                   targetDate: d.targetDate, archived: d.archived, createdAt: createdAt, modifiedAt: modifiedAt,
@@ -84,6 +93,10 @@ extension LedgerWriting {
             for other in try children(household: household, includeArchived: true)
             where other.id != c.id && PotRecord.defaultId(child: other.id) == d.id {
                 throw LedgerStorageError.potIdTaken(PotRecord.defaultPot(of: other))
+            }
+            if maxPots > 0 {
+                let held = try pots(household: household, child: c.id, after: nil, limit: maxPots + 1).items
+                if held.filter({ !$0.isDefault }).count >= maxPots { throw LedgerStorageError.tooManyPots(limit: maxPots) }
             }
         }
         let seq = try nextSeq(household: household)
@@ -176,11 +189,11 @@ extension LedgerWriting {
     /// A pushed pot: a new id is created as pushed; the same content is unchanged; with the
     /// current base tag (none for a default pot without a row) the edit applies; otherwise a
     /// conflict with the server's record. The caller checked write access and attribution.
-    package func pushPot(household: String, _ r: PushBatch.PotItem) throws -> PushedPot {
+    package func pushPot(household: String, _ r: PushBatch.PotItem, maxPots: Int = 0) throws -> PushedPot {
         guard let current = try livePot(household: household, id: r.draft.id) else {
             if let tomb = try pot(household: household, id: r.draft.id) { return .conflict(tomb) }
             let w = try insertNewPot(household: household, r.draft, by: r.modifiedBy, createdAt: r.createdAt,
-                                     modifiedAt: r.modifiedAt)
+                                     modifiedAt: r.modifiedAt, maxPots: maxPots)
             return .saved(changeTag: w.pot.changeTag)
         }
         var asked = current

@@ -43,7 +43,7 @@ extension LedgerWriting {
     /// writes (`pushChild` within the `maxChildren` cap, `addTransaction`), and records the
     /// push. A record's refusal is its result and leaves the rest of the batch alone.
     package func push(_ batch: PushBatch, household: String, caller: Caller, maxChildren: Int, maxSchedules: Int = 0,
-                      now: Int64) throws -> [PushResult] {
+                      maxPots: Int = 0, now: Int64) throws -> [PushResult] {
         let m = try membership(household: household, account: caller.accountId, need: .write)
         // Attribution is the caller's: nobody writes in another member's name, except the
         // owner restoring the household from their device after the server went back in
@@ -93,22 +93,31 @@ extension LedgerWriting {
             switch item {
             case .invalid(let id, let code, let fields):
                 results.append(PushResult(kind: .pot, id: id, outcome: .invalid(code: code, fields: fields)))
-            case .valid(let record) where record.modifiedBy != caller.accountId:
-                results.append(PushResult(kind: .pot, id: record.draft.id, outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
             case .valid(let record):
+                // Another member's pot only in the owner's restore, as for children.
+                let restoring = record.modifiedBy != caller.accountId
+                if restoring, try !mayRestore(for: record.modifiedBy) {
+                    results.append(PushResult(kind: .pot, id: record.draft.id, outcome: .invalid(code: "modified_by_mismatch", fields: [:])))
+                    continue
+                }
                 let outcome: PushResult.Outcome
                 do {
-                    switch try pushPot(household: household, record) {
+                    switch try pushPot(household: household, record, maxPots: maxPots) {
                     case .saved(let tag): outcome = .saved(changeTag: tag)
                     case .unchanged(let tag): outcome = .unchanged(changeTag: tag)
                     case .conflict(let current): outcome = .potConflict(current)
                     }
                 } catch LedgerStorageError.potIdTaken(let existing) {
                     outcome = .potConflict(existing)
-                } catch let e as LedgerStorageError where e == .childNotFound {
+                } catch let e as LedgerStorageError where e == .childNotFound || e == .tooManyPots(limit: maxPots) {
                     outcome = .refused(e)
                 }
-                results.append(PushResult(kind: .pot, id: record.draft.id, outcome: outcome))
+                var result = PushResult(kind: .pot, id: record.draft.id, outcome: outcome)
+                if restoring, outcome.isSaved {
+                    try markRestored(household: household, kind: "pot", id: record.draft.id, by: caller.accountId, at: now)
+                    result.restoredBy = caller.accountId
+                }
+                results.append(result)
             }
         }
         // Requests before transactions: an approval writes its payment, so the payment a

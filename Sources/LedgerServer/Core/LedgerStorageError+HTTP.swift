@@ -81,6 +81,9 @@ extension LedgerStorageError {
         case .tooManySchedules(let limit):
             return APIError.quota("too_many_schedules", "A child may have at most \(limit) schedules; delete one first.",
                                   limit: limit)
+        case .tooManyPots(let limit):
+            return APIError.quota("too_many_pots", "A child may have at most \(limit) pots besides its default pot; delete one first.",
+                                  limit: limit)
         case .notShared: return APIError(404, "not_shared", "This household is not shared.")
         case .shareRequired: return APIError(409, "not_shared", "Share the household (POST …/share) before inviting parents.")
         case .cannotInviteSelf: return APIError(422, "cannot_invite_self", "You own this household; invite another parent.")

@@ -24,9 +24,9 @@ enum PotRoutes {
         guard let name = fields.name else { throw APIError.validation("name", "is required") }
         let draft = PotDraft(id: id, childId: childId, name: name, targetCents: fields.targetCents ?? nil,
                              targetDate: fields.targetDate ?? nil, archived: archived)
-        let services = ctx.services
+        let services = ctx.services, limit = services.configuration.maxPotsPerChild
         return ctx.write(household: household, { w in
-            try w.createPot(household: household, account: c.accountId, draft, now: services.now())
+            try w.createPot(household: household, account: c.accountId, draft, maxPots: limit, now: services.now())
         }, answer: { written in answer(written, status: written.created ? 201 : 200) })
     }
 

@@ -47,10 +47,10 @@ enum SyncRoutes {
         let services = ctx.services
         let batch = try PushBatch.parse(try ctx.body(), maxRecords: services.configuration.maxPushRecords, now: services.now())
         let maxChildren = services.configuration.maxChildrenPerHousehold
-        let maxSchedules = services.configuration.maxSchedulesPerChild
+        let maxSchedules = services.configuration.maxSchedulesPerChild, maxPots = services.configuration.maxPotsPerChild
         return ctx.write(household: household, { w in
             try w.push(batch, household: household, caller: c, maxChildren: maxChildren, maxSchedules: maxSchedules,
-                       now: services.now())
+                       maxPots: maxPots, now: services.now())
         }, answer: { results in
             RequestContext.jsonResponse(200, body: PushResult.answerBody(results))
         })
