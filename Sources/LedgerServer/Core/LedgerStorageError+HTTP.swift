@@ -34,6 +34,7 @@ extension LedgerStorageError {
         case .requestDecided(let current):
             return APIError(409, "request_decided", "This request was already \(current.status.rawValue); the first decision "
                             + "stands.", current: current.json)
+        case .unfilteredChildFeed: return .internal()
         case .requestNotApproved:
             return APIError(409, "request_not_approved", "This id is the payment of a request that is not approved; "
                             + "approve the request (POST …/requests/{requestId}/approve) to pay it.")
