@@ -34,6 +34,8 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case childIdTaken(String)
     /// A different schedule (or a deleted one) has this id; `existing` is it.
     case scheduleIdTaken(ScheduleRecord)
+    /// A record the caller may not see holds this id.
+    case idTaken(String)
     /// A different request has this id; `existing` is it.
     case requestIdTaken(RequestRecord)
     /// The request was already decided otherwise (the first decision stored is final); `current` is it.

@@ -28,6 +28,7 @@ extension LedgerStorageError {
         case .scheduleIdTaken(let existing):
             return APIError(409, "id_conflict", "A different schedule with id \(existing.id) already exists in this household.",
                             current: existing.json)
+        case .idTaken(let id): return APIError(409, "id_conflict", "The id \(id) is taken; choose another.")
         case .requestIdTaken(let existing):
             return APIError(409, "id_conflict", "A different request with id \(existing.id) already exists in this household.",
                             current: existing.json)
