@@ -20,6 +20,7 @@ final class RouterExecutionTests: XCTestCase {
             "GET /v1/households/{id}/entitlement", "GET /v1/households/{id}/entitlement/token",
             "POST /v1/app-store/notifications",
             "POST /v1/auth/{provider}", "GET /v1/me/identities", "POST /v1/me/identities",
+            "GET /v1/households/{id}/children/{childId}/changes",
         ])
         let queued = Set(declared.filter { $0.value == .queuedWrite }.keys)
         XCTAssertEqual(queued, [
@@ -31,6 +32,9 @@ final class RouterExecutionTests: XCTestCase {
             "DELETE /v1/households/{id}/schedules/{scheduleId}",
             "POST /v1/households/{id}/children/{childId}/pots", "PATCH /v1/households/{id}/pots/{potId}",
             "DELETE /v1/households/{id}/pots/{potId}", "POST /v1/households/{id}/children/{childId}/transfers",
+            "POST /v1/households/{id}/children/{childId}/devices", "DELETE /v1/households/{id}/children/{childId}/devices/{tokenId}",
+            "POST /v1/households/{id}/children/{childId}/requests", "POST /v1/households/{id}/requests/{requestId}/approve",
+            "POST /v1/households/{id}/requests/{requestId}/decline",
         ])
         XCTAssertEqual(declared["GET /v1/households/{id}/children"], .short)
     }
