@@ -20,6 +20,7 @@ final class RouterExecutionTests: XCTestCase {
             "GET /v1/households/{id}/entitlement", "GET /v1/households/{id}/entitlement/token",
             "POST /v1/app-store/notifications",
             "POST /v1/auth/{provider}", "GET /v1/me/identities", "POST /v1/me/identities",
+            "GET /v1/households/{id}/children/{childId}/changes",
         ])
         let queued = Set(declared.filter { $0.value == .queuedWrite }.keys)
         XCTAssertEqual(queued, [
@@ -29,6 +30,9 @@ final class RouterExecutionTests: XCTestCase {
             "POST /v1/households/{id}/children/{childId}/undo-last",
             "POST /v1/households/{id}/children/{childId}/schedules", "PATCH /v1/households/{id}/schedules/{scheduleId}",
             "DELETE /v1/households/{id}/schedules/{scheduleId}",
+            "POST /v1/households/{id}/children/{childId}/devices", "DELETE /v1/households/{id}/children/{childId}/devices/{tokenId}",
+            "POST /v1/households/{id}/children/{childId}/requests", "POST /v1/households/{id}/requests/{requestId}/approve",
+            "POST /v1/households/{id}/requests/{requestId}/decline",
         ])
         XCTAssertEqual(declared["GET /v1/households/{id}/children"], .short)
     }

@@ -73,6 +73,11 @@ final class ChangePull: @unchecked Sendable {
         var h = HTTPHeaders()
         h.set("Content-Type", "application/json; charset=utf-8")
         let response = HTTPResponse(status: 200, headers: h, body: page.body)
+        // A child's device is no member's device: sync status does not list it.
+        if caller.isChild {
+            ctx.respond(response)
+            return
+        }
         let token = caller.tokenId, household = household, seq = page.next.seq
         ctx.services.storage.write({ w in try w.recordPull(token: token, household: household, seq: seq, at: Timestamp.nowMs()) },
                                    completion: { [ctx] _ in ctx.respond(response) })
