@@ -34,12 +34,17 @@ package enum LedgerStorageError: Error, Sendable, Equatable {
     case childIdTaken(String)
     /// A different schedule (or a deleted one) has this id; `existing` is it.
     case scheduleIdTaken(ScheduleRecord)
+    /// A record the caller may not see holds this id.
+    case idTaken(String)
     /// A different request has this id; `existing` is it.
     case requestIdTaken(RequestRecord)
     /// The request was already decided otherwise (the first decision stored is final); `current` is it.
     case requestDecided(RequestRecord)
     /// The id is the payment of a request that is not approved: only its approval writes it.
     case requestNotApproved
+    /// The change feed holds a kind of record the child's feed does not filter (a fault of
+    /// the server: answered 500 rather than sent to a child's device unfiltered).
+    case unfilteredChildFeed
     /// A different transaction has this id; `existing` is it.
     case transactionIdTaken(LedgerTransaction)
     /// The id derived from an `Idempotency-Key` is held by a different transaction, `existing`.

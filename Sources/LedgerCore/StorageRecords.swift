@@ -270,8 +270,11 @@ package struct FeedChanges: Sendable {
     }
 
     /// Only what a child's device may see: that child, its transactions, schedules and
-    /// requests (the sequence values stay, so paging is the household feed's).
-    package mutating func keep(child: String) {
+    /// requests (the sequence values stay, so paging is the household feed's). False when
+    /// the changes hold a kind of record this does not filter (`count` counts more than the
+    /// four kinds): the child's feed then refuses to answer rather than send it unfiltered.
+    /// A new record kind in the feed must be filtered here.
+    package mutating func keep(child: String) -> Bool {
         func filter<T>(_ items: inout [T], _ seqs: inout [Int64], _ keep: (T) -> Bool) {
             var i = 0
             for j in items.indices where keep(items[j]) {
@@ -283,6 +286,7 @@ package struct FeedChanges: Sendable {
         filter(&transactions, &transactionSeqs) { $0.childId == child }
         filter(&schedules, &scheduleSeqs) { $0.childId == child }
         filter(&requests, &requestSeqs) { $0.childId == child }
+        return count == children.count + transactions.count + schedules.count + requests.count
     }
 }
 

@@ -173,6 +173,16 @@ final class ChildDeviceTests: XCTestCase {
             XCTAssertEqual(r.status, 403, "\(method) \(path): \(String(decoding: r.body, as: UTF8.self))")
             XCTAssertEqual(r.code, "read_only", "\(method) \(path)")
         }
+        // A request id of another child: taken, and nothing of it shown.
+        let bens = s.call("POST", "\(h)/children/\(f.ben)/requests", token: f.owner.token,
+                          json: .obj(["kind": "spend", "amountCents": 777, "note": "Ben's secret"]))
+        XCTAssertEqual(bens.status, 201)
+        let taken = s.call("POST", "\(h)/children/\(f.ada)/requests", token: t,
+                           json: .obj(["id": bens.json["id"]!, "kind": "spend", "amountCents": 777, "note": "Ben's secret"]))
+        XCTAssertEqual(taken.code, "id_conflict")
+        XCTAssertNil(taken.json["current"]?.objectValue)
+        XCTAssertFalse(String(decoding: taken.body, as: UTF8.self).contains("secret"))
+        XCTAssertFalse(String(decoding: taken.body, as: UTF8.self).contains(f.ben))
         // Another household's writes: 404, as for a non-member.
         let other = family("dad")
         XCTAssertEqual(s.call("POST", "/v1/households/\(other.household)/children/\(other.ada)/requests", token: t,

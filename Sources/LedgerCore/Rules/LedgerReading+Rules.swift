@@ -93,7 +93,7 @@ extension LedgerReading {
             return whole.mergedSeqs(limit: Int.max)
         }
         if let wholeCommit { records = wholeCommit } else { records.keep(through: endSeq) }
-        if let child { records.keep(child: child) }
+        if let child, !records.keep(child: child) { throw LedgerStorageError.unfilteredChildFeed }
         var page = FeedPage(household: h, membership: m, children: records.children, transactions: records.transactions,
                             next: SyncPosition(household: household, incarnation: head.incarnation, seq: endSeq,
                                                database: head.database, child: child),

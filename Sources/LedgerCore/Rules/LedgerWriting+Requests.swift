@@ -29,9 +29,9 @@ extension LedgerWriting {
             let asked = RequestRecord(id: id, householdId: household, childId: child, kind: kind, requestedCents: amountCents,
                                       note: note, createdBy: createdBy, createdByDevice: caller.tokenId, createdAt: now,
                                       modifiedAt: now, changeTag: "")
-            guard existing.sameRequest(as: asked), caller.maySee(child: existing.childId) else {
-                throw LedgerStorageError.requestIdTaken(existing)
-            }
+            // Another child's request is not shown to a child's device: the id is taken, no more.
+            guard caller.maySee(child: existing.childId) else { throw LedgerStorageError.idTaken(id) }
+            guard existing.sameRequest(as: asked) else { throw LedgerStorageError.requestIdTaken(existing) }
             return .existing(existing)
         }
         let seq = try nextSeq(household: household)

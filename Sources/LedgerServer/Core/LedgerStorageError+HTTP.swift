@@ -28,12 +28,14 @@ extension LedgerStorageError {
         case .scheduleIdTaken(let existing):
             return APIError(409, "id_conflict", "A different schedule with id \(existing.id) already exists in this household.",
                             current: existing.json)
+        case .idTaken(let id): return APIError(409, "id_conflict", "The id \(id) is taken; choose another.")
         case .requestIdTaken(let existing):
             return APIError(409, "id_conflict", "A different request with id \(existing.id) already exists in this household.",
                             current: existing.json)
         case .requestDecided(let current):
             return APIError(409, "request_decided", "This request was already \(current.status.rawValue); the first decision "
                             + "stands.", current: current.json)
+        case .unfilteredChildFeed: return .internal()
         case .requestNotApproved:
             return APIError(409, "request_not_approved", "This id is the payment of a request that is not approved; "
                             + "approve the request (POST …/requests/{requestId}/approve) to pay it.")
