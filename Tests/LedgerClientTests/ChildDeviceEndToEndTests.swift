@@ -260,21 +260,30 @@ final class ChildDeviceEndToEndTests: XCTestCase {
     func testRevokingTheDeviceSignsItOutEvenWhileItLongPolls() async throws {
         let (mum, _, ada, _) = try await family()
         let kid = try await kid("ada", of: ada, by: mum)
+        let tablet = try await self.kid("ada-tablet", of: ada, by: mum)
         let paired = try await mum.childDevices(of: ada)
-        let tokenId = try XCTUnwrap(paired.first?.id)
-        // The device keeps a long-poll open on its feed (automatic sync) when it is revoked.
-        await kid.startAutomaticSync()
+        XCTAssertEqual(paired.count, 2)
+        // One device waits on its feed (a long-poll of 30 s), the other runs automatic sync.
+        let poll = Task { try await kid.runSync(lane: .live, wait: 30) }
+        await tablet.startAutomaticSync()
         try await Task.sleep(nanoseconds: 500_000_000)
-        try await mum.revokeChildDevice(tokenId, of: ada)
+        for device in paired { try await mum.revokeChildDevice(device.id, of: ada) }
         let started = Date()
+        do {
+            _ = try await poll.value
+            XCTFail("the long-poll of a revoked device succeeded")
+        } catch LedgerError.unauthenticated {}
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the long-poll ends with the revocation")
         var status = await kid.status()
+        guard case .accountUnavailable = status else { return XCTFail("\(status)") }
+        status = await tablet.status()
         while Date().timeIntervalSince(started) < 10 {
             if case .accountUnavailable = status { break }
             try await Task.sleep(nanoseconds: 100_000_000)
-            status = await kid.status()
+            status = await tablet.status()
         }
-        guard case .accountUnavailable = status else { return XCTFail("still \(status) 10 s after the revocation") }
-        await kid.stopAutomaticSync()
+        guard case .accountUnavailable = status else { return XCTFail("automatic sync still \(status) after the revocation") }
+        await tablet.stopAutomaticSync()
         // Its requests stay on the device, and the parents see no device any more.
         _ = try await kid.request(.spend(cents: 100, note: "later"))
         do { try await kid.syncNow(); XCTFail("a revoked device synced") } catch LedgerError.unauthenticated {}

@@ -12,7 +12,10 @@ extension Ledger {
     /// token, and removed from the server on sign-out. Offline (or signed out) the
     /// registration waits for the next sync. Throws `.invalidInput` for a key that is not
     /// hex, and `.server` when the server refuses (`push_not_configured`: it has no gateway).
+    /// A device paired to a child is woken by no push (`.notAllowed`): its automatic sync's
+    /// long-poll brings the outcomes of its requests.
     public func registerForPush(appId: String, pushKey: String) async throws {
+        try refuseOnChildDevice()
         let key = pushKey.lowercased()
         guard (32...512).contains(key.utf8.count), key.utf8.count % 2 == 0,
               key.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
@@ -86,6 +89,7 @@ extension Ledger {
 
     /// `registerPushIfNeeded`, for paths where a failure must not fail what they did.
     func registerPushQuietly() async {
+        guard mode == .parent else { return }
         _ = try? await registerPushIfNeeded()
     }
 

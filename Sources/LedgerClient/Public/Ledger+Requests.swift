@@ -126,7 +126,6 @@ extension Ledger {
         await publish()
         // Offline, the next sync fetches the child's ledger.
         _ = try? await syncNow()
-        await registerPushQuietly()
         return .child(childId)
     }
 
