@@ -69,9 +69,8 @@ package final class ScheduleJob: Sendable {
     /// Pays what is due at `at` on the schedules `ids` of `household`, in one write.
     private func pay(_ household: String, _ ids: [String], at: Int64,
                      _ done: @escaping @Sendable (Result<Int, any Error>) -> Void) {
-        storage.write(household: household, { w in
-            try ids.reduce(0) { $0 + (try w.payDue(household: household, schedule: $1, now: at)) }
-        }, completion: done)
+        storage.write(household: household, { w in try w.payDue(household: household, schedules: ids, now: at) },
+                      completion: done)
     }
 
     /// One run at `now` (default: the clock): pays every schedule with a date due then, the

@@ -2,7 +2,10 @@
 // that all fall due in the same minute (00:00 in Europe/Zurich), paid by one run of the job
 // over a fresh SQLite database in a temporary folder (or PostgreSQL: KIDLEDGER_DATABASE_URL).
 // Prints the process's CPU time for the run — every thread: the job, the writer, the
-// completions — and its wall time. Run by bench/schedule-job.sh.
+// completions — and its wall time; over PostgreSQL also the CPU of the cluster's processes
+// (the postmaster named by KIDLEDGER_BENCH_PG_PID and its children: the backends serving
+// this process, the WAL writer, the checkpointer), read from /proc/<pid>/stat. Run by
+// bench/schedule-job.sh.
 import Foundation
 import LedgerCore
 import LedgerModel
@@ -14,6 +17,23 @@ func cpuSeconds() -> Double {
     getrusage(Int32(RUSAGE_SELF.rawValue), &usage)
     return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
+
+/// CPU seconds (user + system) of the postmaster `pid` and every process whose parent it is.
+func clusterCPUSeconds(_ pid: Int32) -> Double {
+    let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+    var total = 0.0
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+        guard let p = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(p)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { continue }
+        // After "pid (comm) ": state, ppid, …; utime and stime are fields 14 and 15.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let ppid = Int32(fields[1]), p == pid || ppid == pid,
+              let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+        total += (user + system) / tick
+    }
+    return total
+}
+let postmaster = ProcessInfo.processInfo.environment["KIDLEDGER_BENCH_PG_PID"].flatMap { Int32($0) }
 
 let n = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 20_000
 let perHousehold = 100
@@ -48,11 +68,16 @@ for _ in 0..<(n + perHousehold - 1) / perHousehold {
 }
 // A minute after midnight in Zurich: every schedule is due.
 now.withLock { $0 = Timestamp.parse("2027-01-04T23:01:00Z")! }
-let cpu = cpuSeconds(), wall = Date()
+let cpu = cpuSeconds(), pgCPU = postmaster.map(clusterCPUSeconds), wall = Date()
 let report = app.scheduleJob.run()
 let cpuUsed = cpuSeconds() - cpu, wallUsed = Date().timeIntervalSince(wall)
+let pgUsed = postmaster.map(clusterCPUSeconds).map { $0 - (pgCPU ?? 0) }
 let again = app.scheduleJob.run()
 app.stop()
 print(String(format: "schedule-job: %d schedules due, %d paid (%d failed; a second run paid %d); CPU %.3f s (%.1f µs each), wall %.3f s, %@",
              report.schedules, report.payments, report.failed, again.payments, cpuUsed,
              cpuUsed * 1e6 / Double(max(1, report.payments)), wallUsed, configuration.databaseURL == nil ? "SQLite" : "PostgreSQL"))
+if let pgUsed {
+    print(String(format: "schedule-job: PostgreSQL's processes %.3f s of CPU; server + PostgreSQL %.3f s (%.1f µs each)",
+                 pgUsed, cpuUsed + pgUsed, (cpuUsed + pgUsed) * 1e6 / Double(max(1, report.payments))))
+}
