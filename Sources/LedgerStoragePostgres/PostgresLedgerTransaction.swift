@@ -538,20 +538,25 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     /// A PostgreSQL array literal of `items` (NULL for nil), each element quoted.
     static func arrayLiteral(_ items: [String?]) -> String {
-        var out = "{"
-        out.reserveCapacity(items.count * 40)
+        var size = 2
+        for item in items { size += (item?.utf8.count ?? 4) + 3 }
+        var out: [UInt8] = []
+        out.reserveCapacity(size + 16)
+        out.append(UInt8(ascii: "{"))
         for (i, item) in items.enumerated() {
-            if i > 0 { out.append(",") }
-            guard let item else { out.append("NULL"); continue }
-            out.append("\"")
-            for c in item.unicodeScalars {
-                if c == "\"" || c == "\\" { out.unicodeScalars.append("\\") }
-                out.unicodeScalars.append(c)
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            guard var item else { out.append(contentsOf: "NULL".utf8); continue }
+            out.append(UInt8(ascii: "\""))
+            item.withUTF8 { bytes in
+                for b in bytes {
+                    if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+                    out.append(b)
+                }
             }
-            out.append("\"")
+            out.append(UInt8(ascii: "\""))
         }
-        out.append("}")
-        return out
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func arrayLiteral(_ items: [String]) -> String { arrayLiteral(items.map { Optional($0) }) }

@@ -68,6 +68,11 @@ for _ in 0..<(n + perHousehold - 1) / perHousehold {
 }
 // A minute after midnight in Zurich: every schedule is due.
 now.withLock { $0 = Timestamp.parse("2027-01-04T23:01:00Z")! }
+// KIDLEDGER_BENCH_SIGNAL=1: says on stderr when the run starts (a profiler may attach then).
+if ProcessInfo.processInfo.environment["KIDLEDGER_BENCH_SIGNAL"] == "1" {
+    FileHandle.standardError.write("schedule-job: run starts\n".data(using: .utf8)!)
+    Thread.sleep(forTimeInterval: 0.5)
+}
 let cpu = cpuSeconds(), pgCPU = postmaster.map(clusterCPUSeconds), wall = Date()
 let report = app.scheduleJob.run()
 let cpuUsed = cpuSeconds() - cpu, wallUsed = Date().timeIntervalSince(wall)
