@@ -23,8 +23,17 @@ package final class ScheduleJob: Sendable {
 
     /// Schedules read per query.
     static let batch = 1000
-    /// Writes in flight at once.
-    static let inFlight = 256
+    /// Most schedules paid by one write (a household's due schedules in writes of up to
+    /// this many): a request's write that queues behind one of the job's waits for little.
+    static let perWrite = 50
+    /// The share of the time the job's writes may take: after a write that took `d`
+    /// seconds (from its submission to its durable answer) the job waits
+    /// `d × (1 / share − 1)` before the next, so requests' writes find the writer (SQLite)
+    /// or the committers (PostgreSQL) free most of the time. A catch-up of 20,000 schedules
+    /// then spreads over a few seconds of its minute instead of taking the writer whole.
+    static let share = 0.25
+    /// The longest pause between two of the job's writes.
+    static let longestPause = 0.05
 
     private let storage: any LedgerStorage
     private let clock: @Sendable () -> Int64
@@ -73,6 +82,31 @@ package final class ScheduleJob: Sendable {
                       completion: done)
     }
 
+    /// Pays `ids` of `household` in one write and waits for its answer; when it fails,
+    /// each schedule in a write of its own. Returns the payments written and the schedules
+    /// whose write failed.
+    private func payNow(_ household: String, _ ids: [String], at: Int64) -> (paid: Int, failed: Int) {
+        let outcome = Mutex<(paid: Int, failed: Int)>((0, 0))
+        let done = DispatchSemaphore(value: 0)
+        pay(household, ids, at: at) { result in
+            switch result {
+            case .success(let n): outcome.withLock { $0.paid += n }
+            case .failure: outcome.withLock { $0.failed = -1 }
+            }
+            done.signal()
+        }
+        done.wait()
+        guard outcome.withLock({ $0.failed }) < 0 else { return outcome.withLock { $0 } }
+        if ids.count == 1 { return (0, 1) }
+        var total = (paid: 0, failed: 0)
+        for id in ids {
+            let one = payNow(household, [id], at: at)
+            total.paid += one.paid
+            total.failed += one.failed
+        }
+        return total
+    }
+
     /// One run at `now` (default: the clock): pays every schedule with a date due then, the
     /// longest due first, and waits until every write is durable.
     @discardableResult
@@ -91,39 +125,28 @@ package final class ScheduleJob: Sendable {
             let fresh = due.filter { seen.insert($0).inserted }
             if fresh.isEmpty { break }
             report.schedules += fresh.count
-            // One write per household (its schedules paid together: one lock, one slot in
-            // a group commit); a household whose write fails is tried again schedule by
-            // schedule, so one bad schedule holds back no other.
+            // One write per household (its schedules paid together, up to `perWrite`: one
+            // lock, one commit), one write at a time, paced (`share`); a write that fails is
+            // tried again schedule by schedule, so one bad schedule holds back no other.
             var byHousehold: [String: [String]] = [:]
             for s in fresh { byHousehold[s.householdId, default: []].append(s.id) }
-            let group = DispatchGroup(), slots = DispatchSemaphore(value: ScheduleJob.inFlight)
-            // In random order: processes running the job at once mostly take different
-            // households, and one that comes second to a household finds it settled.
-            for (household, ids) in byHousehold.shuffled() {
-                slots.wait()
-                group.enter()
-                pay(household, ids, at: at) { result in
-                    switch result {
-                    case .success(let n): paid.add(n, ordering: .relaxed); slots.signal(); group.leave()
-                    case .failure where ids.count > 1:
-                        let each = DispatchGroup()
-                        for id in ids {
-                            each.enter()
-                            self.pay(household, [id], at: at) { one in
-                                switch one {
-                                case .success(let n): paid.add(n, ordering: .relaxed)
-                                case .failure: failed.add(1, ordering: .relaxed)
-                                }
-                                each.leave()
-                            }
-                        }
-                        each.notify(queue: .global()) { slots.signal(); group.leave() }
-                    case .failure:
-                        failed.add(1, ordering: .relaxed); slots.signal(); group.leave()
-                    }
+            var writes: [(household: String, ids: [String])] = []
+            for (household, ids) in byHousehold {
+                for start in stride(from: 0, to: ids.count, by: ScheduleJob.perWrite) {
+                    writes.append((household, Array(ids[start..<min(ids.count, start + ScheduleJob.perWrite)])))
                 }
             }
-            group.wait()
+            // In random order: processes running the job at once mostly take different
+            // households, and one that comes second to a household finds it settled.
+            for (household, ids) in writes.shuffled() {
+                let started = DispatchTime.now().uptimeNanoseconds
+                let (n, failures) = payNow(household, ids, at: at)
+                paid.add(n, ordering: .relaxed)
+                failed.add(failures, ordering: .relaxed)
+                let took = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                let pause = min(ScheduleJob.longestPause, took * (1 / ScheduleJob.share - 1))
+                if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+            }
             if due.count < ScheduleJob.batch { break }
         }
         report.payments = paid.load(ordering: .relaxed)

@@ -49,8 +49,9 @@ let app = try LedgerApp(configuration: configuration)
 try app.start()
 let storage = app.storage
 let created = now.withLock { $0 }
-let account = try storage.writeAndWait { w in
-    try w.createAccount(handle: "bench-" + UUID().lowercased.prefix(8), displayName: "Bench", deviceName: "bench", now: created).0.id
+let (account, token) = try storage.writeAndWait { w in
+    let (a, t) = try w.createAccount(handle: "bench-" + UUID().lowercased.prefix(8), displayName: "Bench", deviceName: "bench", now: created)
+    return (a.id, t.secret)
 }
 let terms = ScheduleTerms(firstDate: LocalDate("2027-01-05")!, cadence: .weekly,
                           timeZone: try ScheduleTimeZone(identifier: "Europe/Zurich"))
@@ -66,6 +67,43 @@ for _ in 0..<(n + perHousehold - 1) / perHousehold {
         }
     }
 }
+
+if CommandLine.arguments.contains("--serve") {
+    // Serves HTTP on a loopback port with the schedules in place, for a load beside the
+    // job (bench/schedule-job-writes.py): prints `ready PORT HOUSEHOLD CHILD TOKEN` (a
+    // household of its own for the writes), then answers lines on stdin:
+    //   job due | job none   runs the job a minute after the schedules' midnight (all due),
+    //                        or at the seeding's time (nothing due); prints
+    //                        `job PAYMENTS CPU WALL` (this process's CPU during the run)
+    //   cpu                  prints `cpu PROCESS CLUSTER` (CPU seconds so far; the cluster's
+    //                        0 without KIDLEDGER_BENCH_PG_PID)
+    //   quit
+    let (h, kid) = (UUID().lowercased, UUID().lowercased)
+    try storage.writeAndWait { w in
+        _ = try w.createHousehold(id: h, name: "Writes", currency: "EUR", owner: account, ifAbsentOnly: true, now: created)
+        _ = try w.createChild(household: h, account: account, id: kid, name: "Kid", sortOrder: nil, now: created)
+    }
+    func say(_ line: String) { FileHandle.standardOutput.write((line + "\n").data(using: .utf8)!) }
+    say("ready \(app.port) \(h) \(kid) \(token)")
+    while let line = readLine() {
+        let words = line.split(separator: " ")
+        switch words.first {
+        case "job":
+            if words.dropFirst().first == "due" { now.withLock { $0 = Timestamp.parse("2027-01-04T23:01:00Z")! } }
+            let cpu = cpuSeconds(), wall = Date()
+            let report = app.scheduleJob.run()
+            say(String(format: "job %d %.3f %.3f", report.payments, cpuSeconds() - cpu, Date().timeIntervalSince(wall)))
+        case "cpu":
+            say(String(format: "cpu %.3f %.3f", cpuSeconds(), postmaster.map(clusterCPUSeconds) ?? 0))
+        default:
+            app.stop()
+            exit(0)
+        }
+    }
+    app.stop()
+    exit(0)
+}
+
 // A minute after midnight in Zurich: every schedule is due.
 now.withLock { $0 = Timestamp.parse("2027-01-04T23:01:00Z")! }
 // KIDLEDGER_BENCH_SIGNAL=1: says on stderr when the run starts (a profiler may attach then).
