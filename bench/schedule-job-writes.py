@@ -16,6 +16,7 @@ Usage: schedule-job-writes.py BENCH_BIN [--schedules 20000] [--rate 200] [--seco
        [--job-at 5] [--pairs 2] [--connections 16] [--reset 'shell command']
 """
 import argparse
+import collections
 import json
 import selectors
 import socket
@@ -46,12 +47,14 @@ def pct(values, p):
 def load(port, hh, child, token, job):
     """Paced POSTs for args.seconds; calls job() once at args.job_at (its (start, end, line))."""
     sel = selectors.DefaultSelector()
-    free = []
-    for i in range(args.connections):
+
+    def connect():
         s = socket.create_connection(("127.0.0.1", port))
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         s.setblocking(False)
-        free.append(s)
+        return s
+    # Taken in turn (oldest free first): every connection stays in use, none idles out.
+    free = collections.deque(connect() for _ in range(args.connections))
     state = {}  # socket -> [due time, buffer]
     interval = 1 / args.rate
     total = int(args.seconds * args.rate)
@@ -75,7 +78,7 @@ def load(port, hh, child, token, job):
             job_thread = threading.Thread(target=run_job)
             job_thread.start()
         while sent < total and start + sent * interval <= now and free:
-            s = free.pop()
+            s = free.popleft()
             due = start + sent * interval
             body = '{"amountCents":1,"note":"load"}'
             s.send((f"POST /v1/households/{hh}/children/{child}/transactions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
@@ -89,7 +92,13 @@ def load(port, hh, child, token, job):
             s = key.fileobj
             chunk = s.recv(65536)
             if not chunk:
-                raise SystemExit("the server closed a connection")
+                # Closed by the server: the request counts as failed, a new connection replaces it.
+                failures += 1
+                sel.unregister(s)
+                del state[s]
+                s.close()
+                free.append(connect())
+                continue
             st = state[s]
             st[1] += chunk
             head, sep, rest = st[1].partition(b"\r\n\r\n")

@@ -4,9 +4,11 @@ import LedgerCore
 import LedgerModel
 import Synchronization
 
-/// The job that pays due schedules: once at start, then every `interval` seconds. Each
-/// schedule is paid by a write of its own through the storage seam (`payDue`), like any
-/// request's: its commit wakes the household's long-polls and goes out in the change feed.
+/// The job that pays due schedules: once at start, then every `interval` seconds. A
+/// household's due schedules are paid by a write of their own through the storage seam
+/// (`payDue(household:schedules:now:)`), like any request's: its commit wakes the
+/// household's long-polls and goes out in the change feed. One write at a time, paced
+/// (`Pacing`), so requests' writes are served beside a catch-up.
 /// Several processes may run it over one PostgreSQL: a write locks its household first,
 /// so a second payer finds the dates settled, and a payment's deterministic id makes any
 /// write of it after the first a no-op.
@@ -23,17 +25,28 @@ package final class ScheduleJob: Sendable {
 
     /// Schedules read per query.
     static let batch = 1000
-    /// Most schedules paid by one write (a household's due schedules in writes of up to
-    /// this many): a request's write that queues behind one of the job's waits for little.
-    static let perWrite = 50
-    /// The share of the time the job's writes may take: after a write that took `d`
-    /// seconds (from its submission to its durable answer) the job waits
-    /// `d × (1 / share − 1)` before the next, so requests' writes find the writer (SQLite)
-    /// or the committers (PostgreSQL) free most of the time. A catch-up of 20,000 schedules
-    /// then spreads over a few seconds of its minute instead of taking the writer whole.
-    static let share = 0.25
-    /// The longest pause between two of the job's writes.
-    static let longestPause = 0.05
+    /// How the job shares the writer (SQLite) or the committers (PostgreSQL) with requests.
+    package struct Pacing: Sendable, Equatable {
+        /// Most schedules paid by one write (a household's due schedules in writes of up to
+        /// this many): a request's write that queues behind one of the job's waits for little.
+        package var perWrite = 100
+        /// The share of the time the job's writes may take: after a write that took `d`
+        /// seconds (from its submission to its durable answer) the job waits
+        /// `d × (1 / share − 1)` before the next, so requests' writes find the writer free
+        /// most of the time. 1: no pause.
+        package var share = 0.5
+        /// The longest pause between two of the job's writes.
+        package var longestPause = 0.05
+
+        package init() {}
+    }
+
+    private let pacingState = Mutex(Pacing())
+    /// The pacing of the runs that start from now on.
+    package var pacing: Pacing {
+        get { pacingState.withLock { $0 } }
+        set { pacingState.withLock { $0 = newValue } }
+    }
 
     private let storage: any LedgerStorage
     private let clock: @Sendable () -> Int64
@@ -112,6 +125,7 @@ package final class ScheduleJob: Sendable {
     @discardableResult
     package func run(now: Int64? = nil) -> Report {
         let at = now ?? clock()
+        let pacing = self.pacing
         var report = Report()
         var seen = Set<DueSchedule>()
         let paid = Atomic<Int>(0), failed = Atomic<Int>(0)
@@ -125,15 +139,15 @@ package final class ScheduleJob: Sendable {
             let fresh = due.filter { seen.insert($0).inserted }
             if fresh.isEmpty { break }
             report.schedules += fresh.count
-            // One write per household (its schedules paid together, up to `perWrite`: one
-            // lock, one commit), one write at a time, paced (`share`); a write that fails is
+            // One write per household (its schedules paid together, up to `pacing.perWrite`: one
+            // lock, one commit), one write at a time, paced (`pacing.share`); a write that fails is
             // tried again schedule by schedule, so one bad schedule holds back no other.
             var byHousehold: [String: [String]] = [:]
             for s in fresh { byHousehold[s.householdId, default: []].append(s.id) }
             var writes: [(household: String, ids: [String])] = []
             for (household, ids) in byHousehold {
-                for start in stride(from: 0, to: ids.count, by: ScheduleJob.perWrite) {
-                    writes.append((household, Array(ids[start..<min(ids.count, start + ScheduleJob.perWrite)])))
+                for start in stride(from: 0, to: ids.count, by: max(1, pacing.perWrite)) {
+                    writes.append((household, Array(ids[start..<min(ids.count, start + max(1, pacing.perWrite))])))
                 }
             }
             // In random order: processes running the job at once mostly take different
@@ -144,7 +158,7 @@ package final class ScheduleJob: Sendable {
                 paid.add(n, ordering: .relaxed)
                 failed.add(failures, ordering: .relaxed)
                 let took = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                let pause = min(ScheduleJob.longestPause, took * (1 / ScheduleJob.share - 1))
+                let pause = min(pacing.longestPause, took * (1 / pacing.share - 1))
                 if pause > 0 { Thread.sleep(forTimeInterval: pause) }
             }
             if due.count < ScheduleJob.batch { break }

@@ -46,6 +46,10 @@ configuration.scheduleJobInterval = 0
 configuration.clock = { now.withLock { $0 } }
 configuration.databaseURL = ProcessInfo.processInfo.environment["KIDLEDGER_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
 let app = try LedgerApp(configuration: configuration)
+// KIDLEDGER_BENCH_PER_WRITE, KIDLEDGER_BENCH_SHARE: the job's pacing (ScheduleJob.Pacing).
+let environment = ProcessInfo.processInfo.environment
+if let v = environment["KIDLEDGER_BENCH_PER_WRITE"].flatMap(Int.init) { app.scheduleJob.pacing.perWrite = v }
+if let v = environment["KIDLEDGER_BENCH_SHARE"].flatMap(Double.init) { app.scheduleJob.pacing.share = v }
 try app.start()
 let storage = app.storage
 let created = now.withLock { $0 }
