@@ -7,8 +7,8 @@ charged for the requests waiting behind it), and at JOB_AT seconds runs the job:
 schedule due ("due") or with none due ("none", the same database and load). Runs alternate
 none/due, PAIRS pairs, each over a fresh database (the caller's RESET command between runs).
 
-Prints, per run: the writes' latency percentiles over the whole load and over the job's
-run, the server process's CPU per write (its CPU over the load ÷ writes; in "due" runs it
+Prints, per run: the writes' latency percentiles over the whole load, over the job's run
+(job_*) and over the rest of the run (rest_*: the control, as the machine's other load moves), the server process's CPU per write (its CPU over the load ÷ writes; in "due" runs it
 includes the job's), the job's payments, CPU and wall time; then the medians of each kind
 and the slow-down (due ÷ none − 1).
 
@@ -151,10 +151,14 @@ def one(kind):
     all_ms = [l * 1000 for _, l in lat]
     js, je, line = job
     during = [l * 1000 for due, l in lat if js <= due <= je]
+    # The same run outside the job's window (a second after it left out): a control that
+    # moves with the machine's other load.
+    rest = [l * 1000 for due, l in lat if due < js or due > je + 1]
     r = {"kind": kind, "writes": len(lat), "failures": failures, "rate": len(lat) / elapsed,
          "p50": pct(all_ms, 50), "p90": pct(all_ms, 90), "p99": pct(all_ms, 99), "max": max(all_ms),
          "mean": statistics.mean(all_ms),
-         "job_p50": pct(during, 50), "job_p99": pct(during, 99), "job_writes": len(during),
+         "job_p50": pct(during, 50), "job_p99": pct(during, 99), "job_mean": statistics.mean(during) if during else float("nan"),
+         "job_writes": len(during), "rest_p50": pct(rest, 50), "rest_mean": statistics.mean(rest),
          "cpu_per_write_us": cpu / len(lat) * 1e6, "server_cpu": cpu, "pg_cpu": pg,
          "payments": int(line[1]), "job_cpu": float(line[2]), "job_wall": float(line[3])}
     print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}), flush=True)
@@ -170,4 +174,6 @@ for key in ["mean", "p50", "p90", "p99", "cpu_per_write_us", "server_cpu", "pg_c
     a = statistics.median(r[key] for r in runs if r["kind"] == "none")
     b = statistics.median(r[key] for r in runs if r["kind"] == "due")
     summary[key] = {"none": round(a, 3), "due": round(b, 3), "slowdown_pct": round((b / a - 1) * 100, 1) if a else None}
+during = [r["job_mean"] / r["rest_mean"] for r in runs if r["kind"] == "due" and r["job_writes"]]
+summary["due_job_mean_vs_rest_mean"] = [round(x, 3) for x in during]
 print(json.dumps({"summary": summary}), flush=True)
