@@ -149,6 +149,9 @@ package protocol LedgerReading: AccountAccessReading, ChildDeviceReading {
     // MARK: schedules
     /// The schedule `id`, a deleted one included.
     func schedule(household: String, id: String) throws -> ScheduleRecord?
+    /// The schedules of `ids` that exist (deleted ones included), in any order: the job's
+    /// read of a household's due schedules, one statement where the backend can.
+    func schedules(household: String, ids: [String]) throws -> [ScheduleRecord]
     /// The child's schedules that are not deleted, by creation time then id, after `after`.
     func schedules(household: String, child: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<ScheduleRecord, TimeAndIdPosition>
     /// How many schedules the child has that are not deleted.
@@ -241,9 +244,16 @@ extension LedgerReading {
     }
 }
 
+extension LedgerReading {
+    package func schedules(household: String, ids: [String]) throws -> [ScheduleRecord] {
+        try ids.compactMap { try schedule(household: household, id: $0) }
+    }
+}
+
 extension LedgerWriting {
     package func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool { false }
     package func insertsBeforeLookup(household: String) -> Bool { false }
+    package func expectNewTransactions(household: String, ids: [String]) throws {}
 }
 
 /// What a write body may do, on top of reading. Callers go through the rules in
@@ -291,6 +301,13 @@ package protocol LedgerWriting: LedgerReading, AccountAccessWriting, ChildDevice
     /// Whether a new transaction of `household` should try `insertTransactionIfAbsent`
     /// before anything is looked up (false: look it up first; the default).
     func insertsBeforeLookup(household: String) -> Bool
+    /// Says that this write is about to add transactions with these ids to `household`
+    /// (the job's payments): a backend whose every lookup is a round trip may look them all
+    /// up now, in one statement, and answer the lookups of `addTransaction` that follow for
+    /// ids found free (no transaction holds them as its id or its reserved reversal id)
+    /// without a statement each, while it holds the household's lock. A hint: the default
+    /// does nothing.
+    func expectNewTransactions(household: String, ids: [String]) throws
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws
     func setBalance(household: String, child: String, cents: Int64) throws
 

@@ -4,9 +4,11 @@ import LedgerCore
 import LedgerModel
 import Synchronization
 
-/// The job that pays due schedules: once at start, then every `interval` seconds. Each
-/// schedule is paid by a write of its own through the storage seam (`payDue`), like any
-/// request's: its commit wakes the household's long-polls and goes out in the change feed.
+/// The job that pays due schedules: once at start, then every `interval` seconds. A
+/// household's due schedules are paid by a write of their own through the storage seam
+/// (`payDue(household:schedules:now:)`), like any request's: its commit wakes the
+/// household's long-polls and goes out in the change feed. One write at a time, paced
+/// (`Pacing`), so requests' writes are served beside a catch-up.
 /// Several processes may run it over one PostgreSQL: a write locks its household first,
 /// so a second payer finds the dates settled, and a payment's deterministic id makes any
 /// write of it after the first a no-op.
@@ -23,8 +25,28 @@ package final class ScheduleJob: Sendable {
 
     /// Schedules read per query.
     static let batch = 1000
-    /// Writes in flight at once.
-    static let inFlight = 256
+    /// How the job shares the writer (SQLite) or the committers (PostgreSQL) with requests.
+    package struct Pacing: Sendable, Equatable {
+        /// Most schedules paid by one write (a household's due schedules in writes of up to
+        /// this many): a request's write that queues behind one of the job's waits for little.
+        package var perWrite = 100
+        /// The share of the time the job's writes may take: after a write that took `d`
+        /// seconds (from its submission to its durable answer) the job waits
+        /// `d × (1 / share − 1)` before the next, so requests' writes find the writer free
+        /// most of the time. 1: no pause.
+        package var share = 0.5
+        /// The longest pause between two of the job's writes.
+        package var longestPause = 0.05
+
+        package init() {}
+    }
+
+    private let pacingState = Mutex(Pacing())
+    /// The pacing of the runs that start from now on.
+    package var pacing: Pacing {
+        get { pacingState.withLock { $0 } }
+        set { pacingState.withLock { $0 = newValue } }
+    }
 
     private let storage: any LedgerStorage
     private let clock: @Sendable () -> Int64
@@ -69,9 +91,35 @@ package final class ScheduleJob: Sendable {
     /// Pays what is due at `at` on the schedules `ids` of `household`, in one write.
     private func pay(_ household: String, _ ids: [String], at: Int64,
                      _ done: @escaping @Sendable (Result<Int, any Error>) -> Void) {
-        storage.write(household: household, { w in
-            try ids.reduce(0) { $0 + (try w.payDue(household: household, schedule: $1, now: at)) }
-        }, completion: done)
+        // A transaction of its own (a write that names no household: over PostgreSQL on a
+        // worker, not a committer): a request's write never waits in a group commit's
+        // batch behind the job's many payments. It still locks `household` first.
+        storage.write({ w in try w.payDue(household: household, schedules: ids, now: at) }, completion: done)
+    }
+
+    /// Pays `ids` of `household` in one write and waits for its answer; when it fails,
+    /// each schedule in a write of its own. Returns the payments written and the schedules
+    /// whose write failed.
+    private func payNow(_ household: String, _ ids: [String], at: Int64) -> (paid: Int, failed: Int) {
+        let outcome = Mutex<(paid: Int, failed: Int)>((0, 0))
+        let done = DispatchSemaphore(value: 0)
+        pay(household, ids, at: at) { result in
+            switch result {
+            case .success(let n): outcome.withLock { $0.paid += n }
+            case .failure: outcome.withLock { $0.failed = -1 }
+            }
+            done.signal()
+        }
+        done.wait()
+        guard outcome.withLock({ $0.failed }) < 0 else { return outcome.withLock { $0 } }
+        if ids.count == 1 { return (0, 1) }
+        var total = (paid: 0, failed: 0)
+        for id in ids {
+            let one = payNow(household, [id], at: at)
+            total.paid += one.paid
+            total.failed += one.failed
+        }
+        return total
     }
 
     /// One run at `now` (default: the clock): pays every schedule with a date due then, the
@@ -79,6 +127,7 @@ package final class ScheduleJob: Sendable {
     @discardableResult
     package func run(now: Int64? = nil) -> Report {
         let at = now ?? clock()
+        let pacing = self.pacing
         var report = Report()
         var seen = Set<DueSchedule>()
         let paid = Atomic<Int>(0), failed = Atomic<Int>(0)
@@ -92,39 +141,28 @@ package final class ScheduleJob: Sendable {
             let fresh = due.filter { seen.insert($0).inserted }
             if fresh.isEmpty { break }
             report.schedules += fresh.count
-            // One write per household (its schedules paid together: one lock, one slot in
-            // a group commit); a household whose write fails is tried again schedule by
-            // schedule, so one bad schedule holds back no other.
+            // One write per household (its schedules paid together, up to `pacing.perWrite`: one
+            // lock, one commit), one write at a time, paced (`pacing.share`); a write that fails is
+            // tried again schedule by schedule, so one bad schedule holds back no other.
             var byHousehold: [String: [String]] = [:]
             for s in fresh { byHousehold[s.householdId, default: []].append(s.id) }
-            let group = DispatchGroup(), slots = DispatchSemaphore(value: ScheduleJob.inFlight)
-            // In random order: processes running the job at once mostly take different
-            // households, and one that comes second to a household finds it settled.
-            for (household, ids) in byHousehold.shuffled() {
-                slots.wait()
-                group.enter()
-                pay(household, ids, at: at) { result in
-                    switch result {
-                    case .success(let n): paid.add(n, ordering: .relaxed); slots.signal(); group.leave()
-                    case .failure where ids.count > 1:
-                        let each = DispatchGroup()
-                        for id in ids {
-                            each.enter()
-                            self.pay(household, [id], at: at) { one in
-                                switch one {
-                                case .success(let n): paid.add(n, ordering: .relaxed)
-                                case .failure: failed.add(1, ordering: .relaxed)
-                                }
-                                each.leave()
-                            }
-                        }
-                        each.notify(queue: .global()) { slots.signal(); group.leave() }
-                    case .failure:
-                        failed.add(1, ordering: .relaxed); slots.signal(); group.leave()
-                    }
+            var writes: [(household: String, ids: [String])] = []
+            for (household, ids) in byHousehold {
+                for start in stride(from: 0, to: ids.count, by: max(1, pacing.perWrite)) {
+                    writes.append((household, Array(ids[start..<min(ids.count, start + max(1, pacing.perWrite))])))
                 }
             }
-            group.wait()
+            // In random order: processes running the job at once mostly take different
+            // households, and one that comes second to a household finds it settled.
+            for (household, ids) in writes.shuffled() {
+                let started = DispatchTime.now().uptimeNanoseconds
+                let (n, failures) = payNow(household, ids, at: at)
+                paid.add(n, ordering: .relaxed)
+                failed.add(failures, ordering: .relaxed)
+                let took = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                let pause = min(pacing.longestPause, took * (1 / pacing.share - 1))
+                if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+            }
             if due.count < ScheduleJob.batch { break }
         }
         report.payments = paid.load(ordering: .relaxed)

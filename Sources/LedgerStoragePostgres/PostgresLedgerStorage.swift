@@ -130,6 +130,7 @@ package final class PostgresLedgerStorage: LedgerStorage {
         do {
             try mapped {
                 try pool.with { db in
+                    defer { db.willQueue = nil }
                     let batch = Batch(PostgresLedgerTransaction(db, writing: true), wakes: wakes)
                     committed = try db.transaction(.readCommitted) { try GroupCommit.run(jobs, in: batch, optimistic: false) }
                 }
@@ -187,6 +188,8 @@ package final class PostgresLedgerStorage: LedgerStorage {
         func release(_: PostgresLedgerTransaction.SavepointState) { tx.db.later("RELEASE SAVEPOINT w") }
 
         func rollBack(to before: PostgresLedgerTransaction.SavepointState) {
+            // The write's rows held back never reach the database.
+            tx.dropHeld()
             tx.db.later("ROLLBACK TO SAVEPOINT w")
             tx.db.later("RELEASE SAVEPOINT w")
             tx.savepointState = before
@@ -267,6 +270,7 @@ package final class PostgresLedgerStorage: LedgerStorage {
             do {
                 return try mapped {
                     try pool.with { db in
+                        defer { db.willQueue = nil }
                         let tx = PostgresLedgerTransaction(db, writing: true)
                         var queued = 0
                         let value = try db.transaction(.readCommitted) {

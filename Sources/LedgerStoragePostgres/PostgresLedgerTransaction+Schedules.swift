@@ -14,6 +14,14 @@ extension PostgresLedgerTransaction {
                                [.uuid(household), .uuid(id)]).flatMap { ScheduleRecord(row: $0) }
     }
 
+    func schedules(household: String, ids: [String]) throws -> [ScheduleRecord] {
+        guard !ids.isEmpty else { return [] }
+        try lock(household)
+        return try db.query("""
+            SELECT \(Self.scheduleColumns) FROM schedules WHERE household_id = $1 AND id = ANY($2::text::uuid[])
+            """, [.uuid(household), .text(Self.arrayLiteral(ids))]).rows.compactMap { ScheduleRecord(row: $0) }
+    }
+
     func schedules(household: String, child: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<ScheduleRecord, TimeAndIdPosition> {
         sendDeferred()
         try lock(household)
@@ -61,12 +69,8 @@ extension PostgresLedgerTransaction {
     }
 
     func updateSchedule(_ s: ScheduleRecord, seq: Int64?) throws {
-        sendDeferred()
         try lock(s.householdId)
-        try db.query("""
-            UPDATE schedules SET deleted = $3, due_at = $4, doc = $5, seq = COALESCE($6, seq) WHERE household_id = $1 AND id = $2
-            """, [.uuid(s.householdId), .uuid(s.id), .bool(s.deleted), s.dueAt.map { .timestamp(ms: $0) } ?? .null,
-                  .text(s.document), seq.map { .int($0) } ?? .null])
+        holdScheduleUpdate(s, seq: seq)
     }
 }
 #endif

@@ -26,6 +26,9 @@ final class PostgresLedgerTransaction: LedgerWriting {
     init(_ db: PGConnection, writing: Bool) {
         self.db = db
         self.writing = writing
+        // Rows held back (`heldTransactions`, `heldSchedules`) go before any statement
+        // queued after them.
+        db.willQueue = writing ? { [weak self] in self?.sendHeld() } : nil
     }
 
     /// Locks the household's row first, once per transaction (writes only), in a
@@ -65,22 +68,45 @@ final class PostgresLedgerTransaction: LedgerWriting {
     private var unsentSeq: Set<String> = []
     private var unsentBalance: [String: (household: String, child: String, cents: Int64)] = [:]
 
+    /// Transaction ids that `expectNewTransactions` found free (by household + " " + id):
+    /// no row of the household holds them as its id or its reserved reversal id. While the
+    /// household's row is locked no other transaction adds to its ledger, so a lookup of
+    /// such an id needs no statement; an id this transaction inserts (or reserves) leaves.
+    private var knownFree: Set<String> = []
+
+    /// New transactions and schedule updates held back, to go to the database as one
+    /// statement per household and table when there are several (the job's payments of a
+    /// household: one INSERT and one UPDATE instead of one of each per schedule). They are
+    /// queued before the next statement (`PGConnection.willQueue`), so statements keep the
+    /// order the write asked for them in; a savepoint rolled back drops them (`dropHeld`).
+    private var heldTransactions: [(t: LedgerTransaction, reserved: String?, seq: Int64)] = []
+    private var heldSchedules: [(s: ScheduleRecord, seq: Int64?)] = []
+
     /// What this transaction knows of its locks, sequences and unsent rows, to return to
     /// when a savepoint is rolled back (locks taken after it are released with it).
     struct SavepointState {
         fileprivate let locked: [String: Int64?]
         fileprivate let unsentSeq: Set<String>
         fileprivate let unsentBalance: [String: (household: String, child: String, cents: Int64)]
+        fileprivate let knownFree: Set<String>
     }
 
     var savepointState: SavepointState {
-        get { SavepointState(locked: locked, unsentSeq: unsentSeq, unsentBalance: unsentBalance) }
+        get { SavepointState(locked: locked, unsentSeq: unsentSeq, unsentBalance: unsentBalance, knownFree: knownFree) }
         set {
             locked = newValue.locked
             unsentSeq = newValue.unsentSeq
             unsentBalance = newValue.unsentBalance
+            // What was found free before the savepoint, under locks taken before it.
+            knownFree = newValue.knownFree
             accessRead.removeAll()
         }
+    }
+
+    /// Drops the rows held back (the write that made them is being rolled back).
+    func dropHeld() {
+        heldTransactions.removeAll()
+        heldSchedules.removeAll()
     }
 
     func attributeChanges(to token: String) { effects.author = token }
@@ -99,6 +125,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     /// Queues the rows written but not sent yet (they go with the next statement, or the COMMIT).
     func sendDeferred() {
+        sendHeld()
         for h in unsentSeq.sorted() {
             if case .some(.some(let seq)) = locked[h] {
                 db.later("UPDATE households SET seq = $2 WHERE id = $1", [.uuid(h), .int(seq)])
@@ -356,6 +383,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func balance(household: String, child: String) throws -> Int64? {
         try lock(household)
+        // Written by this transaction, under the household's lock: nothing newer to read.
+        if let unsent = unsentBalance[household + " " + child] { return unsent.cents }
         return current(balance: try db.queryOne(Self.balanceSQL, [.uuid(household), .uuid(child)])?.int(0),
                        household: household, child: child)
     }
@@ -368,12 +397,14 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func transaction(household: String, id: String, reversalId: String?) throws -> LedgerTransaction? {
         try lock(household)
+        if knownFree.contains(household + " " + id) { return nil }
         return try db.queryOne(Self.transactionSQL, [.uuid(household), .uuid(id)]).map { LedgerTransaction(row: $0) }
     }
 
     func transactionAndBalance(household: String, id: String, reversalId: String?,
                                child: String) throws -> (LedgerTransaction?, Int64?) {
         try lock(household)
+        if knownFree.contains(household + " " + id) { return (nil, try balance(household: household, child: child)) }
         guard let r = try db.queryOne(Self.transactionAndBalanceSQL, [.uuid(household), .uuid(id), .uuid(child)]) else {
             return (nil, nil)
         }
@@ -388,6 +419,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func transaction(household: String, reservingReversalId id: String) throws -> LedgerTransaction? {
         try lock(household)
+        if knownFree.contains(household + " " + id) { return nil }
         return try db.queryOne(Self.reservingSQL, [.uuid(household), .uuid(id)]).map { LedgerTransaction(row: $0) }
     }
 
@@ -430,16 +462,151 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     func insertTransaction(_ t: LedgerTransaction, reversalId: String, seq: Int64) throws {
         try lock(t.householdId)
-        let reserved = t.reversesId == nil ? reversalId : nil
-        db.later("""
-            INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
-                                      author_account_id, reverses_id, reversal_id, seq, pot_id)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-            """, [.uuid(t.householdId), .uuid(t.id), .uuid(t.childId), .int(t.amountCents), .text(t.note),
-                  .text(t.source.rawValue), .timestamp(ms: t.createdAt), .timestamp(ms: t.recordedAt),
-                  .uuid(t.authorAccountId), .optionalUUID(t.reversesId), .optionalUUID(reserved), .int(seq),
-                  .optionalUUID(t.potId)])
+        knownFree.remove(t.householdId + " " + t.id)
+        knownFree.remove(t.householdId + " " + reversalId)
+        heldTransactions.append((t, t.reversesId == nil ? reversalId : nil, seq))
     }
+
+    /// Looks up which of `ids` no transaction of the household holds, as its id or as its
+    /// reserved reversal id, in one statement (after the household's lock).
+    func expectNewTransactions(household: String, ids: [String]) throws {
+        guard writing, !ids.isEmpty else { return }
+        try lock(household)
+        let rows = try db.query("""
+            SELECT id, reversal_id FROM transactions
+            WHERE household_id = $1 AND (id = ANY($2::text::uuid[]) OR reversal_id = ANY($2::text::uuid[]))
+            """, [.uuid(household), .text(Self.arrayLiteral(ids))]).rows
+        var taken = Set<String>()
+        for r in rows {
+            taken.insert(r.uuid(0))
+            if !r.isNull(1) { taken.insert(r.uuid(1)) }
+        }
+        for id in ids where !taken.contains(id.lowercased()) { knownFree.insert(household + " " + id) }
+    }
+
+    /// Queues the rows held back: per household, one statement for one row as any write
+    /// sends it, one for several.
+    func sendHeld() {
+        guard !heldTransactions.isEmpty || !heldSchedules.isEmpty else { return }
+        // Taken first: queuing calls back here (`PGConnection.willQueue`).
+        let transactions = heldTransactions, schedules = heldSchedules
+        heldTransactions.removeAll()
+        heldSchedules.removeAll()
+        for rows in Self.byHousehold(transactions, \.t.householdId) {
+            if rows.count == 1, let (t, reserved, seq) = rows.first {
+                db.later(Self.insertTransactionSQL,
+                         [.uuid(t.householdId), .uuid(t.id), .uuid(t.childId), .int(t.amountCents), .text(t.note),
+                          .text(t.source.rawValue), .timestamp(ms: t.createdAt), .timestamp(ms: t.recordedAt),
+                          .uuid(t.authorAccountId), .optionalUUID(t.reversesId), .optionalUUID(reserved), .int(seq),
+                          .optionalUUID(t.potId)])
+                continue
+            }
+            db.later(Self.insertTransactionsSQL, [
+                .uuid(rows[0].t.householdId),
+                .text(Self.arrayLiteral(rows.map(\.t.id))), .text(Self.arrayLiteral(rows.map(\.t.childId))),
+                .text(Self.arrayLiteral(rows.map { String($0.t.amountCents) })), .text(Self.arrayLiteral(rows.map(\.t.note))),
+                .text(Self.arrayLiteral(rows.map(\.t.source.rawValue))),
+                .text(Self.arrayLiteral(rows.map { String($0.t.createdAt) })),
+                .text(Self.arrayLiteral(rows.map { String($0.t.recordedAt) })),
+                .text(Self.arrayLiteral(rows.map(\.t.authorAccountId))), .text(Self.arrayLiteral(rows.map(\.t.reversesId))),
+                .text(Self.arrayLiteral(rows.map(\.reserved))), .text(Self.arrayLiteral(rows.map { String($0.seq) })),
+                .text(Self.arrayLiteral(rows.map(\.t.potId))),
+            ])
+        }
+        for rows in Self.byHousehold(schedules, \.s.householdId) {
+            if rows.count == 1, let (s, seq) = rows.first {
+                db.later(Self.updateScheduleSQL, [.uuid(s.householdId), .uuid(s.id), .bool(s.deleted),
+                                                  s.dueAt.map { .timestamp(ms: $0) } ?? .null, .text(s.document),
+                                                  seq.map { .int($0) } ?? .null])
+                continue
+            }
+            db.later(Self.updateSchedulesSQL, [
+                .uuid(rows[0].s.householdId), .text(Self.arrayLiteral(rows.map(\.s.id))),
+                .text(Self.arrayLiteral(rows.map { $0.s.deleted ? "t" : "f" })),
+                .text(Self.arrayLiteral(rows.map { $0.s.dueAt.map { String($0) } })),
+                .text(Self.arrayLiteral(rows.map(\.s.document))), .text(Self.arrayLiteral(rows.map { $0.seq.map { String($0) } })),
+            ])
+        }
+    }
+
+    /// Holds back the update of a schedule (sent by `sendHeld`); a schedule already held
+    /// sends what is held first (one statement updates a row once).
+    func holdScheduleUpdate(_ s: ScheduleRecord, seq: Int64?) {
+        if heldSchedules.contains(where: { $0.s.id == s.id && $0.s.householdId == s.householdId }) { sendHeld() }
+        heldSchedules.append((s, seq))
+    }
+
+    /// `rows` grouped by household, in the order each household first appears, each
+    /// group in its rows' order.
+    private static func byHousehold<Row>(_ rows: [Row], _ household: KeyPath<Row, String>) -> [[Row]] {
+        var order: [String] = []
+        var groups: [String: [Row]] = [:]
+        for r in rows {
+            let h = r[keyPath: household]
+            if groups[h] == nil { order.append(h) }
+            groups[h, default: []].append(r)
+        }
+        return order.map { groups[$0]! }
+    }
+
+    /// A PostgreSQL array literal of `items` (NULL for nil), each element quoted.
+    static func arrayLiteral(_ items: [String?]) -> String {
+        var size = 2
+        for item in items { size += (item?.utf8.count ?? 4) + 3 }
+        var out: [UInt8] = []
+        out.reserveCapacity(size + 16)
+        out.append(UInt8(ascii: "{"))
+        for (i, item) in items.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            guard var item else { out.append(contentsOf: "NULL".utf8); continue }
+            out.append(UInt8(ascii: "\""))
+            item.withUTF8 { bytes in
+                for b in bytes {
+                    if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+                    out.append(b)
+                }
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func arrayLiteral(_ items: [String]) -> String { arrayLiteral(items.map { Optional($0) }) }
+
+    private static let insertTransactionSQL = """
+        INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                  author_account_id, reverses_id, reversal_id, seq, pot_id)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+        """
+    /// Several transactions of the household `$1`, each column an array, in their order
+    /// (their `n` ascending in it); times in milliseconds since 1970.
+    private static let insertTransactionsSQL = """
+        INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                  author_account_id, reverses_id, reversal_id, seq, pot_id)
+        SELECT $1, r.id, r.child_id, r.amount_cents, r.note, r.source,
+               'epoch'::timestamptz + r.created_at * interval '1 millisecond',
+               'epoch'::timestamptz + r.recorded_at * interval '1 millisecond', r.author, r.reverses_id, r.reversal_id, r.seq,
+               r.pot_id
+        FROM unnest($2::text::uuid[], $3::text::uuid[], $4::text::bigint[], $5::text::text[], $6::text::text[],
+                    $7::text::bigint[], $8::text::bigint[], $9::text::uuid[], $10::text::uuid[], $11::text::uuid[],
+                    $12::text::bigint[], $13::text::uuid[]) WITH ORDINALITY
+             AS r(id, child_id, amount_cents, note, source, created_at, recorded_at, author, reverses_id, reversal_id, seq,
+                  pot_id, o)
+        ORDER BY r.o
+        """
+    static let updateScheduleSQL = """
+        UPDATE schedules SET deleted = $3, due_at = $4, doc = $5, seq = COALESCE($6, seq) WHERE household_id = $1 AND id = $2
+        """
+    /// Several schedules of the household `$1`, each column an array (`due_at` in
+    /// milliseconds since 1970; a NULL `seq` keeps the row's).
+    static let updateSchedulesSQL = """
+        UPDATE schedules s SET deleted = r.deleted, due_at = 'epoch'::timestamptz + r.due_at * interval '1 millisecond',
+               doc = r.doc, seq = COALESCE(r.seq, s.seq)
+        FROM unnest($2::text::uuid[], $3::text::boolean[], $4::text::bigint[], $5::text::text[], $6::text::bigint[])
+             AS r(id, deleted, due_at, doc, seq)
+        WHERE s.household_id = $1 AND s.id = r.id
+        """
 
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws {
         try lock(household)

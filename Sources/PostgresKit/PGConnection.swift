@@ -131,6 +131,7 @@ public final class PGConnection: @unchecked Sendable {
     /// first, in the same round trip.
     @discardableResult
     public func query(_ sql: String, _ params: [PGValue] = []) throws(PGError) -> PGResult {
+        willQueue?()
         queued.append(Statement(sql: sql, params: params, prepare: !pooled, tag: tag))
         return try flush()
     }
@@ -154,8 +155,15 @@ public final class PGConnection: @unchecked Sendable {
     /// transaction the statements of one round trip form one implicit transaction: a
     /// failure undoes all of them.
     public func later(_ sql: String, _ params: [PGValue] = []) {
+        willQueue?()
         queued.append(Statement(sql: sql, params: params, prepare: !pooled, tag: tag))
     }
+
+    /// Called before a statement is queued by `later` or `query`, and before a
+    /// transaction's COMMIT: the owner of rows held back in memory (to send several as one
+    /// statement) queues them then, so every statement still runs in the order it was
+    /// asked for. It may call `later` itself. Whoever sets it clears it when done.
+    public var willQueue: (() -> Void)?
 
     /// A number the caller sets to say whose statements are being queued: a statement that
     /// fails in a round trip carries its tag in `PGError.statementTag` (in a round trip that
@@ -443,6 +451,7 @@ public final class PGConnection: @unchecked Sendable {
             throw error
         }
         do {
+            willQueue?()
             queued.append(Statement(sql: "COMMIT", params: [], prepare: false))
             _ = try flush()
         } catch {

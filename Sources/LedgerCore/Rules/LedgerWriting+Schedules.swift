@@ -175,15 +175,36 @@ extension LedgerWriting {
     /// tag: a parent's edit made meanwhile does not conflict with the server's payments.
     /// Returns how many payments it wrote.
     package func payDue(household: String, schedule id: String, now: Int64) throws -> Int {
-        guard let s = try schedule(household: household, id: id), !s.deleted else { return 0 }
-        let plan = s.state.plan(atMs: now)
-        let settled = s.state.settled(by: plan)
-        guard settled != s.state else { return 0 }
-        let paid = try pay(s, dates: plan.pay, now: now)
-        var next = s
-        next.state = settled
-        try updateSchedule(next, seq: nil)
+        try payDue(household: household, schedules: [id], now: now)
+    }
+
+    /// `payDue` for several schedules of one household in one write: their rows read at
+    /// once, and the ids of their payments announced to the backend before any is written
+    /// (`expectNewTransactions`), so a backend that pays a round trip per lookup pays one
+    /// for all; each schedule is then paid and settled as `payDue` does alone.
+    package func payDue(household: String, schedules ids: [String], now: Int64) throws -> Int {
+        var due: [(schedule: ScheduleRecord, plan: SchedulePlan, settled: ScheduleState)] = []
+        for s in try schedules(household: household, ids: ids) where !s.deleted {
+            let plan = s.state.plan(atMs: now)
+            let settled = s.state.settled(by: plan)
+            if settled != s.state { due.append((s, plan, settled)) }
+        }
+        guard !due.isEmpty else { return 0 }
+        let payments = due.flatMap { d in d.plan.pay.compactMap { Self.paymentId(d.schedule, $0) } }
+        if !payments.isEmpty { try expectNewTransactions(household: household, ids: payments) }
+        var paid = 0
+        for d in due {
+            paid += try pay(d.schedule, dates: d.plan.pay, now: now)
+            var next = d.schedule
+            next.state = d.settled
+            try updateSchedule(next, seq: nil)
+        }
         return paid
+    }
+
+    /// The id of the payment of `s` for `date` (nil when the schedule's id is no UUID).
+    private static func paymentId(_ s: ScheduleRecord, _ date: LocalDate) -> String? {
+        UUID(uuidString: s.id).map { ScheduleIDs.payment(kind: s.kind, scheduleId: $0, date: date, sha1: .openSSL).lowercased }
     }
 
     /// A pushed schedule: a new id is created at `now` (paying what is due); the same

@@ -1,0 +1,102 @@
+import Foundation
+import LedgerServerTesting
+import LedgerModel
+@testable import LedgerCore
+@testable import LedgerServer
+import XCTest
+
+/// The job pays a household's due schedules in one write (both backends; over PostgreSQL
+/// their rows read in one statement, their payments' ids looked up in one, the payments
+/// inserted and the schedules updated as one statement each): every payment as a write of
+/// its own would have made it, to the byte.
+final class ScheduleJobBatchTests: XCTestCase {
+    var clock: TestClock!
+    var s: TestServer!
+    var owner = "", h = "", ada = "", bo = ""
+
+    override func setUpWithError() throws {
+        clock = TestClock("2026-12-01T08:00:00Z")
+        s = try TestServer.scheduled(clock)
+        owner = s.signup("mum").1
+        h = s.household(owner)
+        ada = s.child(owner, household: h, name: "Ada")
+        bo = s.child(owner, household: h, name: "Bo")
+    }
+    override func tearDown() { s.stop() }
+
+    /// Notes that an array literal must quote (quotes, backslashes, braces, commas, NULL,
+    /// non-ASCII) come back as written, on payments and on the schedules the job settled;
+    /// each schedule's payments are in date order in the ledger, and all reach the feed.
+    func testSeveralSchedulesOfAHouseholdPaidInOneWrite() throws {
+        let notes = ["say \"hi\" \\ {a,b} NULL", "NULL", "", "€ 😀 ü", "a,b}", "\\\""]
+        var ids: [(id: String, child: String, note: String, cents: Int64)] = []
+        for (i, note) in notes.enumerated() {
+            let child = i % 2 == 0 ? ada : bo
+            let cents = Int64(100 + i)
+            let r = s.addSchedule(owner, h, child, ScheduleFixtures.allowance(cents, "weekly", from: "2026-12-04", zone: "Europe/Zurich",
+                                                                             extra: ["note": .string(note)]))
+            XCTAssertEqual(r.status, 201, "\(r.json)")
+            ids.append((r.json["id"]!.stringValue!, child, note, cents))
+        }
+        let start = try XCTUnwrap(s.pull(owner, h).json["nextToken"]?.stringValue)
+        clock.set("2026-12-19T12:00:00Z")  // three Fridays: the 4th, the 11th, the 18th
+        let report = s.payDue()
+        XCTAssertEqual(report.payments, 3 * notes.count)
+        XCTAssertEqual(report.failed, 0)
+        XCTAssertEqual(s.payDue().payments, 0, "every date settled")
+
+        let dates = ["2026-12-04", "2026-12-11", "2026-12-18"]
+        for child in [ada, bo] {
+            let mine = ids.filter { $0.child == child }
+            let txs = s.transactions(owner, h, child)
+            XCTAssertEqual(txs.count, 3 * mine.count)
+            for schedule in mine {
+                let paymentIds = dates.map { ScheduleFixtures.paymentId("allowance", schedule.id, $0) }
+                // Newest first: the schedule's later dates before its earlier ones.
+                let listed = txs.map { $0["id"]!.stringValue! }.filter { paymentIds.contains($0) }
+                XCTAssertEqual(listed, paymentIds.reversed())
+                for t in txs where paymentIds.contains(t["id"]!.stringValue!) {
+                    XCTAssertEqual(t["note"]?.stringValue, schedule.note)
+                    XCTAssertEqual(t["amountCents"]?.intValue, schedule.cents)
+                    XCTAssertEqual(t["source"]?.stringValue, "allowance")
+                }
+                XCTAssertEqual(t(schedule.id)["note"]?.stringValue, schedule.note)
+                XCTAssertEqual(t(schedule.id)["nextDueDate"]?.stringValue, "2026-12-25")
+            }
+            XCTAssertEqual(s.balance(owner, h, child), 3 * mine.reduce(0) { $0 + $1.cents })
+        }
+        // The due instant: midnight in Zurich.
+        let first = s.transactions(owner, h, ada).first { $0["id"]?.stringValue == ScheduleFixtures.paymentId("allowance", ids[0].id, "2026-12-04") }
+        XCTAssertEqual(first?["createdAt"]?.stringValue, "2026-12-03T23:00:00.000Z")
+        let feed = s.pull(owner, h, since: start).json["transactions"]?.arrayValue ?? []
+        XCTAssertEqual(Set(feed.map { $0["id"]!.stringValue! }),
+                       Set(ids.flatMap { s in dates.map { ScheduleFixtures.paymentId("allowance", s.id, $0) } }))
+    }
+
+    /// Some of a household's payments are there already (a device paid them, one was undone):
+    /// the write pays only the others, and an undone payment stays undone.
+    func testPaymentsAlreadyThereAreLeftAsTheyAre() {
+        let a = s.addSchedule(owner, h, ada, ScheduleFixtures.allowance(500, "weekly", from: "2026-12-04", zone: "UTC")).json["id"]!.stringValue!
+        let b = s.addSchedule(owner, h, ada, ScheduleFixtures.allowance(300, "weekly", from: "2026-12-04", zone: "UTC")).json["id"]!.stringValue!
+        clock.set("2026-12-12T10:00:00Z")
+        // A device paid a's 2026-12-04 offline; b's 2026-12-04 was paid by it and undone.
+        var pushed: [JSONValue] = []
+        for (schedule, cents) in [(a, Int64(500)), (b, 300)] {
+            var record = SyncRecords.transaction(ScheduleFixtures.paymentId("allowance", schedule, "2026-12-04"), child: ada,
+                                                 amount: cents, createdAt: Timestamp.parse("2026-12-04T00:00:00Z")!).objectValue!
+            record["source"] = "allowance"
+            pushed.append(.object(record))
+        }
+        XCTAssertEqual(s.pushResults(owner, h, transactions: pushed).map { $0["status"]?.stringValue }, ["saved", "saved"])
+        let undone = ScheduleFixtures.paymentId("allowance", b, "2026-12-04")
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/transactions/\(undone)/reversal", token: owner).status, 201)
+        XCTAssertEqual(s.payDue().payments, 2, "the 11th of each")
+        XCTAssertEqual(s.balance(owner, h, ada), 500 + 500 + 300)
+        XCTAssertEqual(s.transactions(owner, h, ada).count, 5)
+        XCTAssertEqual(s.payDue().payments, 0)
+    }
+
+    private func t(_ schedule: String) -> JSONValue {
+        s.call("GET", "/v1/households/\(h)/schedules/\(schedule)", token: owner).json
+    }
+}
