@@ -3,7 +3,9 @@
 # joining a household of 100,000 transactions with `kidledger join` (first pull and merge into
 # the replica: wall time and peak RSS of the process), then reads and writes on that replica
 # (the `ClientBenchmarks` XCTest case, release build: snapshot() and a durable local mutation).
-# Usage: bench/client.sh [--transactions N] [--rounds R] [--skip-inprocess]
+# Usage: bench/client.sh [--transactions N] [--rounds R] [--build sql|api|both] [--skip-inprocess]
+# --build: the household filled by SQL into the stopped server (sql), pushed through the API
+# as sync batches of 400 with the server running (api), or each in turn (both, the default).
 # SERVER_BIN / CLIENT_BIN override the executables (default: release builds).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"

@@ -38,9 +38,19 @@
 # database, for as long. SERVER_BIN defaults to the release build with the Postgres trait
 # (`--scratch-path .build-postgres`).
 #
+# Two loads, in every round and in one run (WRK_THREADS, default "1 2"): with one wrk thread
+# the server has a core to itself and takes small batches per wake-up (closer to how most
+# servers run); with two, wrk's threads share both cores with the server and it takes large
+# batches per wake-up. Each load gets a table of its own, compared with nginx at that load.
+# With SYSCALLS=1 each run is also counted by `perf stat` on the kernel's syscall tracepoints
+# (every thread of the measured processes, attached before and detached after wrk): system
+# calls, epoll_wait calls (each one a wake-up or a poll) and context switches per request,
+# beside the CPU (which the counting itself raises a little: compare those runs with each
+# other, not with runs without it).
+#
 # Usage: bench/cpu-per-request.sh [duration=5s] [connections=64] [rounds=3] [warm-up=5s]
 # Environment: BACKEND (sqlite, or postgres), SERVER_BIN (default: release build of
-# kidledger-server), WRK_THREADS (2),
+# kidledger-server), WRK_THREADS ("1 2": the loads, each a number of wrk threads), SYSCALLS (0),
 # KINDS (which to run besides nginx, default "healthz children feed feed-gzip push post"; post
 # includes post-nofsync),
 # PUSH_CONNS (4), OUR_PORT, NOFSYNC_PORT, NGINX_PORT, APT_LOCK (lock held while installing).
@@ -49,7 +59,9 @@ duration="${1:-5s}"
 conns="${2:-64}"
 rounds="${3:-3}"
 warmup="${4:-5s}"
-threads="${WRK_THREADS:-2}"
+read -r -a loads <<< "${WRK_THREADS:-1 2}"
+threads=${loads[0]}
+syscalls="${SYSCALLS:-0}"
 push_conns="${PUSH_CONNS:-4}"
 port="${OUR_PORT:-18301}"
 nofsync_port="${NOFSYNC_PORT:-18302}"
@@ -216,6 +228,13 @@ run() {
     sync
     # shellcheck disable=SC2086
     t0=$(ticks $p); g0=$(pg_ticks)
+    local perf_pid=""
+    if [ "$syscalls" = 1 ]; then
+        perf stat -x, -o "$tmp/perf.txt" -e raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait,context-switches \
+            -t "$(for q in $p; do ls "/proc/$q/task"; done | paste -sd,)" 2> "$tmp/perf.log" &
+        perf_pid=$!
+        sleep 0.2
+    fi
     if [ -n "$script" ]; then
         wrk -t"$threads" -c"$c" -d"$d" -s "$script" "$url" -- "$invocation" > "$tmp/wrk.txt" 2>&1
     else
@@ -223,6 +242,12 @@ run() {
     fi
     # shellcheck disable=SC2086
     t1=$(ticks $p); g1=$(pg_ticks)
+    local sc="0 0 0"
+    if [ -n "$perf_pid" ]; then
+        kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true
+        sc=$(awk -F, '$3 == "raw_syscalls:sys_enter" { a = $1 } $3 == "syscalls:sys_enter_epoll_wait" { b = $1 }
+                      $3 == "context-switches" { c = $1 } END { print a + 0, b + 0, c + 0 }' "$tmp/perf.txt")
+    fi
     sleep 0.5   # requests still in flight finish before the next run starts counting
     local reqs rps non2xx errors
     reqs=$(awk '/ requests in / {print $1}' "$tmp/wrk.txt")
@@ -238,7 +263,7 @@ run() {
             echo "WARNING: $kind: $reqs requests but $(( b1 - b0 )) new transactions (expected $per each)" >&2
         fi
     fi
-    [ "$round" = warm ] || echo "$round $kind $((t1 - t0)) $reqs $rps $non2xx $errors $((g1 - g0))" >> "$tmp/results.txt"
+    [ "$round" = warm ] || echo "$round $kind@$threads $((t1 - t0)) $reqs $rps $non2xx $errors $((g1 - g0)) $sc" >> "$tmp/results.txt"
 }
 
 # The reference for durable writes: a bare SQLite loop on the same disk committing one row
@@ -259,7 +284,7 @@ n, start = 0, time.monotonic()
 while time.monotonic() - start < seconds:
     db.execute("INSERT INTO t (id, amount) VALUES (?, 1)", (f"row-{n}",))
     n += 1
-print(round_, "raw-sqlite" if journal == "wal" else "raw-sqlite-" + journal, 0, n, n / (time.monotonic() - start), 0, 0, 0)
+print(round_, "raw-sqlite" if journal == "wal" else "raw-sqlite-" + journal, 0, n, n / (time.monotonic() - start), 0, 0, 0, 0, 0, 0)
 PY
 }
 # On PostgreSQL: pgbench, one client, one row inserted per transaction into the durable
@@ -271,7 +296,7 @@ raw_pgbench() {
     local tps n
     tps=$(awk '/^tps = / {print $3; exit}' "$tmp/pgbench.txt")
     n=$(awk -F': ' '/number of transactions actually processed/ {split($2, a, "/"); print a[1]}' "$tmp/pgbench.txt")
-    echo "$1 raw-pg 0 $n $tps 0 0 0" >> "$tmp/results.txt"
+    echo "$1 raw-pg 0 $n $tps 0 0 0 0 0 0" >> "$tmp/results.txt"
 }
 
 echo "== warm-up (write paths $warmup each, the others 1s)" >&2
@@ -289,13 +314,18 @@ for k in "${reads[@]}"; do run_kind warm "$k" 1s; done
 if $writes; then run warm post "$warmup"; run warm post-nofsync "$warmup"; fi
 
 for r in $(seq 1 "$rounds"); do
-    echo "== round $r of $rounds: wrk -t$threads -c$conns -d$duration (push: -c$push_conns)" >&2
-    for k in "${reads[@]}"; do run_kind "$r" "$k" "$duration"; done
-    if $writes; then
-        if [ $((r % 2)) = 1 ]; then run "$r" post "$duration"; run "$r" post-nofsync "$duration"
-        else run "$r" post-nofsync "$duration"; run "$r" post "$duration"; fi
-        raw_loop "$r"; [ "$backend" = postgres ] || raw_loop "$r" delete
-    fi
+    # The loads take turns within the round, their order alternating by round.
+    order=("${loads[@]}")
+    if [ $((r % 2)) = 0 ]; then order=(); for ((i = ${#loads[@]} - 1; i >= 0; i--)); do order+=("${loads[i]}"); done; fi
+    for threads in "${order[@]}"; do
+        echo "== round $r of $rounds: wrk -t$threads -c$conns -d$duration (push: -c$push_conns)" >&2
+        for k in "${reads[@]}"; do run_kind "$r" "$k" "$duration"; done
+        if $writes; then
+            if [ $((r % 2)) = 1 ]; then run "$r" post "$duration"; run "$r" post-nofsync "$duration"
+            else run "$r" post-nofsync "$duration"; run "$r" post "$duration"; fi
+        fi
+    done
+    if $writes; then raw_loop "$r"; [ "$backend" = postgres ] || raw_loop "$r" delete; fi
 done
 
 if [ "$backend" = postgres ]; then
@@ -304,18 +334,24 @@ else
     "$SERVER_BIN" check --data-dir "$tmp/data" > "$tmp/check.json"
 fi || { echo "check failed:" >&2; cat "$tmp/check.json" >&2; exit 1; }
 
-python3 - "$tmp/results.txt" "$clk" "$(wc -l < "$tmp/server.log")" "$backend" <<'PY'
+python3 - "$tmp/results.txt" "$clk" "$(wc -l < "$tmp/server.log")" "$backend" "$syscalls" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-clk, loglines, backend = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+clk, loglines, backend, counted = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5] == "1"
 pg = backend == "postgres"
-us, pgus, rps, bad = {}, {}, {}, {}
-for r, kind, ticks, reqs, rate, non2xx, errors, pgticks in rows:
+us, pgus, rps, bad, sc = {}, {}, {}, {}, {}
+loops_rps = {}
+for r, kind, ticks, reqs, rate, non2xx, errors, pgticks, calls, waits, switches in rows:
+    if "@" not in kind:   # the reference loops, once per round whatever the load
+        loops_rps.setdefault(kind, {})[r] = float(rate)
+        continue
     us.setdefault(kind, {})[r] = int(ticks) * 1e6 / clk / int(reqs)
     pgus.setdefault(kind, {})[r] = int(pgticks) * 1e6 / clk / int(reqs)
     rps.setdefault(kind, {})[r] = float(rate)
     bad[kind] = bad.get(kind, 0) + int(non2xx) + int(errors)
-rounds = sorted(us["nginx"], key=int)
+    sc.setdefault(kind, {})[r] = (int(calls) / int(reqs), int(waits) / int(reqs), int(switches) / int(reqs))
+loads = sorted({k.split("@")[1] for k in us}, key=int)
+rounds = sorted(us["nginx@" + loads[0]], key=int)
 labels = {
     "nginx": "nginx fixed reply (1 worker)",
     "healthz": "GET /healthz",
@@ -329,39 +365,47 @@ labels = {
 }
 def span(xs, fmt):
     return (fmt % xs[0]) if len(xs) == 1 else (fmt % min(xs)) + "–" + (fmt % max(xs))
-print(f"server CPU per request (utime+stime / requests completed), {len(rounds)} round(s); median [range]"
-      + (", backend PostgreSQL (its own CPU per request in the last column)" if pg else ""))
-print(f"{'request':38} {'µs/request':>20} {'nginx/kidledger':>18} {'req/s':>10} {'errors':>7}"
-      + (f" {'PostgreSQL µs/request':>22}" if pg else ""))
-for kind in labels:
-    if kind not in us: continue
-    xs = [us[kind][r] for r in rounds]
-    fmt = "%.0f" if max(xs) >= 100 else "%.1f"
-    ratio = [us["nginx"][r] / us[kind][r] for r in rounds]
-    rfmt = "%.2g" if max(ratio) < 0.1 else "%.2f"
-    ratio_s = "" if kind == "nginx" else (rfmt % statistics.median(ratio)) + " [" + span(ratio, rfmt) + "]"
-    pgs = ""
-    if pg and kind != "nginx":
-        ps = [pgus[kind][r] for r in rounds]
-        pfmt = "%.0f" if max(ps) >= 100 else "%.1f"
-        pgs = f" {(pfmt % statistics.median(ps)) + ' [' + span(ps, pfmt) + ']':>22}"
-    print(f"{labels[kind]:38} {(fmt % statistics.median(xs)) + ' [' + span(xs, fmt) + ']':>20} {ratio_s:>18} "
-          f"{statistics.median([rps[kind][r] for r in rounds]):>10.0f} {bad[kind]:>7}" + pgs)
-if "post" in rps:
-    dur = [rps["post"][r] / rps["post-nofsync"][r] for r in rounds]
-    print("durable ÷ no-fsync POST throughput, per round: " + " ".join("%.2f" % x for x in dur)
-          + f" (median {statistics.median(dur):.2f})")
-    loops = ((("raw-pg", "durable POST throughput ÷ pgbench, one client inserting one row per transaction"),) if pg else
-             (("raw-sqlite", "durable POST throughput ÷ a bare SQLite loop committing one row per transaction"),
-              ("raw-sqlite-delete", "  for scale: ÷ the same loop in SQLite's default rollback-journal mode")))
-    for loop, text in loops:
-        raw = [rps["post"][r] / rps[loop][r] for r in rounds]
-        print(text + " (" + "/".join("%.0f" % rps[loop][r] for r in rounds) + " commits/s), per round: "
-              + " ".join("%.1f" % x for x in raw) + f" (median {statistics.median(raw):.1f})")
-print(f"per round µs: " + "; ".join(f"{k} " + "/".join("%.1f" % us[k][r] for r in rounds) for k in labels if k in us))
-if pg:
-    print(f"per round PostgreSQL µs: " + "; ".join(f"{k} " + "/".join("%.1f" % pgus[k][r] for r in rounds)
-                                                  for k in labels if k in pgus and k != "nginx"))
+for load in loads:
+    print(f"== wrk -t{load}: server CPU per request (utime+stime / requests completed), {len(rounds)} round(s); median [range]"
+          + (", backend PostgreSQL (its own CPU per request in the last column)" if pg else ""))
+    print(f"{'request':38} {'µs/request':>20} {'nginx/kidledger':>18} {'req/s':>10} {'errors':>7}"
+          + (f" {'PostgreSQL µs/request':>22}" if pg else "")
+          + (f" {'syscalls/req':>12} {'epoll_wait/req':>14} {'cswitch/req':>11}" if counted else ""))
+    for kind in labels:
+        key, nkey = kind + "@" + load, "nginx@" + load
+        if key not in us: continue
+        xs = [us[key][r] for r in rounds]
+        fmt = "%.0f" if max(xs) >= 100 else "%.1f"
+        ratio = [us[nkey][r] / us[key][r] for r in rounds]
+        rfmt = "%.2g" if max(ratio) < 0.1 else "%.2f"
+        ratio_s = "" if kind == "nginx" else (rfmt % statistics.median(ratio)) + " [" + span(ratio, rfmt) + "]"
+        pgs = ""
+        if pg and kind != "nginx":
+            ps = [pgus[key][r] for r in rounds]
+            pfmt = "%.0f" if max(ps) >= 100 else "%.1f"
+            pgs = f" {(pfmt % statistics.median(ps)) + ' [' + span(ps, pfmt) + ']':>22}"
+        counts = ""
+        if counted:
+            med = [statistics.median(sc[key][r][i] for r in rounds) for i in range(3)]
+            counts = f" {med[0]:>12.2f} {med[1]:>14.3f} {med[2]:>11.3f}"
+        print(f"{labels[kind]:38} {(fmt % statistics.median(xs)) + ' [' + span(xs, fmt) + ']':>20} {ratio_s:>18} "
+              f"{statistics.median([rps[key][r] for r in rounds]):>10.0f} {bad[key]:>7}" + pgs + counts)
+    if "post@" + load in rps:
+        dur = [rps["post@" + load][r] / rps["post-nofsync@" + load][r] for r in rounds]
+        print("durable ÷ no-fsync POST throughput, per round: " + " ".join("%.2f" % x for x in dur)
+              + f" (median {statistics.median(dur):.2f})")
+        refs = ((("raw-pg", "durable POST throughput ÷ pgbench, one client inserting one row per transaction"),) if pg else
+                (("raw-sqlite", "durable POST throughput ÷ a bare SQLite loop committing one row per transaction"),
+                 ("raw-sqlite-delete", "  for scale: ÷ the same loop in SQLite's default rollback-journal mode")))
+        for loop, text in refs:
+            raw = [rps["post@" + load][r] / loops_rps[loop][r] for r in rounds]
+            print(text + " (" + "/".join("%.0f" % loops_rps[loop][r] for r in rounds) + " commits/s), per round: "
+                  + " ".join("%.1f" % x for x in raw) + f" (median {statistics.median(raw):.1f})")
+    print(f"per round µs: " + "; ".join(f"{k} " + "/".join("%.1f" % us[k + "@" + load][r] for r in rounds)
+                                       for k in labels if k + "@" + load in us))
+    if pg:
+        print(f"per round PostgreSQL µs: " + "; ".join(f"{k} " + "/".join("%.1f" % pgus[k + "@" + load][r] for r in rounds)
+                                                      for k in labels if k + "@" + load in pgus and k != "nginx"))
 print(f"server log: {loglines} lines (default access logging, to a file)")
 PY
 echo "check after the run: $(cat "$tmp/check.json")"

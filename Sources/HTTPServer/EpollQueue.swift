@@ -29,6 +29,7 @@ struct EpollQueue: EventQueue, ~Copyable {
         if interest.contains(.read) && !interest.contains(.exclusive) { m |= LinuxEpoll.RDHUP }
         if interest.contains(.write) { m |= LinuxEpoll.OUT }
         if interest.contains(.exclusive) { m |= LinuxEpoll.EXCLUSIVE }
+        if interest.contains(.edge) { m |= LinuxEpoll.ET }
         return m
     }
 

@@ -41,6 +41,15 @@ final class EventLoop: @unchecked Sendable {
     /// Largest storage the two arrays keep between drains, in tasks.
     private static let keptInboxCapacity = 1024
     private let threadID = Atomic<UInt>(0)
+    /// Whether `inbox` holds tasks (written under `inboxLock`, read without it by the loop).
+    private let hasTasks = Atomic<Bool>(false)
+    /// Whether the loop is about to wait, or waiting, in `epoll_wait`: only then does a task
+    /// from another thread write `wakeFD`. A loop that is awake drains the inbox before it
+    /// waits again, so a burst of answers while it works costs no write, no wake-up and no
+    /// read. (`hasTasks` and this flag are a Dekker pair: the thread that enqueues sets the
+    /// first and then reads this; the loop sets this and then reads the first, both
+    /// sequentially consistent, so at least one of them sees the other's store.)
+    private let sleeping = Atomic<Bool>(false)
 
     // Loop-thread state, touched on every request: no dynamic exclusivity check (see
     // Connection's fields).
@@ -83,7 +92,9 @@ final class EventLoop: @unchecked Sendable {
         self.date = HTTPDateCache(serverName: core.serverName)
         self.accept4Fn = fns.accept4
         self.reserveFD = Self.openReserve()
-        _ = self.queue.add(wake, interest: [.read])
+        // Edge-triggered: every write is one event, and the loop never reads the counter
+        // (one system call less per wake-up; `enqueue` resets it in the unlikely case it fills).
+        _ = self.queue.add(wake, interest: [.read, .edge])
         _ = self.queue.add(listenFD, interest: [.read, .exclusive])
     }
 
@@ -111,10 +122,20 @@ final class EventLoop: @unchecked Sendable {
         pthread_mutex_lock(inboxLock)
         inbox.append(task)
         let wasEmpty = inbox.count == 1
+        if wasEmpty { hasTasks.store(true, ordering: .sequentiallyConsistent) }
         pthread_mutex_unlock(inboxLock)
-        if wasEmpty {
-            var one: UInt64 = 1
-            _ = write(wakeFD, &one, 8)
+        // A loop that is awake sees `hasTasks` before it waits; one that waits is woken.
+        if wasEmpty && sleeping.load(ordering: .sequentiallyConsistent) { wake() }
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        while write(wakeFD, &one, 8) < 0 {
+            if errno == EINTR { continue }
+            guard errno == EAGAIN else { return }
+            // The counter is full (2^64 - 2 writes never read): empty it and write again.
+            var value: UInt64 = 0
+            _ = read(wakeFD, &value, 8)
         }
     }
 
@@ -147,10 +168,16 @@ final class EventLoop: @unchecked Sendable {
                 let ms = (next - now) * 1000
                 timeout = ms <= 0 ? 0 : Int32(min(1000, ms.rounded(.up)))
             }
+            if timeout != 0 {
+                sleeping.store(true, ordering: .sequentiallyConsistent)
+                if hasTasks.load(ordering: .sequentiallyConsistent) { timeout = 0 }
+            }
             queue.wait(timeoutMilliseconds: timeout) { event in
                 self.now = Self.monotonicNow()
                 self.handle(event)
             }
+            sleeping.store(false, ordering: .relaxed)
+            if hasTasks.load(ordering: .relaxed) { drainInbox() }
             now = Self.monotonicNow()
             date.refresh()
             fireTimers()
@@ -163,8 +190,6 @@ final class EventLoop: @unchecked Sendable {
 
     private func handle(_ event: ReadyEvent) {
         if event.fd == wakeFD {
-            var value: UInt64 = 0
-            _ = read(wakeFD, &value, 8)
             drainInbox()
         } else if event.fd == listenFD {
             acceptBurst()
@@ -189,6 +214,7 @@ final class EventLoop: @unchecked Sendable {
     private func drainInbox() {
         pthread_mutex_lock(inboxLock)
         swap(&inbox, &draining)
+        hasTasks.store(false, ordering: .relaxed)
         pthread_mutex_unlock(inboxLock)
         defer {
             if draining.capacity > Self.keptInboxCapacity { draining = [] } else { draining.removeAll(keepingCapacity: true) }

@@ -5,6 +5,9 @@ struct EventInterest: OptionSet, Sendable {
     static let write = EventInterest(rawValue: 2)
     /// Wake only one of several queues waiting on the same descriptor.
     static let exclusive = EventInterest(rawValue: 4)
+    /// Edge-triggered: reported once per change of the descriptor's state (for an eventfd,
+    /// once per write), not for as long as it stays ready.
+    static let edge = EventInterest(rawValue: 8)
 }
 
 /// One readiness notification.

@@ -14,6 +14,7 @@ enum LinuxEpoll {
     static let HUP: UInt32 = 0x010
     static let RDHUP: UInt32 = 0x2000
     static let EXCLUSIVE: UInt32 = 1 << 28
+    static let ET: UInt32 = 1 << 31
     static let CLOEXEC: Int32 = 0o2000000
     static let CTL_ADD: Int32 = 1
     static let CTL_DEL: Int32 = 2
