@@ -225,7 +225,7 @@ final class CursorHTTPTests: XCTestCase {
         for limit in ["0", "1001", "-1"] { XCTAssertEqual(s.call("GET", "/v1/tokens?limit=\(limit)", token: mum).status, 422) }
         XCTAssertEqual(s.call("DELETE", "/v1/tokens/\(ids[2])", token: mum).status, 204)
         XCTAssertEqual(pages("/v1/tokens", token: mum, limit: 1).items.compactMap { $0["id"]?.stringValue },
-                       ids.filter { $0 != ids[2] })
+                       listed.filter { $0 != ids[2] }, "the listed order, less the revoked token")
     }
 
     /// `GET …/sync-status` pages its devices (default 100) with `nextCursor` beside them:
