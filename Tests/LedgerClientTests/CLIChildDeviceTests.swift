@@ -100,7 +100,8 @@ final class CLIChildDeviceTests: XCTestCase {
         _ = try ok("mum", "child", "revoke", "Ada", tokenId)
         let signedOut = try kl("ada", "sync")
         XCTAssertEqual(signedOut.status, 1)
-        XCTAssertTrue(signedOut.err.contains("not signed in"), signedOut.err)
+        XCTAssertTrue(signedOut.err.contains("not signed in: this child's device was unpaired"), signedOut.err)
+        XCTAssertEqual(signedOut.err.filter { $0 == "\n" }.count, 1, "one line")
         XCTAssertEqual(try json("mum", "child", "devices", "Ada").arrayValue?.count, 0)
     }
 }
