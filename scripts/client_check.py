@@ -11,7 +11,8 @@ repository's openapi.yaml into .build/openapi-clients/:
 
 Then the generated client walks through the API against a real server started on an ephemeral
 loopback port with a temporary data folder: sign-up, household, child, transactions, refused
-transactions read as typed problems with their `code`, undo, the lists and the document itself.
+transactions read as typed problems with their `code`, undo, the lists and the document itself;
+and a device paired to a child walking its routes (and the closed ones) with its child token.
 
 Run by scripts/client-check.sh (which scripts/test.sh runs); ends with `client: N passed, N failed`.
 Environment: KIDLEDGER_SERVER_BIN, the server binary (default .build/debug/kidledger-server).
@@ -246,6 +247,86 @@ class WalkThroughTests(unittest.TestCase):
         self.assertIsNone(rest.next_cursor)
         models.TransactionList.model_validate_json(
             list_household_transactions.sync_detailed(home.id, client=api).content)
+
+    def test_child_device_walk(self) -> None:
+        """A parent pairs a device to Ada; the device, with its child token, reads Ada and asks;
+        the parent approves (the payment is UUIDv5(N, "request:" + id)); another child, the
+        household and the parents' calls stay closed to it; unpaired, it is signed out."""
+        from kidledger_client import AuthenticatedClient, Client
+        from kidledger_client.api.accounts import create_account, redeem_link_code
+        from kidledger_client.api.children import (create_child, get_child, list_child_devices, list_children,
+                                                    pair_child_device, revoke_child_device)
+        from kidledger_client.api.households import create_household
+        from kidledger_client.api.requests import approve_request, create_request, decline_request, list_requests
+        from kidledger_client.api.sync import pull_child_changes
+        from kidledger_client.api.transactions import create_transaction, list_child_transactions
+        from kidledger_client.models import (ApproveRequestRequest, CreateAccountRequest, CreateChildRequest,
+                                             CreateHouseholdRequest, CreateRequestRequest, CreateRequestRequestKind,
+                                             CreateTransactionRequest, DeclineRequestRequest, PairChildDeviceRequest,
+                                             PairedChildDevice, Problem409, Problem409Code, RedeemLinkCodeRequest,
+                                             RequestDecision)
+
+        mum = create_account.sync_detailed(client=Client(base_url=self.base),
+                                           body=CreateAccountRequest(handle=f"mum-{uuid.uuid4().hex[:8]}", display_name="Mum")).parsed
+        api = AuthenticatedClient(base_url=self.base, token=mum.token.secret)
+        home = create_household.sync_detailed(client=api, body=CreateHouseholdRequest(name="Home")).parsed
+        ada = create_child.sync_detailed(home.id, client=api, body=CreateChildRequest(name="Ada")).parsed
+        bo = create_child.sync_detailed(home.id, client=api, body=CreateChildRequest(name="Bo")).parsed
+        create_transaction.sync_detailed(home.id, ada.id, client=api, body=CreateTransactionRequest(amount_cents=1000))
+
+        code = pair_child_device.sync_detailed(home.id, ada.id, client=api,
+                                               body=PairChildDeviceRequest(device_name="Ada's tablet"))
+        self.assertEqual(code.status_code, 201)
+        paired = redeem_link_code.sync_detailed(client=Client(base_url=self.base), body=RedeemLinkCodeRequest(code=code.parsed.code))
+        self.assertEqual(paired.status_code, 201)
+        self.assertIsInstance(paired.parsed, PairedChildDevice)
+        self.assertEqual((paired.parsed.child.child_id, paired.parsed.child.name), (ada.id, "Ada"))
+        self.assertEqual(paired.parsed.token.kind.value, "child")
+        again = redeem_link_code.sync_detailed(client=Client(base_url=self.base), body=RedeemLinkCodeRequest(code=code.parsed.code))
+        self.assertEqual(again.status_code, 404, "a code pairs one device")
+        kid = AuthenticatedClient(base_url=self.base, token=paired.parsed.token.secret)
+
+        self.assertEqual(get_child.sync_detailed(home.id, ada.id, client=kid).parsed.balance_cents, 1000)
+        self.assertEqual([t.amount_cents for t in list_child_transactions.sync_detailed(home.id, ada.id, client=kid).parsed.items], [1000])
+        for closed in (get_child.sync_detailed(home.id, bo.id, client=kid), list_children.sync_detailed(home.id, client=kid),
+                       list_child_transactions.sync_detailed(home.id, bo.id, client=kid),
+                       list_requests.sync_detailed(home.id, bo.id, client=kid),
+                       pull_child_changes.sync_detailed(home.id, bo.id, client=kid),
+                       list_child_devices.sync_detailed(home.id, ada.id, client=kid)):
+            self.assertEqual(closed.status_code, 404)
+        for refused in (create_transaction.sync_detailed(home.id, ada.id, client=kid, body=CreateTransactionRequest(amount_cents=100)),
+                        create_request.sync_detailed(home.id, bo.id, client=kid,
+                                                     body=CreateRequestRequest(kind=CreateRequestRequestKind.SPEND, amount_cents=1)),
+                        pair_child_device.sync_detailed(home.id, ada.id, client=kid)):
+            self.assertIn(refused.status_code, (403, 404))
+
+        rid = uuid.uuid4()
+        body = CreateRequestRequest(kind=CreateRequestRequestKind.SPEND, amount_cents=450, id=rid, note="book")
+        asked = create_request.sync_detailed(home.id, ada.id, client=kid, body=body)
+        self.assertEqual(asked.status_code, 201)
+        self.assertEqual((asked.parsed.status.value, asked.parsed.created_by), ("pending", None))
+        self.assertEqual(create_request.sync_detailed(home.id, ada.id, client=kid, body=body).status_code, 200, "a retry")
+        feed = pull_child_changes.sync_detailed(home.id, ada.id, client=kid)
+        self.assertEqual(feed.status_code, 200)
+        self.assertEqual([r["id"] for r in json.loads(feed.content)["requests"]], [str(rid)])
+        self.assertIn(approve_request.sync_detailed(home.id, rid, client=kid, body=ApproveRequestRequest()).status_code, (403, 404))
+
+        decision = approve_request.sync_detailed(home.id, rid, client=api, body=ApproveRequestRequest())
+        self.assertEqual(decision.status_code, 200)
+        self.assertIsInstance(decision.parsed, RequestDecision)
+        payment = uuid.uuid5(uuid.UUID("6f1c7a52-3b0e-4c8e-9d55-2a4b8e1f0c3d"), f"request:{rid}")
+        self.assertEqual((decision.parsed.transaction.id, decision.parsed.transaction.amount_cents), (payment, -450))
+        late = decline_request.sync_detailed(home.id, rid, client=api, body=DeclineRequestRequest(note="no"))
+        self.assertIsInstance(late.parsed, Problem409)
+        self.assertEqual(late.parsed.code, Problem409Code.REQUEST_DECIDED)
+        seen = list_requests.sync_detailed(home.id, ada.id, client=kid).parsed.items
+        self.assertEqual([(r.id, r.status.value, r.payment_id) for r in seen], [(rid, "approved", payment)])
+        self.assertEqual(get_child.sync_detailed(home.id, ada.id, client=kid).parsed.balance_cents, 550)
+
+        devices = list_child_devices.sync_detailed(home.id, ada.id, client=api).parsed.items
+        self.assertEqual([d.device_name for d in devices], ["Ada's tablet"])
+        self.assertEqual(revoke_child_device.sync_detailed(home.id, ada.id, devices[0].id, client=api).status_code, 204)
+        self.assertEqual(get_child.sync_detailed(home.id, ada.id, client=kid).status_code, 401)
 
     def test_document_is_served_as_text(self) -> None:
         from kidledger_client import Client

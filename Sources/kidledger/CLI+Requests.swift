@@ -139,12 +139,16 @@ extension CLI {
         }
     }
 
-    /// A request id from its full id or a unique prefix of at least eight characters.
+    /// A request id from its full id or a unique prefix of at least eight characters; a request
+    /// this device has not seen yet is looked for after one quick sync.
     private func resolveRequest(_ ledger: Ledger, _ text: String) async throws -> String {
         let key = text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
-        if key.count == 36 { return key }
         guard key.count >= 8 else { throw CLIError("give the request's id (at least its first 8 characters); run `kidledger requests`") }
-        let matches = try await ledger.requests().filter { $0.id.hasPrefix(key) }
+        var matches = try await ledger.requests().filter { $0.id.hasPrefix(key) }
+        if matches.isEmpty, await ledger.server != nil {
+            _ = try? await withDeadline(seconds: 5) { try await ledger.syncNow() }
+            matches = try await ledger.requests().filter { $0.id.hasPrefix(key) }
+        }
         guard matches.count == 1 else {
             throw CLIError(matches.isEmpty ? "no request '\(text)'; run `kidledger requests --all`" : "more than one request starts with '\(text)'")
         }

@@ -55,6 +55,18 @@ final class CLI {
     }
 
     func run() async throws {
+        do {
+            try await runCommand()
+        } catch LedgerError.unauthenticated {
+            // A child's device is signed out when a parent unpairs it: it cannot sign in itself.
+            if let opened, case .child = await opened.mode {
+                throw CLIError("not signed in: this child's device was unpaired (or its token is no longer accepted); on a parent's device run `kidledger child pair NAME`, then `kidledger child-redeem CODE` here")
+            }
+            throw LedgerError.unauthenticated
+        }
+    }
+
+    private func runCommand() async throws {
         let command = try args.positional(0, "command (try `kidledger help`)")
         let rest = Array(args.positionals.dropFirst())
         switch command {

@@ -93,6 +93,16 @@ final class CLIChildDeviceTests: XCTestCase {
         let all = try json("ada", "requests", "--all")
         XCTAssertEqual(all.arrayValue?.first?["status"], .string("approved"))
         XCTAssertEqual(try kl("mum", "decline", id).status, 1, "an approved request cannot be declined")
+        // A parent may ask on a child's behalf, and decline with a note the child's device shows.
+        XCTAssertEqual(try kl("mum", "request", "chore", "2", "bins").status, 2, "a parent's device names the child")
+        let bins = try json("mum", "request", "chore", "2", "bins", "--child", "Bo")
+        let binsId = try XCTUnwrap(bins["id"]?.stringValue)
+        XCTAssertTrue(try ok("dad", "decline", binsId, "--note", "not this week").contains("declined: chore 2.00 \"bins\" — not this week"))
+        _ = try ok("mum", "sync")
+        let declined = try json("mum", "requests", "--all").arrayValue?.first { $0["id"]?.stringValue == binsId }
+        XCTAssertEqual(declined?["status"], .string("declined"))
+        XCTAssertEqual(declined?["decisionNote"], .string("not this week"))
+        XCTAssertEqual(try json("ada", "requests", "--all").arrayValue?.count, 1, "Bo's request is not on Ada's device")
 
         let devices = try json("mum", "child", "devices", "Ada")
         let tokenId = try XCTUnwrap(devices.arrayValue?.first?["id"]?.stringValue)
@@ -100,7 +110,8 @@ final class CLIChildDeviceTests: XCTestCase {
         _ = try ok("mum", "child", "revoke", "Ada", tokenId)
         let signedOut = try kl("ada", "sync")
         XCTAssertEqual(signedOut.status, 1)
-        XCTAssertTrue(signedOut.err.contains("not signed in"), signedOut.err)
+        XCTAssertTrue(signedOut.err.contains("not signed in: this child's device was unpaired"), signedOut.err)
+        XCTAssertEqual(signedOut.err.filter { $0 == "\n" }.count, 1, "one line")
         XCTAssertEqual(try json("mum", "child", "devices", "Ada").arrayValue?.count, 0)
     }
 }
