@@ -45,8 +45,8 @@ final class OpenAPIRulesTests: XCTestCase {
 
     /// The quota and rate-limit codes are in the spec's problem and push-result enums.
     func testQuotaCodesAreInTheSpec() {
-        for (schema, codes) in [("Problem409Code", ["too_many_households", "too_many_children", "too_many_invitations", "too_many_tokens"]),
-                                ("Problem429Code", ["registration_rate_limited"]), ("PushResult", ["too_many_children"])] {
+        for (schema, codes) in [("Problem409Code", ["too_many_households", "too_many_children", "too_many_invitations", "too_many_tokens", "too_many_pots"]),
+                                ("Problem429Code", ["registration_rate_limited"]), ("PushResult", ["too_many_children", "too_many_pots"])] {
             let text = Self.schema(schema)
             for code in codes { XCTAssertTrue(text.contains(code), "\(schema) lacks \(code)") }
         }
