@@ -217,7 +217,7 @@ extension CLI {
     /// "1.25" (percent per period) as basis points: 125.
     static func basisPoints(_ text: String) throws -> Int {
         let clean = text.hasSuffix("%") ? String(text.dropLast()) : text
-        guard let hundredths = try? Cents.parse(clean), hundredths > 0, hundredths <= 10_000 else {
+        guard let hundredths = Cents.parse(clean), hundredths > 0, hundredths <= 10_000 else {
             throw Arguments.UsageError(description: "--rate must be a percent per period from 0.01 to 100, not '\(text)'")
         }
         return Int(hundredths)

@@ -90,7 +90,7 @@ final class RewindableServer {
     func remove() {
         stop()
         if let baseURL, let schema {
-            try? Self.run(Self.postgresTool("psql"), ["-q", baseURL, "-c", "DROP SCHEMA IF EXISTS \(schema) CASCADE"])
+            _ = try? Self.run(Self.postgresTool("psql"), ["-q", baseURL, "-c", "DROP SCHEMA IF EXISTS \(schema) CASCADE"])
         }
         try? FileManager.default.removeItem(atPath: directory)
     }
@@ -115,8 +115,8 @@ final class RewindableServer {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let outURL = folder.appendingPathComponent("out"), errURL = folder.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: tool)

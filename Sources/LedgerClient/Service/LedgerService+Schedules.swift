@@ -168,8 +168,8 @@ extension LedgerService {
             let id = ScheduleIDs.payment(kind: .allowance, scheduleId: scheduleId, date: date)
             if try store.isPaidOrUndone(id) { continue }
             guard Cents.add(try store.balance(childId: schedule.childId), amount) != nil else { continue }
-            try record(childId: schedule.childId, amount: amount, note: schedule.note, source: ScheduleKind.allowance.rawValue,
-                       id: id.lowercased, reverses: nil, createdAt: terms.dueInstantMs(date))
+            _ = try record(childId: schedule.childId, amount: amount, note: schedule.note, source: ScheduleKind.allowance.rawValue,
+                           id: id.lowercased, reverses: nil, createdAt: terms.dueInstantMs(date))
             paid += 1
         }
         return paid
