@@ -96,6 +96,33 @@ final class ScheduleJobBatchTests: XCTestCase {
         XCTAssertEqual(s.payDue().payments, 0)
     }
 
+    /// Several new transactions in one write (a push): over PostgreSQL they are held back and
+    /// sent as one statement, yet every statement still runs in the order the write asked
+    /// for it — the reversal's mark lands on the row inserted just before it, and the
+    /// ledger's order is the push's.
+    func testTransactionsHeldBackKeepTheirOrder() {
+        let a = SyncRecords.newId(), b = SyncRecords.newId(), c = SyncRecords.newId()
+        let rev = SyncRecords.reversalId(of: a)
+        let r = s.pushResults(owner, h, transactions: [
+            SyncRecords.transaction(a, child: ada, amount: 700, note: "a \"quoted\" {note}"),
+            SyncRecords.transaction(rev, child: ada, amount: -700, reverses: a),
+            SyncRecords.transaction(b, child: ada, amount: 20),
+            SyncRecords.transaction(c, child: bo, amount: 3),
+        ])
+        XCTAssertEqual(r.map { $0["status"]?.stringValue }, ["saved", "saved", "saved", "saved"])
+        let txs = s.transactions(owner, h, ada)
+        XCTAssertEqual(txs.map { $0["id"]!.stringValue! }, [b, rev, a], "newest first, in the push's order")
+        XCTAssertEqual(txs.last?["reversedById"]?.stringValue, rev)
+        XCTAssertEqual(txs.last?["note"]?.stringValue, "a \"quoted\" {note}")
+        XCTAssertEqual(s.balance(owner, h, ada), 20)
+        XCTAssertEqual(s.balance(owner, h, bo), 3)
+        // The reversal's id stays reserved, and a replay of the whole push changes nothing.
+        let again = s.pushResults(owner, h, transactions: [SyncRecords.transaction(a, child: ada, amount: 700, note: "a \"quoted\" {note}"),
+                                                           SyncRecords.transaction(b, child: ada, amount: 20)])
+        XCTAssertEqual(again.map { $0["status"]?.stringValue }, ["unchanged", "unchanged"])
+        XCTAssertEqual(s.transactions(owner, h, ada).count, 3)
+    }
+
     private func t(_ schedule: String) -> JSONValue {
         s.call("GET", "/v1/households/\(h)/schedules/\(schedule)", token: owner).json
     }
