@@ -82,6 +82,8 @@ extension PostgresLedgerTransaction {
     }
 
     func request(household: String, paymentId: String) throws -> RequestRecord? {
+        // Known free (`expectNewTransactions`): no transaction and no request holds the id.
+        if knownFree.contains(household + " " + paymentId) { return nil }
         sendDeferred()
         try lock(household)
         return try db.queryOne("SELECT \(Self.requestColumns) FROM requests WHERE household_id = $1 AND payment_id = $2",
@@ -106,6 +108,7 @@ extension PostgresLedgerTransaction {
     func insertRequest(_ r: RequestRecord, seq: Int64) throws {
         sendDeferred()
         try lock(r.householdId)
+        knownFree.remove(r.householdId + " " + r.paymentId)
         try db.query("""
             INSERT INTO requests (household_id, id, child_id, seq, status, payment_id, created_at, doc)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

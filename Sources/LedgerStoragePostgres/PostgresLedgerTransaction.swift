@@ -72,7 +72,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     /// no row of the household holds them as its id or its reserved reversal id. While the
     /// household's row is locked no other transaction adds to its ledger, so a lookup of
     /// such an id needs no statement; an id this transaction inserts (or reserves) leaves.
-    private var knownFree: Set<String> = []
+    var knownFree: Set<String> = []
 
     /// New transactions and schedule updates held back, to go to the database as one
     /// statement per household and table when there are several (the job's payments of a
@@ -472,9 +472,11 @@ final class PostgresLedgerTransaction: LedgerWriting {
     func expectNewTransactions(household: String, ids: [String]) throws {
         guard writing, !ids.isEmpty else { return }
         try lock(household)
+        // A request's payment id counts as taken too: only its approval may write it.
         let rows = try db.query("""
             SELECT id, reversal_id FROM transactions
             WHERE household_id = $1 AND (id = ANY($2::text::uuid[]) OR reversal_id = ANY($2::text::uuid[]))
+            UNION ALL SELECT payment_id, NULL FROM requests WHERE household_id = $1 AND payment_id = ANY($2::text::uuid[])
             """, [.uuid(household), .text(Self.arrayLiteral(ids))]).rows
         var taken = Set<String>()
         for r in rows {
