@@ -28,9 +28,13 @@ package struct ReconcileQuery: Sendable {
     package var children: [ChildDigest] = []
     package var buckets: [BucketDigest] = []
     package var ids: [IdList] = []
+    /// Request ids the device holds: the answer names those the server lacks
+    /// (`ReconcileAnswer.missingRequests`). Requests are few (a child asks a few times a day),
+    /// so they are compared by id, not by summaries.
+    package var requests: [String] = []
 
-    package init(children: [ChildDigest] = [], buckets: [BucketDigest] = [], ids: [IdList] = []) {
-        (self.children, self.buckets, self.ids) = (children, buckets, ids)
+    package init(children: [ChildDigest] = [], buckets: [BucketDigest] = [], ids: [IdList] = [], requests: [String] = []) {
+        (self.children, self.buckets, self.ids, self.requests) = (children, buckets, ids, requests)
     }
 
     /// Every child the query names, each once.
@@ -60,6 +64,8 @@ package struct ReconcileAnswer: Sendable {
     package var buckets: [BucketAnswer] = []
     /// Ids of the query's lists that the server does not hold, in the order asked.
     package var missing: [String] = []
+    /// The query's request ids that the server does not hold (in this household), in the order asked.
+    package var missingRequests: [String] = []
 }
 
 extension LedgerReading {
@@ -98,6 +104,9 @@ extension LedgerReading {
         for list in query.ids {
             let held = idSets[list.childId] ?? []
             answer.missing += list.ids.filter { !held.contains($0) }
+        }
+        for id in query.requests where try request(household: household, id: id) == nil {
+            answer.missingRequests.append(id)
         }
         return answer
     }

@@ -69,6 +69,8 @@ extension PostgresLedgerTransaction {
             """, [.uuid(household), .uuid(child), .uuid(id), .timestamp(ms: at)]).affectedRows
         guard n > 0 else { return false }
         noteRevoked(token: id)
+        // A revoked child's device is woken no more.
+        try db.query("DELETE FROM push_registrations WHERE token_id = $1 AND household_id = $2", [.uuid(id), .uuid(household)])
         return true
     }
 

@@ -9,11 +9,13 @@ import PostgresKit
 /// LOCKED` and moves their due time to the lease's end, so two processes never take one
 /// row and never wait for each other.
 extension PostgresLedgerTransaction: PushWriting {
-    private static let registrationColumns = "r.token_id, r.account_id, r.app_id, r.push_key, r.gateway, r.registered_at"
+    private static let registrationColumns =
+        "r.token_id, r.account_id, r.household_id, r.child_id, r.app_id, r.push_key, r.gateway, r.registered_at"
 
     private static func registration(_ r: PGRow) -> PushRegistration {
-        PushRegistration(tokenId: r.uuid(0), accountId: r.uuid(1), appId: r.string(2), pushKey: r.string(3),
-                         gateway: r.string(4), registeredAt: r.timestampMs(5))
+        let child = r.optionalUUID(2).flatMap { h in r.optionalUUID(3).map { ChildScope(householdId: h, childId: $0) } }
+        return PushRegistration(tokenId: r.uuid(0), accountId: r.optionalUUID(1) ?? Caller.noAccount, child: child,
+                                appId: r.string(4), pushKey: r.string(5), gateway: r.string(6), registeredAt: r.timestampMs(7))
     }
 
     /// The members of household `$1` (its owner and accepted participants).
@@ -39,14 +41,23 @@ extension PostgresLedgerTransaction: PushWriting {
     func upsertPushRegistration(_ r: PushRegistration) throws {
         // A key moves with its device: another token of the account holding it (the app was
         // installed again) lets go. Another account's registration of the key is left alone.
-        try db.query("DELETE FROM push_registrations WHERE account_id = $4 AND app_id = $1 AND push_key = $2 AND token_id <> $3",
-                     [.text(r.appId), .text(r.pushKey), .uuid(r.tokenId), .uuid(r.accountId)])
+        // A child's device: another token of the same child holding it lets go.
+        if let child = r.child {
+            try db.query("""
+                DELETE FROM push_registrations
+                WHERE household_id = $1 AND child_id = $2 AND app_id = $3 AND push_key = $4 AND token_id <> $5
+                """, [.uuid(child.householdId), .uuid(child.childId), .text(r.appId), .text(r.pushKey), .uuid(r.tokenId)])
+        } else {
+            try db.query("DELETE FROM push_registrations WHERE account_id = $4 AND app_id = $1 AND push_key = $2 AND token_id <> $3",
+                         [.text(r.appId), .text(r.pushKey), .uuid(r.tokenId), .uuid(r.accountId)])
+        }
         try db.query("""
-            INSERT INTO push_registrations (token_id, account_id, app_id, push_key, gateway, registered_at)
-            VALUES ($1, $2, $3, $4, $5, $6)
+            INSERT INTO push_registrations (token_id, account_id, household_id, child_id, app_id, push_key, gateway, registered_at)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
             ON CONFLICT (token_id) DO UPDATE SET app_id = excluded.app_id, push_key = excluded.push_key,
                 gateway = excluded.gateway, registered_at = excluded.registered_at
-            """, [.uuid(r.tokenId), .uuid(r.accountId), .text(r.appId), .text(r.pushKey), .text(r.gateway),
+            """, [.uuid(r.tokenId), r.child == nil ? .uuid(r.accountId) : .null, .optionalUUID(r.child?.householdId),
+                  .optionalUUID(r.child?.childId), .text(r.appId), .text(r.pushKey), .text(r.gateway),
                   .timestamp(ms: r.registeredAt)])
     }
 
@@ -61,6 +72,11 @@ extension PostgresLedgerTransaction: PushWriting {
             INSERT INTO push_wakes (token_id, household_id, seq, due_at, queued_at)
             SELECT r.token_id, h.id, h.seq, $3, $3
             FROM households h JOIN push_registrations r ON r.account_id IN (\(Self.membersSQL))
+            WHERE h.id = $1 AND r.token_id IS DISTINCT FROM $2::uuid
+            UNION ALL
+            -- The household's children's devices: their feed may have moved.
+            SELECT r.token_id, h.id, h.seq, $3, $3
+            FROM households h JOIN push_registrations r ON r.household_id = h.id
             WHERE h.id = $1 AND r.token_id IS DISTINCT FROM $2::uuid
             ON CONFLICT (token_id, household_id) DO UPDATE SET seq = GREATEST(push_wakes.seq, excluded.seq),
                 queued_at = CASE WHEN push_wakes.due_at IS NULL THEN excluded.queued_at ELSE push_wakes.queued_at END,
@@ -84,6 +100,10 @@ extension PostgresLedgerTransaction: PushWriting {
                 SELECT \(Self.registrationColumns)
                 FROM push_registrations r JOIN tokens t ON t.id = r.token_id AND t.revoked_at IS NULL
                 WHERE r.token_id = $2 AND r.account_id IN (\(Self.membersSQL))
+                UNION ALL
+                SELECT \(Self.registrationColumns)
+                FROM push_registrations r JOIN child_tokens c ON c.id = r.token_id AND c.revoked_at IS NULL
+                WHERE r.token_id = $2 AND r.household_id = $1 AND c.household_id = $1
                 """, [.uuid(household), .uuid(token)]) {
                 wakes.append(PushWake(householdId: household, seq: row.int(2), attempts: Int(row.int(3)),
                                       queuedAt: row.timestampMs(4), registration: Self.registration(r)))

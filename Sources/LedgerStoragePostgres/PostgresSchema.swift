@@ -391,6 +391,19 @@ enum PostgresSchema {
         CREATE INDEX requests_feed ON requests(household_id, seq);
         CREATE INDEX requests_payment ON requests(household_id, payment_id);
         """),
+        // A child's device registers for wakes too (SQLite's version 19): a registration
+        // refers to `tokens` no more (a child token lives in `child_tokens`); `account_id`
+        // is NULL for a child token's row, which names its household and child instead (it
+        // goes with its household).
+        (12, """
+        ALTER TABLE push_registrations DROP CONSTRAINT push_registrations_token_id_fkey;
+        ALTER TABLE push_registrations ALTER COLUMN account_id DROP NOT NULL;
+        ALTER TABLE push_registrations ADD COLUMN household_id uuid REFERENCES households(id) ON DELETE CASCADE;
+        ALTER TABLE push_registrations ADD COLUMN child_id uuid;
+        ALTER TABLE push_registrations ADD CONSTRAINT push_registrations_owner
+            CHECK ((account_id IS NULL) = (household_id IS NOT NULL AND child_id IS NOT NULL));
+        CREATE INDEX push_registrations_household ON push_registrations(household_id) WHERE household_id IS NOT NULL;
+        """),
     ]
 
     /// Applies the migrations on one connection; returns the versions it applied.

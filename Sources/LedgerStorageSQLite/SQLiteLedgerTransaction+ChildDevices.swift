@@ -63,6 +63,8 @@ extension SQLiteLedgerTransaction {
             """, [.integer(at), .text(household), .text(child), .text(id)])
         guard db.changes == 1 else { return false }
         noteRevoked(token: id)
+        // A revoked child's device is woken no more.
+        try db.run("DELETE FROM push_registrations WHERE token_id = ? AND household_id = ?", [.text(id), .text(household)])
         return true
     }
 

@@ -2,14 +2,17 @@ import LedgerCore
 import LedgerModel
 import SQLiteKit
 
-/// The push primitives over schema version 14 (`push_registrations`, `push_wakes`). One
+/// The push primitives over schema versions 14 and 19 (`push_registrations`, `push_wakes`). One
 /// writer: a claim is an update of the due time, and nobody else takes the same row.
 extension SQLiteLedgerTransaction: PushWriting {
-    private static let registrationColumns = "token_id, account_id, app_id, push_key, gateway, registered_at"
+    private static let registrationColumns = "token_id, account_id, household_id, child_id, app_id, push_key, gateway, registered_at"
+    /// `registrationColumns` of `push_registrations r`.
+    private static let registrationSelect = "r.token_id, r.account_id, r.household_id, r.child_id, r.app_id, r.push_key, r.gateway, r.registered_at"
 
     private static func registration(_ r: SQLiteRow, from i: Int = 0) -> PushRegistration {
-        PushRegistration(tokenId: r.string(i), accountId: r.string(i + 1), appId: r.string(i + 2), pushKey: r.string(i + 3),
-                         gateway: r.string(i + 4), registeredAt: r.int(i + 5))
+        let child = r.optionalString(i + 2).flatMap { h in r.optionalString(i + 3).map { ChildScope(householdId: h, childId: $0) } }
+        return PushRegistration(tokenId: r.string(i), accountId: r.optionalString(i + 1) ?? Caller.noAccount, child: child,
+                                appId: r.string(i + 4), pushKey: r.string(i + 5), gateway: r.string(i + 6), registeredAt: r.int(i + 7))
     }
 
     /// The members of household `?1` (its owner and accepted participants).
@@ -36,13 +39,23 @@ extension SQLiteLedgerTransaction: PushWriting {
     func upsertPushRegistration(_ r: PushRegistration) throws {
         // A key moves with its device: another token of the account holding it (the app was
         // installed again) lets go. Another account's registration of the key is left alone.
-        try db.run("DELETE FROM push_registrations WHERE account_id = ? AND app_id = ? AND push_key = ? AND token_id <> ?",
-                   [.text(r.accountId), .text(r.appId), .text(r.pushKey), .text(r.tokenId)])
+        // A child's device: another token of the same child holding it lets go.
+        if let child = r.child {
+            try db.run("""
+                DELETE FROM push_registrations
+                WHERE household_id = ? AND child_id = ? AND app_id = ? AND push_key = ? AND token_id <> ?
+                """, [.text(child.householdId), .text(child.childId), .text(r.appId), .text(r.pushKey), .text(r.tokenId)])
+        } else {
+            try db.run("DELETE FROM push_registrations WHERE account_id = ? AND app_id = ? AND push_key = ? AND token_id <> ?",
+                       [.text(r.accountId), .text(r.appId), .text(r.pushKey), .text(r.tokenId)])
+        }
         try db.run("""
-            INSERT INTO push_registrations (\(Self.registrationColumns)) VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO push_registrations (\(Self.registrationColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (token_id) DO UPDATE SET app_id = excluded.app_id, push_key = excluded.push_key,
                 gateway = excluded.gateway, registered_at = excluded.registered_at
-            """, [.text(r.tokenId), .text(r.accountId), .text(r.appId), .text(r.pushKey), .text(r.gateway), .integer(r.registeredAt)])
+            """, [.text(r.tokenId), r.child == nil ? .text(r.accountId) : .null, r.child.map { .text($0.householdId) } ?? .null,
+                  r.child.map { .text($0.childId) } ?? .null, .text(r.appId), .text(r.pushKey), .text(r.gateway),
+                  .integer(r.registeredAt)])
     }
 
     func deletePushRegistration(token: String, pushKey: String?) throws -> Bool {
@@ -56,9 +69,16 @@ extension SQLiteLedgerTransaction: PushWriting {
         let db = try self.db
         try db.run("""
             INSERT INTO push_wakes (token_id, household_id, seq, due_at, queued_at)
-            SELECT r.token_id, h.id, h.seq, ?3, ?3
-            FROM households h JOIN push_registrations r ON r.account_id IN (\(Self.membersSQL))
-            WHERE h.id = ?1 AND r.token_id IS NOT ?2
+            SELECT token_id, household_id, seq, ?3, ?3 FROM (
+                SELECT r.token_id, h.id AS household_id, h.seq
+                FROM households h JOIN push_registrations r ON r.account_id IN (\(Self.membersSQL))
+                WHERE h.id = ?1 AND r.token_id IS NOT ?2
+                UNION ALL
+                -- The household's children's devices: their feed may have moved.
+                SELECT r.token_id, h.id, h.seq
+                FROM households h JOIN push_registrations r ON r.household_id = h.id
+                WHERE h.id = ?1 AND r.token_id IS NOT ?2)
+            WHERE true
             ON CONFLICT (token_id, household_id) DO UPDATE SET seq = MAX(seq, excluded.seq),
                 queued_at = CASE WHEN due_at IS NULL THEN excluded.queued_at ELSE queued_at END,
                 due_at = COALESCE(due_at, MAX(excluded.due_at, quiet_until))
@@ -78,9 +98,13 @@ extension SQLiteLedgerTransaction: PushWriting {
             let (token, household) = (row.string(0), row.string(1))
             // Still a live token of a member, still registered: else the wake has nobody to go to.
             if let r = try db.queryOne("""
-                SELECT r.token_id, r.account_id, r.app_id, r.push_key, r.gateway, r.registered_at
+                SELECT \(Self.registrationSelect)
                 FROM push_registrations r JOIN tokens t ON t.id = r.token_id AND t.revoked_at IS NULL
                 WHERE r.token_id = ?2 AND r.account_id IN (\(Self.membersSQL))
+                UNION ALL
+                SELECT \(Self.registrationSelect)
+                FROM push_registrations r JOIN child_tokens c ON c.id = r.token_id AND c.revoked_at IS NULL
+                WHERE r.token_id = ?2 AND r.household_id = ?1 AND c.household_id = ?1
                 """, [.text(household), .text(token)]) {
                 wakes.append(PushWake(householdId: household, seq: row.int(2), attempts: Int(row.int(3)), queuedAt: row.int(4),
                                       registration: Self.registration(r)))

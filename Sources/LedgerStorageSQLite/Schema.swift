@@ -596,6 +596,49 @@ enum Schema {
         CREATE INDEX requests_feed ON requests(household_id, seq);
         CREATE INDEX requests_payment ON requests(household_id, payment_id);
         """),
+        // A child's device registers for wakes too: `push_registrations` is rebuilt without
+        // its reference to `tokens` (a child token lives in `child_tokens`), `account_id`
+        // NULL for a child token's row, which names its household and child instead (it
+        // goes with its household). `push_wakes` is rebuilt to refer to the new table.
+        Migration(version: 19, sql: """
+        ALTER TABLE push_wakes RENAME TO push_wakes_v18;
+        ALTER TABLE push_registrations RENAME TO push_registrations_v18;
+        DROP INDEX push_registrations_account;
+        DROP INDEX push_registrations_key;
+        DROP INDEX push_wakes_due;
+        CREATE TABLE push_registrations (
+            token_id TEXT PRIMARY KEY,
+            account_id TEXT,
+            household_id TEXT REFERENCES households(id) ON DELETE CASCADE,
+            child_id TEXT,
+            app_id TEXT NOT NULL,
+            push_key TEXT NOT NULL,
+            gateway TEXT NOT NULL,
+            registered_at INTEGER NOT NULL,
+            CHECK ((account_id IS NULL) = (household_id IS NOT NULL AND child_id IS NOT NULL))
+        ) WITHOUT ROWID;
+        CREATE INDEX push_registrations_account ON push_registrations(account_id);
+        CREATE UNIQUE INDEX push_registrations_key ON push_registrations(account_id, app_id, push_key);
+        CREATE INDEX push_registrations_household ON push_registrations(household_id) WHERE household_id IS NOT NULL;
+        CREATE TABLE push_wakes (
+            token_id TEXT NOT NULL REFERENCES push_registrations(token_id) ON DELETE CASCADE,
+            household_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            sent_seq INTEGER NOT NULL DEFAULT 0,
+            due_at INTEGER,
+            quiet_until INTEGER NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            queued_at INTEGER NOT NULL,
+            PRIMARY KEY (token_id, household_id)
+        );
+        CREATE INDEX push_wakes_due ON push_wakes(due_at) WHERE due_at IS NOT NULL;
+        INSERT INTO push_registrations (token_id, account_id, app_id, push_key, gateway, registered_at)
+            SELECT token_id, account_id, app_id, push_key, gateway, registered_at FROM push_registrations_v18;
+        INSERT INTO push_wakes (token_id, household_id, seq, sent_seq, due_at, quiet_until, attempts, queued_at)
+            SELECT token_id, household_id, seq, sent_seq, due_at, quiet_until, attempts, queued_at FROM push_wakes_v18;
+        DROP TABLE push_wakes_v18;
+        DROP TABLE push_registrations_v18;
+        """),
     ]
 }
 

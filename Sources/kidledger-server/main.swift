@@ -19,6 +19,7 @@ usage: kidledger-server serve [--host H] [--port P] [--data-dir DIR] [--database
                               [--trusted-proxies ADDR[,ADDR|CIDR]...] [--auth-failures-per-minute N] [--quiet]
                               [--registrations-per-hour N] [--max-households-per-account N]
                               [--max-children-per-household N] [--max-schedules-per-child N] [--max-pots-per-child N]
+                              [--child-requests-per-hour N]
                               [--schedule-job-interval SECONDS] [--max-pending-invitations-per-invitee N]
                               [--max-pending-invitations-per-inviter N]
                               [--max-pending-invitations-per-inviter-for-invitee N]
@@ -55,6 +56,7 @@ that take the data disk's completion interrupts when those are some but not all 
 KIDLEDGER_LOG_LEVEL, KIDLEDGER_TRUSTED_PROXIES (comma-separated),
 KIDLEDGER_AUTH_FAILURES_PER_MINUTE, KIDLEDGER_REGISTRATIONS_PER_HOUR, KIDLEDGER_MAX_HOUSEHOLDS_PER_ACCOUNT,
 KIDLEDGER_MAX_CHILDREN_PER_HOUSEHOLD, KIDLEDGER_MAX_SCHEDULES_PER_CHILD (default 20),
+KIDLEDGER_CHILD_REQUESTS_PER_HOUR (requests one child's device may make an hour, default 30; 0: no limit),
 KIDLEDGER_SCHEDULE_JOB_INTERVAL (seconds between runs of the job paying due schedules, default 60; 0: at start only),
 KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITEE,
 KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER, KIDLEDGER_MAX_PENDING_INVITATIONS_PER_INVITER_FOR_INVITEE (default 3),
@@ -224,6 +226,7 @@ func configuration(_ o: Options) -> LedgerAppConfiguration {
     if let n = o.int("max-children-per-household") { c.maxChildrenPerHousehold = n }
     if let n = o.int("max-schedules-per-child") { c.maxSchedulesPerChild = n }
     if let n = o.int("max-pots-per-child") { c.maxPotsPerChild = n }
+    if let n = o.int("child-requests-per-hour") { c.childRequestsPerHour = n }
     if let n = o.int("schedule-job-interval") { c.scheduleJobInterval = Double(max(0, n)) }
     if let n = o.int("max-pending-invitations-per-invitee") { c.maxPendingInvitationsPerInvitee = n }
     if let n = o.int("max-pending-invitations-per-inviter") { c.maxPendingInvitationsPerInviter = n }
@@ -275,7 +278,7 @@ let serveOptions: Set<String> = ["host", "port", "data-dir", "database-url", "da
                                  "max-connections-per-address", "body-memory-limit",
                                  "header-timeout", "body-timeout", "idle-timeout", "shutdown-timeout",
                                  "registrations-per-hour", "max-households-per-account", "max-children-per-household",
-                                 "max-schedules-per-child", "max-pots-per-child", "schedule-job-interval",
+                                 "max-schedules-per-child", "max-pots-per-child", "child-requests-per-hour", "schedule-job-interval",
                                  "max-pending-invitations-per-invitee", "max-pending-invitations-per-inviter",
                                  "max-pending-invitations-per-inviter-for-invitee", "failed-handle-lookups-per-minute",
                                  "tokens-per-account", "apple-client-id", "apple-jwks", "oidc-provider", "apple-team-id",

@@ -117,6 +117,42 @@ final class LedgerPushTests: XCTestCase {
         XCTAssertEqual(synced?["appId"]?.stringValue, Self.appId, "sent with the next sync")
     }
 
+    /// A device paired to a child registers its own child token's key, and removes it.
+    func testAChildsDeviceRegistersItsOwnToken() async throws {
+        let (mum, _) = try await device("mum")
+        try await mum.signUp(handle: "mum", displayName: "Mum")
+        let ada = try await mum.addChild(named: "Ada")
+        try await mum.enableSharing(householdName: "Family")
+        let code = try await mum.pairChildDevice(ada.id)
+        let (kid, kidCredentials) = try await device("kid")
+        _ = try await kid.redeemChildCode(code.text)
+        let kidMode = await kid.mode
+        XCTAssertEqual(kidMode, .child(ada.id))
+        try await kid.registerForPush(appId: Self.appId, pushKey: Self.key())
+        let kidTokenId = await kid.meta(.tokenId), registeredFor = await kid.meta(.pushRegisteredTokenId)
+        let tokenId = try XCTUnwrap(kidTokenId)
+        XCTAssertEqual(registeredFor, tokenId, "the server took the child token's registration")
+        // The server has it: registering the same token again is accepted, another token id is not.
+        let stored = try await kidCredentials.token()
+        let kidToken = try XCTUnwrap(stored)
+        let body = "{\"appId\":\"\(Self.appId)\",\"pushKey\":\"\(Self.key())\"}"
+        let (own, _) = try await call("PUT", "/v1/tokens/\(tokenId)/push", token: kidToken, body: body)
+        XCTAssertEqual(own, 204)
+        let (other, _) = try await call("PUT", "/v1/tokens/\(UUID().uuidString.lowercased())/push", token: kidToken, body: body)
+        XCTAssertEqual(other, 404)
+        try await kid.unregisterForPush()
+        let afterRegistered = await kid.meta(.pushRegisteredTokenId), afterKey = await kid.meta(.pushKey)
+        XCTAssertNil(afterRegistered)
+        XCTAssertNil(afterKey)
+        // A wake's refresh pulls the child's feed: Mum's payment arrives.
+        try await mum.add(cents: 300, to: ada.id, note: "pocket money", source: .manual)
+        _ = try await mum.syncNow()
+        let changed = try await kid.backgroundRefresh(deadline: Date().addingTimeInterval(10))
+        XCTAssertTrue(changed)
+        let balance = try await kid.snapshot().children.first?.balanceCents
+        XCTAssertEqual(balance, 300)
+    }
+
     func testBackgroundRefreshSaysWhetherAnythingChanged() async throws {
         let (ledger, _) = try await device("mum")
         try await ledger.signUp(handle: "mum", displayName: "Mum")

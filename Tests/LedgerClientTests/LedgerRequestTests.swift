@@ -257,7 +257,6 @@ final class LedgerRequestTests: XCTestCase {
             ("createLinkCode", { _ = try await kid.createLinkCode() }),
             ("signIn", { try await kid.signIn(token: "kl_x") }),
             ("redeem", { _ = try await kid.redeem(linkCode: "ABCD-EFGH-JKLM") }),
-            ("registerForPush", { try await kid.registerForPush(appId: "com.example.kid", pushKey: String(repeating: "ab", count: 32)) }),
         ]
         for (name, call) in refused {
             do {

@@ -137,6 +137,47 @@ final class RestoreReconcileTests: XCTestCase {
         for t in try mum.store.allTransactions() { XCTAssertEqual(tx[t.id], t.authorAccountId, t.id) }
     }
 
+    /// A request made and approved after the backup comes back with its decision: Mum's phone
+    /// re-pushes it (and the server writes its payment again); one Dad only pulled waits for
+    /// its author, not for him.
+    func testRequestsComeBackWithTheirDecisions() async throws {
+        let (mum, dad, ann) = try family()
+        let backup = try server.backup("backup.sqlite")
+        let asked = try mum.service.makeRequest(childId: ann, kind: .spend, cents: 150, note: "book")
+        let approved = try mum.service.decide(requestId: asked.id, approve: true)
+        let declined = try mum.service.makeRequest(childId: ann, kind: .chore, cents: 40, note: "dishes")
+        _ = try mum.service.decide(requestId: declined.id, approve: false, note: "not yet")
+        try mum.engine.sync()
+        try dad.engine.sync()
+        XCTAssertEqual(try dad.store.request(id: asked.id)?.status, .approved)
+
+        server.stop()
+        try server.restore(backup)
+        try server.start()
+        let hh = try mum.store.household().id
+        XCTAssertEqual(try mum.api.call("GET", "/v1/households/\(hh)/children/\(ann)/requests").status, 200)
+        func serverRequests() throws -> [String: String] {
+            let page = try JSONValue.parse(try mum.api.call("GET", "/v1/households/\(hh)/children/\(ann)/requests").body)
+            var out: [String: String] = [:]
+            for item in page["items"]?.arrayValue ?? [] { out[item["id"]?.stringValue ?? ""] = item["status"]?.stringValue }
+            return out
+        }
+        XCTAssertEqual(try serverRequests(), [:])
+
+        // Dad's phone holds them but did not make or decide them: they wait for Mum's.
+        try dad.engine.sync()
+        XCTAssertEqual(try serverRequests(), [:])
+        XCTAssertTrue(try dad.store.reconcileNeeded())
+        XCTAssertEqual(try dad.store.reconcileWaiting(), 3, "two requests and a payment")
+
+        try mum.engine.sync()
+        XCTAssertEqual(try serverRequests(), [asked.id: "approved", declined.id: "declined"])
+        XCTAssertEqual(try serverLedger(mum).transactions[try XCTUnwrap(approved.paymentId)], -150)
+        try dad.engine.sync()
+        try mum.engine.sync()
+        try assertHealed([mum, dad])
+    }
+
     /// The authors the server holds (id → account).
     private func serverAuthors(_ p: EndToEndTests.Phone) throws -> [String: String] {
         let hh = try p.store.household().id

@@ -118,6 +118,34 @@ final class HistoryRewoundTests: XCTestCase {
         XCTAssertEqual(third.json["missing"]?.arrayValue?.compactMap(\.stringValue), [lost])
     }
 
+    /// Requests are compared by id: the answer names those the server lacks in this household.
+    func testReconcileFindsTheRequestsTheServerLacks() throws {
+        let (_, t) = s.signup("mum")
+        let h = s.household(t)
+        let kid = s.child(t, household: h)
+        let made = s.call("POST", "/v1/households/\(h)/children/\(kid)/requests", token: t, json: .obj(["kind": "spend", "amountCents": 5]))
+        XCTAssertEqual(made.status, 201)
+        let held = try XCTUnwrap(made.json["id"]?.stringValue)
+        // Another household's request is lacking here too.
+        let (_, other) = s.signup("eve")
+        let g = s.household(other)
+        let theirs = s.call("POST", "/v1/households/\(g)/children/\(s.child(other, household: g))/requests", token: other,
+                            json: .obj(["kind": "spend", "amountCents": 5])).json["id"]?.stringValue ?? ""
+        let lost = SyncRecords.newId()
+        let r = s.call("POST", "/v1/households/\(h)/reconcile", token: t,
+                       json: .obj(["requests": .array([.string(held.uppercased()), .string(lost), .string(theirs)])]))
+        XCTAssertEqual(r.status, 200)
+        XCTAssertEqual(r.json["missingRequests"]?.arrayValue?.compactMap(\.stringValue), [lost, theirs])
+        XCTAssertEqual(r.json["missing"]?.arrayValue, [])
+        let bad = s.call("POST", "/v1/households/\(h)/reconcile", token: t, json: .obj(["requests": .array(["nope", 5])]))
+        XCTAssertEqual(bad.status, 422)
+        XCTAssertNotNil(bad.json["fields"]?["requests[0]"])
+        XCTAssertNotNil(bad.json["fields"]?["requests[1]"])
+        let many = (0...ReconcileRoutes.maxIds).map { _ in JSONValue.string(SyncRecords.newId()) }
+        XCTAssertEqual(s.call("POST", "/v1/households/\(h)/reconcile", token: t, json: .obj(["requests": .array(many)])).code,
+                       "batch_too_large")
+    }
+
     func testReconcileRefusesMalformedAndOversizedRequests() {
         let (_, t) = s.signup("mum")
         let h = s.household(t)

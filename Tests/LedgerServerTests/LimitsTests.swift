@@ -377,4 +377,37 @@ final class LimitsTests: XCTestCase {
         XCTAssertEqual(client.call("POST", "/v1/households/\(h)/children", token: mum, json: .obj(["name": "Ada"])).status, 201)
         XCTAssertEqual(client.call("POST", "/v1/households/\(h)/children", token: mum, json: .obj(["name": "Bo"])).code, "too_many_children")
     }
+
+    /// `--child-requests-per-hour` (and its variable) bounds what one child's device may ask an hour; `0` lifts it.
+    func testChildRequestsPerHourFlagAndEnvironment() throws {
+        let binary = try ServerProcess.binary()
+        for (arguments, environment, allowed) in [(["--child-requests-per-hour", "2"], ["KIDLEDGER_CHILD_REQUESTS_PER_HOUR": "50"], 2),
+                                                  ([], ["KIDLEDGER_CHILD_REQUESTS_PER_HOUR": "1"], 1),
+                                                  (["--child-requests-per-hour", "0"], [:], 40)] {
+            let dataDir = FileManager.default.temporaryDirectory.appendingPathComponent("kidledger-limits-\(UUID().uuidString)").path
+            defer { try? FileManager.default.removeItem(atPath: dataDir) }
+            let server = try ServerProcess(binary: binary, dataDir: dataDir,
+                                           arguments: arguments + ["--registrations-per-hour", "0"], environment: environment)
+            defer { server.kill9() }
+            let client = HTTPTestClient(port: server.port)
+            let mum = client.call("POST", "/v1/accounts", json: .obj(["handle": "mum", "displayName": "Mum"]))
+                .json["token"]?["secret"]?.stringValue ?? ""
+            let h = client.call("POST", "/v1/households", token: mum, json: .obj(["name": "Home"])).json["id"]?.stringValue ?? ""
+            let c = client.call("POST", "/v1/households/\(h)/children", token: mum, json: .obj(["name": "Ada"])).json["id"]?.stringValue ?? ""
+            let code = client.call("POST", "/v1/households/\(h)/children/\(c)/devices", token: mum, json: .obj([:])).json["code"] ?? .null
+            let device = client.call("POST", "/v1/link-codes/redeem", json: .obj(["code": code])).json["token"]?["secret"]?.stringValue ?? ""
+            let ask = JSONValue.obj(["kind": "spend", "amountCents": 1])
+            for n in 0..<allowed {
+                XCTAssertEqual(client.call("POST", "/v1/households/\(h)/children/\(c)/requests", token: device, json: ask).status, 201,
+                               "\(arguments) \(environment): request \(n + 1)")
+            }
+            let next = client.call("POST", "/v1/households/\(h)/children/\(c)/requests", token: device, json: ask)
+            if allowed == 40 {
+                XCTAssertEqual(next.status, 201, "0: no limit")
+            } else {
+                XCTAssertEqual(next.status, 429, "\(arguments) \(environment)")
+                XCTAssertEqual(next.code, "rate_limited")
+            }
+        }
+    }
 }

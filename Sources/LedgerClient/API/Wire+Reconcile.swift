@@ -23,6 +23,8 @@ extension Wire {
         var children: [ChildDigest] = []
         var buckets: [BucketDigest] = []
         var ids: [IdList] = []
+        /// Request ids this device holds (compared one by one: a household holds few).
+        var requests: [String] = []
     }
 
     /// The server's side: its summaries, whether each equals the device's, and the listed
@@ -48,5 +50,7 @@ extension Wire {
         var children: [ChildAnswer]
         var buckets: [BucketAnswer]
         var missing: [String]
+        /// The `requests` the server does not hold.
+        var missingRequests: [String]?
     }
 }

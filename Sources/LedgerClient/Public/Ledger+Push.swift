@@ -12,10 +12,10 @@ extension Ledger {
     /// token, and removed from the server on sign-out. Offline (or signed out) the
     /// registration waits for the next sync. Throws `.invalidInput` for a key that is not
     /// hex, and `.server` when the server refuses (`push_not_configured`: it has no gateway).
-    /// A device paired to a child is woken by no push (`.notAllowed`): its automatic sync's
-    /// long-poll brings the outcomes of its requests.
+    /// A device paired to a child registers its own child token's key the same way: it is
+    /// woken by its household's changes (a parent's decision on its request among them) and
+    /// pulls its child's feed.
     public func registerForPush(appId: String, pushKey: String) async throws {
-        try refuseOnChildDevice()
         let key = pushKey.lowercased()
         guard (32...512).contains(key.utf8.count), key.utf8.count % 2 == 0,
               key.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
@@ -54,7 +54,8 @@ extension Ledger {
     }
 
     /// For `BGAppRefreshTask` (and `didReceiveRemoteNotification`'s completion handler):
-    /// pushes pending changes and pulls the household's, within `deadline`; true when
+    /// pushes pending changes and pulls the household's (a child's device: its child's
+    /// feed), within `deadline`; true when
     /// anything changed (something was uploaded, or other devices' changes arrived).
     /// Past the deadline the sync is cancelled (the ledger stays consistent) and
     /// `.cancelled` is thrown.
@@ -89,7 +90,6 @@ extension Ledger {
 
     /// `registerPushIfNeeded`, for paths where a failure must not fail what they did.
     func registerPushQuietly() async {
-        guard mode == .parent else { return }
         _ = try? await registerPushIfNeeded()
     }
 

@@ -25,7 +25,8 @@ extension SyncEngine {
     /// server lacks, by summaries of ids per child, then per bucket, then the ids of the
     /// buckets that differ (what moves grows with what is missing, not with the ledger), and
     /// queues those it may push again: its own account's records (every record during the
-    /// owner's restore from this device), each transaction after the one it reverses.
+    /// owner's restore from this device), each transaction after the one it reverses; and
+    /// the requests it made or decided, found by id.
     /// Call after a pull; the push that follows sends them with their ids, amounts and times.
     func reconcile() throws -> ReconcileOutcome {
         let householdId = try store.household().id
@@ -119,6 +120,19 @@ extension SyncEngine {
         try send()
         for child in whollyMissing { missing += try store.transactionIds(child: child).map(\.id) }
 
+        // 4. Requests, by id: a household holds few.
+        let localRequests = try store.requests()
+        var missingRequests: [String] = []
+        for chunk in localRequests.map(\.id).chunked(Self.reconcileIdsPerRequest) {
+            try checkCancelled()
+            var request = Wire.ReconcileRequest()
+            request.requests = Array(chunk)
+            let sent = request
+            missingRequests += try retrying { () throws(APIError) in try api.reconcile(householdId: householdId, sent) }.missingRequests ?? []
+            outcome.requests += 1
+            outcome.idsCompared += chunk.count
+        }
+
         // Queue what this device may push: targets before their reversals, and a reversal
         // only with what it reverses.
         try store.transaction {
@@ -141,7 +155,19 @@ extension SyncEngine {
                 try store.enqueue(.transaction, id: t.id)
                 queued.insert(t.id)
             }
-            outcome.queued = childrenToPush.count + queued.count
+            // Requests this device made or decided (every one during the owner's restore); the
+            // server applies a pushed request before the push's transactions, and writes an
+            // approval's payment itself.
+            let requestsById = Dictionary(localRequests.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            var requeued = 0
+            for id in missingRequests {
+                guard let r = requestsById[id] else { continue }
+                let mayPush = everything || r.createdBy == me || (r.decidedBy != nil && r.decidedBy == me)
+                if blocked.contains(r.childId) || !mayPush { outcome.waiting += 1; continue }
+                try store.enqueue(.request, id: id)
+                requeued += 1
+            }
+            outcome.queued = childrenToPush.count + queued.count + requeued
         }
         return outcome
     }

@@ -1,8 +1,11 @@
 /// A device token's push registration: where its wakes go. The key never leaves the server
-/// except in a wake to the gateway it was registered for.
+/// except in a wake to the gateway it was registered for. A child's device (a child token)
+/// registers too: `child` is its scope and `accountId` is `Caller.noAccount`.
 package struct PushRegistration: Sendable, Equatable {
     package var tokenId: String
     package var accountId: String
+    /// The household and child of a child token's registration; nil for an account's token.
+    package var child: ChildScope?
     /// The app's id at the gateway (`app_id`), e.g. its bundle id.
     package var appId: String
     /// The device's push key (`pushkey`): an APNs device token, lowercase hex.
@@ -12,8 +15,9 @@ package struct PushRegistration: Sendable, Equatable {
     /// When the key was registered, ms (`pushkey_ts`, in seconds, in a wake).
     package var registeredAt: Int64
 
-    package init(tokenId: String, accountId: String, appId: String, pushKey: String, gateway: String, registeredAt: Int64) {
-        (self.tokenId, self.accountId, self.appId, self.pushKey) = (tokenId, accountId, appId, pushKey)
+    package init(tokenId: String, accountId: String, child: ChildScope? = nil, appId: String, pushKey: String, gateway: String,
+                 registeredAt: Int64) {
+        (self.tokenId, self.accountId, self.child, self.appId, self.pushKey) = (tokenId, accountId, child, appId, pushKey)
         (self.gateway, self.registeredAt) = (gateway, registeredAt)
     }
 }

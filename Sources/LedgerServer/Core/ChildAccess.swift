@@ -18,11 +18,14 @@ import LedgerModel
 /// reads through `LedgerReading.readAccess(household:caller:child:)`, and a handler that
 /// finds a record by its own id (a transaction, a schedule) answers 404 for a record of
 /// another child (`Caller.maySee(child:)`). `.writes` does the same for a POST (the
-/// child's requests).
+/// child's requests). `.ownToken` lets a child token write a `/v1/tokens/{tokenId}/…` route
+/// (its push registration); the rules then accept only its own token id and answer 404 for
+/// any other, as for another account's token.
 enum ChildAccess: Sendable {
     case none
     case reads
     case writes
+    case ownToken
 
     /// Whether `caller` (a child token) may go on to the handler of a route with this
     /// access; else the refusal described above.
@@ -34,6 +37,7 @@ enum ChildAccess: Sendable {
         switch self {
         case .reads where isRead && inScope: return
         case .writes where !isRead && inScope: return
+        case .ownToken where !isRead && params.names.contains("tokenId"): return
         default: break
         }
         if isRead { throw APIError.notFound() }

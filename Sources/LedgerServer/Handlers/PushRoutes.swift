@@ -4,7 +4,7 @@ import LedgerModel
 
 /// `PUT`/`DELETE /v1/tokens/{tokenId}/push`: a device token's push registration. Only the
 /// token's own account reaches it; another account's token id is the same 404 as an
-/// unknown one. Without a configured gateway, push does not exist here (404
+/// unknown one. A child's device (child token) reaches only its own token's registration. Without a configured gateway, push does not exist here (404
 /// `push_not_configured`, to a signed-in caller; without a token 401 as everywhere).
 enum PushRoutes {
     /// Longest app id (`app_id`: a bundle id, with Sygnal's platform suffix).

@@ -5,7 +5,8 @@ import LedgerModel
 /// `POST /v1/households/{id}/reconcile`: after `history_rewound`, a device finds the records
 /// it holds that the server lacks by comparing summaries of transaction ids (whole per
 /// child, then per bucket) and finally the ids of the buckets that differ (`ReconcileDigest`).
-/// It reads only; the device pushes what is missing with `POST …/changes`.
+/// It reads only; the device pushes what is missing with `POST …/changes`. Request ids are
+/// compared one by one (`requests` → `missingRequests`): a household holds few.
 enum ReconcileRoutes {
     /// Most children, buckets and ids one request may name.
     static let maxChildren = 1_000
@@ -23,16 +24,17 @@ enum ReconcileRoutes {
     /// Parses the body; 413 `batch_too_large` past a limit, 422 for anything malformed.
     static func parse(_ body: JSONBody) throws -> ReconcileQuery {
         var envelope = body
-        envelope.allowOnly(["children", "buckets", "ids"])
+        envelope.allowOnly(["children", "buckets", "ids", "requests"])
         let children = array(&envelope, "children"), buckets = array(&envelope, "buckets"), lists = array(&envelope, "ids")
+        let requests = array(&envelope, "requests")
         try envelope.check()
-        let idCount = lists.reduce(0) { n, v in
+        let idCount = lists.reduce(requests.count) { n, v in
             if case .object(let o) = v, case .array(let a)? = o["ids"] { return n + a.count }
             return n
         }
         if children.count > maxChildren || buckets.count > maxBuckets || idCount > maxIds {
             throw APIError(413, "batch_too_large", "A reconcile request names at most \(maxChildren) children, \(maxBuckets) buckets "
-                           + "and \(maxIds) ids; send the rest in another request.")
+                           + "and \(maxIds) ids (transaction and request ids together); send the rest in another request.")
         }
         var query = ReconcileQuery()
         var errors: [String: String] = [:]
@@ -77,6 +79,11 @@ enum ReconcileRoutes {
             collect(o, &errors)
             if let child, o.errors.isEmpty { query.ids.append(.init(childId: child, ids: ids)) }
         }
+        for (i, raw) in requests.enumerated() {
+            if case .string(let s) = raw, let id = LedgerIDs.lowercaseCanonical(s) { query.requests.append(id) } else {
+                errors["requests[\(i)]"] = "must be a UUID"
+            }
+        }
         if !errors.isEmpty { throw APIError.validation(errors) }
         return query
     }
@@ -93,6 +100,7 @@ enum ReconcileRoutes {
                          "digest": .string(b.summary.digest), "match": .bool(b.match)])
             }),
             "missing": .array(a.missing.map(JSONValue.string)),
+            "missingRequests": .array(a.missingRequests.map(JSONValue.string)),
         ])
     }
 
