@@ -44,20 +44,11 @@ extension FeedPage {
             }
         }
         out.raw("],\"schedules\":[")
-        for (i, s) in schedules.enumerated() {
-            if i > 0 { out.raw(",") }
-            out.value(s.json)
-        }
+        out.values(schedules, \.json)
         out.raw("],\"pots\":[")
-        for (i, p) in pots.enumerated() {
-            if i > 0 { out.raw(",") }
-            out.value(p.json)
-        }
+        out.values(pots, \.json)
         out.raw("],\"requests\":[")
-        for (i, r) in requests.enumerated() {
-            if i > 0 { out.raw(",") }
-            out.value(r.json)
-        }
+        out.values(requests, \.json)
         out.raw("],\"access\":")
         out.value(child == nil ? membership.accessJSON : .object(["role": .string("child"), "permission": .string("readOnly")]))
         out.raw(",\"nextToken\":"); out.string(next.token)

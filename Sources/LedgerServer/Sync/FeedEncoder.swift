@@ -115,4 +115,12 @@ struct FeedEncoder {
 
     /// Appends an already built JSON value.
     mutating func value(_ v: JSONValue) { v.write(into: &bytes) }
+
+    /// The elements of a JSON array (between its brackets), each record's JSON in turn.
+    mutating func values<Record>(_ records: [Record], _ json: (Record) -> JSONValue) {
+        for (i, r) in records.enumerated() {
+            if i > 0 { raw(",") }
+            value(json(r))
+        }
+    }
 }
