@@ -22,6 +22,16 @@ package protocol LedgerStorage: Sendable {
     /// commit elsewhere would leave a kept answer stale.
     var cachesReads: Bool { get }
 
+    /// Whether an answer about one household may be kept while the household's
+    /// `readStamp` stays what it was before the answer was read (PostgreSQL: every process
+    /// asks the database for the stamp, one row, before it serves a kept answer). False by
+    /// default.
+    var stampsReads: Bool { get }
+
+    /// The household's `HouseholdReadStamp` as `account` sees it, read in a statement of its
+    /// own (nil: no such household). Only where `stampsReads`.
+    func readStamp(household: String, account: String) throws -> HouseholdReadStamp?
+
     /// Whether writes are failing for lack of space (and will until there is room again).
     var isOutOfSpace: Bool { get }
 
@@ -62,6 +72,10 @@ package protocol WriteCompletionExecutor: Sendable {
 }
 
 extension LedgerStorage {
+    package var stampsReads: Bool { false }
+
+    package func readStamp(household: String, account: String) throws -> HouseholdReadStamp? { nil }
+
     package func writeHere<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T {
         try writeAndWait(body)
     }

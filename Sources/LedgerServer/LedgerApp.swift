@@ -89,11 +89,12 @@ public final class LedgerApp: Sendable {
     static let tokenLifetimeWithSeveralProcesses = 0.5
 
     /// What a durable commit means to this process, whichever process made it (called before
-    /// this process answers any of its writes): every kept GET answer is stale, and every
-    /// remembered token too when one was revoked; the long-polls of the households it
-    /// touched and of the tokens it revoked wake.
+    /// this process answers any of its writes): every kept GET answer is stale (those kept
+    /// by stamp: the touched households'), and every remembered token too when one was
+    /// revoked; the long-polls of the households it touched and of the tokens it revoked wake.
     static func apply(_ commit: StorageCommit, readCache: ReadCache, notifier: ChangeNotifier, push: PushWakeSender?) {
         readCache.invalidate(tokens: !commit.revokedTokens.isEmpty)
+        readCache.forget(households: commit.touched)
         if !commit.revokedTokens.isEmpty { notifier.notify(tokens: commit.revokedTokens) }
         if !commit.touched.isEmpty { notifier.notify(commit.touched) }
         push?.committed(commit)

@@ -39,6 +39,8 @@ package final class PostgresLedgerStorage: LedgerStorage {
     package let pushWakes = PushWakeSwitch()
     /// Other processes commit too: nothing read may be kept past its request.
     package var cachesReads: Bool { false }
+    /// An answer about a household is kept while its stamp (one row, `readStamp`) holds.
+    package var stampsReads: Bool { true }
     /// Space on the database server is not tracked by this process.
     package var isOutOfSpace: Bool { false }
 
@@ -294,7 +296,7 @@ package final class PostgresLedgerStorage: LedgerStorage {
 
     /// Database unavailability (unreachable, restarting, no free connection in time, a
     /// statement past its timeout) becomes the domain's `unavailable`; everything else passes.
-    private static func mapped<T>(_ body: () throws -> T) throws -> T {
+    static func mapped<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let e as PGError where e.meansUnavailable {

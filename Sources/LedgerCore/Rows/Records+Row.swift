@@ -78,6 +78,15 @@ extension Caller {
     }
 }
 
+extension HouseholdReadStamp {
+    /// `AccessRecord(row:)`'s four columns, then `n`, `seq` and the database's incarnation;
+    /// read for `account`.
+    @inlinable
+    package init<Row: StorageRow>(row r: Row, account: String) {
+        self.init(row: r.int(4), seq: r.int(5), incarnation: r.int(6), account: account, access: AccessRecord(row: r))
+    }
+}
+
 extension AccessRecord {
     /// `owner_account_id`, then the participant's `status, permission, accepted_at IS NOT NULL`
     /// (NULL, NULL, false when the account was never invited).

@@ -17,8 +17,14 @@ import Synchronization
 /// writes made by another process (`accounts create` while serving) only add rows, which a
 /// miss finds.
 ///
-/// With several server processes (PostgreSQL) GET answers are never kept (the storage's
-/// `cachesReads` is false) and a token lookup is kept for `tokenLifetime` at most: a token
+/// With several server processes (PostgreSQL) a commit of another process bumps no
+/// generation here, so GET answers about a household are kept by stamp instead (the
+/// storage's `stampsReads`): each with the household's `HouseholdReadStamp` read before its
+/// data, and served only after the stamp, read again from the database (one row), came back
+/// the same — so a write acknowledged by any process is seen by the next read here. A
+/// commit this process hears of (its own, or another's through the change bus) drops the
+/// touched households' answers at once (`forget(households:)`), sparing that row's round
+/// trip on the next read. A token lookup is kept for `tokenLifetime` at most: a token
 /// revoked through another process is refused here once the change bus has said so
 /// (`invalidate(tokens: true)`, milliseconds) or at the latest when the entry expires
 /// (the bus is best effort: a process killed between its COMMIT and its NOTIFY announces
@@ -39,10 +45,18 @@ final class ReadCache: Sendable {
         /// When it stops being served (uptime nanoseconds); 0: never by age.
         var expires: UInt64 = 0
     }
+    private struct Stamped {
+        let stamp: HouseholdReadStamp
+        let response: HTTPResponse
+    }
     private struct State {
         var callers: [TokenSecret.TokenKey: Entry<Caller>] = [:]
         var responses: [String: Entry<HTTPResponse>] = [:]
+        /// Answers kept by stamp, by household, then by key.
+        var stamped: [String: [String: Stamped]] = [:]
+        var stampedCount = 0
     }
+    private let stampedHits = Atomic<UInt64>(0)
     /// Guards `storage`. Taken by every request that authenticates or reads a cached
     /// answer, on PostgreSQL from many request threads: a plain mutex, held here directly
     /// (`Locked.withLock` called from another module runs unspecialised).
@@ -135,4 +149,41 @@ final class ReadCache: Sendable {
             s.responses[key] = Entry(generation: generation, value: response)
         }
     }
+
+    // MARK: answers kept by stamp (several processes)
+
+    /// The answer kept under `key` about `household`, with the stamp it was read at.
+    func stamped(household: String, key: String) -> (stamp: HouseholdReadStamp, response: HTTPResponse)? {
+        withState { s in s.stamped[household]?[key].map { ($0.stamp, $0.response) } }
+    }
+
+    /// Keeps a 200 answer about `household` read after `stamp` was.
+    func store(_ response: HTTPResponse, household: String, key: String, stamp: HouseholdReadStamp) {
+        withState { s in
+            if s.stampedCount >= capacity {
+                s.stamped.removeAll(keepingCapacity: true)
+                s.stampedCount = 0
+            }
+            if s.stamped[household, default: [:]].updateValue(Stamped(stamp: stamp, response: response), forKey: key) == nil {
+                s.stampedCount += 1
+            }
+        }
+    }
+
+    /// Drops the answers kept about `households` (a commit touched them).
+    func forget(households: Set<String>) {
+        guard !households.isEmpty else { return }
+        withState { s in
+            guard !s.stamped.isEmpty else { return }
+            for h in households {
+                if let gone = s.stamped.removeValue(forKey: h) { s.stampedCount -= gone.count }
+            }
+        }
+    }
+
+    /// Counts an answer served by stamp.
+    func countStampedHit() { stampedHits.wrappingAdd(1, ordering: .relaxed) }
+
+    /// Answers served by stamp since the process started.
+    var stampedHitCount: UInt64 { stampedHits.load(ordering: .relaxed) }
 }

@@ -31,17 +31,35 @@ extension RequestContext {
         return .pending
     }
 
-    /// A GET answer from the read cache while nothing has committed since it was read
-    /// (only where the storage allows caching: one process over SQLite); otherwise `body`
-    /// runs against one snapshot and a 200 answer is kept under `key`. The key must name
-    /// everything the answer depends on (the caller included).
-    func cachedRead(_ key: String, _ body: (any LedgerReading) throws -> HTTPResponse) throws -> Reply {
-        guard services.storage.cachesReads else { return .response(try read(body)) }
+    /// A GET answer from the read cache, else `body` run against one snapshot, its 200
+    /// answer kept under `key`. The key must name everything the answer depends on (the
+    /// caller included).
+    ///
+    /// Over SQLite (`cachesReads`: one process) an answer is served while nothing has
+    /// committed since it was read. Over PostgreSQL (`stampsReads`) an answer about
+    /// `household` is served while the household's stamp, read from the database before
+    /// each use (one row), is the one read before the answer's data: that needs every change
+    /// the answer can show to advance the household's change sequence, so `household` is
+    /// nil for an answer that may change without (it is then kept over SQLite only).
+    func cachedRead(_ key: String, household: String?, _ body: (any LedgerReading) throws -> HTTPResponse) throws -> Reply {
+        let storage = services.storage
         let cache = services.readCache
-        if let hit = cache.response(key) { return .response(hit) }
-        let generation = cache.current
+        if storage.cachesReads {
+            if let hit = cache.response(key) { return .response(hit) }
+            let generation = cache.current
+            let response = try read(body)
+            if response.status == 200 { cache.store(response, key: key, readAt: generation) }
+            return .response(response)
+        }
+        guard let household, storage.stampsReads,
+              let stamp = try storage.readStamp(household: household, account: caller?.accountId ?? Caller.noAccount)
+        else { return .response(try read(body)) }
+        if let kept = cache.stamped(household: household, key: key), kept.stamp == stamp {
+            cache.countStampedHit()
+            return .response(kept.response)
+        }
         let response = try read(body)
-        if response.status == 200 { cache.store(response, key: key, readAt: generation) }
+        if response.status == 200 { cache.store(response, household: household, key: key, stamp: stamp) }
         return .response(response)
     }
 }

@@ -36,7 +36,8 @@ enum ChildRoutes {
         case "true"?: includeArchived = true
         default: throw APIError.validation("includeArchived", "must be true or false")
         }
-        return try ctx.cachedRead(ReadCache.key("children", household, c.accountId, includeArchived ? "true" : "false")) { r in
+        return try ctx.cachedRead(ReadCache.key("children", household, c.accountId, includeArchived ? "true" : "false"),
+                                  household: household) { r in
             _ = try r.membership(household: household, account: c.accountId, need: .read)
             let kids = try r.children(household: household, includeArchived: includeArchived)
             return RequestContext.jsonResponse(200, .object(["items": .array(kids.map(\.json)), "nextCursor": .null]))
@@ -47,7 +48,7 @@ enum ChildRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let childId = try ctx.id("childId")
-        return try ctx.cachedRead(ReadCache.key("child", household, childId, c.readerKey)) { r in
+        return try ctx.cachedRead(ReadCache.key("child", household, childId, c.readerKey), household: household) { r in
             try r.readAccess(household: household, caller: c, child: childId)
             guard let child = try r.child(household: household, id: childId) else { throw LedgerStorageError.childNotFound }
             return RequestContext.jsonResponse(200, child.json, etag: child.changeTag)

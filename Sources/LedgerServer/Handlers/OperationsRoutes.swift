@@ -22,6 +22,9 @@ enum OperationsRoutes {
                                                refusedConnections: ctx.services.refusedConnections.get([:]),
                                                parkedPolls: ctx.services.notifier.parked)
             + (ctx.services.push.map { $0.metrics.render(outboxDepth: $0.outboxDepth()) } ?? "")
+            + "# HELP kidledger_read_cache_stamped_hits_total GET answers served from memory after their household's stamp was read unchanged (several processes over PostgreSQL).\n"
+            + "# TYPE kidledger_read_cache_stamped_hits_total counter\n"
+            + "kidledger_read_cache_stamped_hits_total \(ctx.services.readCache.stampedHitCount)\n"
         return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: text))
     }
 

@@ -50,7 +50,9 @@ enum ScheduleRoutes {
         let c = try ctx.authenticate()
         let household = try ctx.id("id")
         let id = try ctx.id("scheduleId")
-        return try ctx.cachedRead(ReadCache.key("schedule", household, id, c.readerKey)) { r in
+        // Not by stamp: the schedule job settles a schedule that paid nothing (its next due
+        // date moves) without advancing the household's change sequence.
+        return try ctx.cachedRead(ReadCache.key("schedule", household, id, c.readerKey), household: nil) { r in
             try r.readAccess(household: household, caller: c)
             guard let s = try r.schedule(household: household, id: id), !s.deleted, c.maySee(child: s.childId)
             else { throw LedgerStorageError.scheduleNotFound }
