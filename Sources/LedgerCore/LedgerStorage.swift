@@ -28,9 +28,10 @@ package protocol LedgerStorage: Sendable {
     /// default.
     var stampsReads: Bool { get }
 
-    /// The household's `HouseholdReadStamp` as `account` sees it, read in a statement of its
-    /// own (nil: no such household). Only where `stampsReads`.
-    func readStamp(household: String, account: String) throws -> HouseholdReadStamp?
+    /// The `HouseholdReadStamp` of each household as its account sees it, in order (nil: no
+    /// such household), read in one statement of their own (one round trip). Only where
+    /// `stampsReads`.
+    func readStamps(_ wanted: [(household: String, account: String)]) throws -> [HouseholdReadStamp?]
 
     /// Whether writes are failing for lack of space (and will until there is room again).
     var isOutOfSpace: Bool { get }
@@ -74,7 +75,9 @@ package protocol WriteCompletionExecutor: Sendable {
 extension LedgerStorage {
     package var stampsReads: Bool { false }
 
-    package func readStamp(household: String, account: String) throws -> HouseholdReadStamp? { nil }
+    package func readStamps(_ wanted: [(household: String, account: String)]) throws -> [HouseholdReadStamp?] {
+        Array(repeating: nil, count: wanted.count)
+    }
 
     package func writeHere<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T {
         try writeAndWait(body)

@@ -2,7 +2,10 @@ import Foundation
 import LedgerModel
 import LedgerServerTesting
 import SQLiteKit
+import Synchronization
 import XCTest
+import HTTPServer
+@testable import LedgerCore
 @testable import LedgerServer
 
 /// Answers kept by stamp (several processes over PostgreSQL, `ReadCache`): two servers over
@@ -177,5 +180,89 @@ final class StampedReadCacheTests: XCTestCase {
         if TestServer.postgresURL != nil {
             XCTAssertEqual(s.app.services.readCache.stampedHitCount, before + UInt64(paths.count), "only mum's reads were kept answers")
         }
+    }
+
+    /// The cache's own bookkeeping: an answer is the key's within its household, a commit
+    /// that touched a household drops its answers and no other's, and the table empties
+    /// when full instead of growing.
+    func testKeptAnswersAreDroppedByHouseholdAndBounded() {
+        let cache = ReadCache(capacity: 3, tokenLifetime: 0.5)
+        func stamp(_ seq: Int64, _ account: String = "a") -> HouseholdReadStamp {
+            HouseholdReadStamp(row: 1, seq: seq, incarnation: 1, account: account,
+                               access: AccessRecord(ownerAccountId: "a", everAccepted: false))
+        }
+        let ok = HTTPResponse(status: 200, contentType: "application/json", body: "{}")
+        cache.store(ok, household: "h1", key: "children h1 a", stamp: stamp(4))
+        cache.store(ok, household: "h2", key: "children h2 a", stamp: stamp(9))
+        XCTAssertEqual(cache.stamped(household: "h1", key: "children h1 a")?.stamp, stamp(4))
+        XCTAssertNil(cache.stamped(household: "h2", key: "children h1 a"), "a key is looked up in its household only")
+        XCTAssertNotEqual(stamp(4, "a"), stamp(4, "b"), "the account is part of the stamp")
+        cache.forget(households: ["h1"])
+        XCTAssertNil(cache.stamped(household: "h1", key: "children h1 a"))
+        XCTAssertNotNil(cache.stamped(household: "h2", key: "children h2 a"))
+        cache.store(ok, household: "h2", key: "children h2 a", stamp: stamp(10))
+        XCTAssertEqual(cache.stamped(household: "h2", key: "children h2 a")?.stamp, stamp(10), "replaced, not added")
+        cache.store(ok, household: "h3", key: "k3", stamp: stamp(1))
+        cache.store(ok, household: "h4", key: "k4", stamp: stamp(1))
+        cache.store(ok, household: "h5", key: "k5", stamp: stamp(1))
+        XCTAssertNil(cache.stamped(household: "h2", key: "children h2 a"), "full: emptied before the next one")
+        XCTAssertNotNil(cache.stamped(household: "h5", key: "k5"))
+    }
+
+    /// Stamps read together are each the one read alone: by household and account, a
+    /// stranger's standing, no stamp for a household that does not exist.
+    func testStampsReadTogetherAreTheStampsReadAlone() throws {
+        guard TestServer.postgresURL != nil else { throw XCTSkip("KIDLEDGER_TEST_DATABASE_URL is not set") }
+        let s = try TestServer()
+        defer { s.stop() }
+        let (mumId, mum) = s.signup(TestServer.handle("mum"))
+        let (dadId, dad) = s.signup(TestServer.handle("dad"))
+        let h1 = s.household(mum), h2 = s.household(dad)
+        _ = s.child(mum, household: h1)
+        let gran = s.member(of: h2, owner: dad, permission: "readOnly")
+        let missing = UUID().lowercased
+        let wanted: [(household: String, account: String)] = [(h1, mumId), (h2, dadId), (h1, dadId), (h2, gran.id),
+                                                               (missing, mumId), (h1, mumId), (h2, Caller.noAccount)]
+        let storage = s.app.services.storage
+        let together = try storage.readStamps(wanted)
+        let alone = try wanted.map { try storage.readStamps([$0])[0] }
+        XCTAssertEqual(together, alone)
+        XCTAssertEqual(together.count, wanted.count)
+        XCTAssertNil(together[4], "no such household")
+        XCTAssertNotNil(together[0]); XCTAssertNotNil(together[2])
+        XCTAssertEqual(together[0]?.seq, together[2]?.seq)
+        XCTAssertNotEqual(together[0], together[2], "the owner's stamp is not a stranger's")
+        XCTAssertEqual(together[3]?.access.status, .accepted)
+        XCTAssertEqual(together[3]?.access.permission, .readOnly)
+        XCTAssertEqual(together[1]?.access.ownerAccountId, dadId)
+    }
+
+    /// Many callers of several households reading at once (stamps read in batches): each
+    /// gets its own household's answer, a stranger none.
+    func testConcurrentReadersEachGetTheirOwnAnswer() throws {
+        let s = try TestServer()
+        defer { s.stop() }
+        let families: [(token: String, household: String, name: String)] = (0..<4).map { i in
+            let (_, t) = s.signup(TestServer.handle("f\(i)"))
+            let h = s.household(t)
+            let name = "Kid\(i)"
+            _ = s.child(t, household: h, name: name)
+            return (t, h, name)
+        }
+        let (_, stranger) = s.signup(TestServer.handle("x"))
+        let wrong = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 200) { n in
+            let f = families[n % families.count]
+            let path = "/v1/households/\(f.household)/children"
+            if n % 5 == 4 {
+                let r = s.call("GET", path, token: stranger)
+                if r.status != 404 { wrong.withLock { $0.append("stranger read \(f.household): \(r.status)") } }
+                return
+            }
+            let r = s.call("GET", path, token: f.token)
+            let names = (r.json["items"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
+            if names != [f.name] { wrong.withLock { $0.append("\(f.name) read \(names) (\(r.status))") } }
+        }
+        XCTAssertEqual(wrong.withLock { $0 }, [])
     }
 }

@@ -57,6 +57,8 @@ final class ReadCache: Sendable {
         var stampedCount = 0
     }
     private let stampedHits = Atomic<UInt64>(0)
+    /// Where stamps are read, concurrent requests' together.
+    let stamps = ReadStampBatch()
     /// Guards `storage`. Taken by every request that authenticates or reads a cached
     /// answer, on PostgreSQL from many request threads: a plain mutex, held here directly
     /// (`Locked.withLock` called from another module runs unspecialised).

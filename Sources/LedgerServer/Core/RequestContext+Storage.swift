@@ -38,7 +38,8 @@ extension RequestContext {
     /// Over SQLite (`cachesReads`: one process) an answer is served while nothing has
     /// committed since it was read. Over PostgreSQL (`stampsReads`) an answer about
     /// `household` is served while the household's stamp, read from the database before
-    /// each use (one row), is the one read before the answer's data: that needs every change
+    /// each use (one row; concurrent requests' rows in one statement, `ReadStampBatch`), is
+    /// the one read before the answer's data: that needs every change
     /// the answer can show to advance the household's change sequence, so `household` is
     /// nil for an answer that may change without (it is then kept over SQLite only).
     func cachedRead(_ key: String, household: String?, _ body: (any LedgerReading) throws -> HTTPResponse) throws -> Reply {
@@ -52,7 +53,8 @@ extension RequestContext {
             return .response(response)
         }
         guard let household, storage.stampsReads,
-              let stamp = try storage.readStamp(household: household, account: caller?.accountId ?? Caller.noAccount)
+              let stamp = try cache.stamps.stamp(household: household, account: caller?.accountId ?? Caller.noAccount,
+                                                 read: storage.readStamps)
         else { return .response(try read(body)) }
         if let kept = cache.stamped(household: household, key: key), kept.stamp == stamp {
             cache.countStampedHit()
