@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import LedgerCore
 
@@ -13,53 +14,61 @@ final class ReadStampBatch: @unchecked Sendable {
         let household: String
         let account: String
         var outcome: Result<HouseholdReadStamp?, any Error>?
+        /// Signalled once: with its outcome, or to read the next batch.
+        let woken = DispatchSemaphore(value: 0)
         init(household: String, account: String) { (self.household, self.account) = (household, account) }
     }
 
-    private let condition = NSCondition()
+    private let lock = NSLock()
     /// Requests not yet taken into a read.
     private var waiting: [Ticket] = []
-    /// Whether a request is reading stamps now.
+    /// Whether a request is reading stamps now (or was chosen to read the next batch).
     private var reading = false
 
     /// `household`'s stamp for `account`, read after this call began.
+    ///
+    /// Each waiting request is woken once, and only when it has its stamp or is to read
+    /// the next batch (one wake-up per request, not one per batch and waiter).
     func stamp(household: String, account: String,
                read: ([(household: String, account: String)]) throws -> [HouseholdReadStamp?]) throws -> HouseholdReadStamp? {
         let ticket = Ticket(household: household, account: account)
-        condition.lock()
+        lock.lock()
         waiting.append(ticket)
-        while ticket.outcome == nil {
-            if reading {
-                condition.wait()
-                continue
-            }
+        if reading {
+            lock.unlock()
+            ticket.woken.wait()
+            if let outcome = ticket.outcome { return try outcome.get() }
+            lock.lock()  // chosen to read the next batch (`reading` stayed true for it)
+        } else {
             reading = true
-            let batch = waiting
-            waiting.removeAll(keepingCapacity: true)
-            condition.unlock()
-            var index: [String: Int] = [:]
-            var wanted: [(household: String, account: String)] = []
-            var slots: [Int] = []
-            slots.reserveCapacity(batch.count)
-            for t in batch {
-                let key = t.household + " " + t.account
-                if let i = index[key] { slots.append(i); continue }
-                index[key] = wanted.count
-                slots.append(wanted.count)
-                wanted.append((t.household, t.account))
-            }
-            let outcome = Result { try read(wanted) }
-            condition.lock()
-            for (t, slot) in zip(batch, slots) {
-                switch outcome {
-                case .success(let stamps): t.outcome = .success(slot < stamps.count ? stamps[slot] : nil)
-                case .failure(let e): t.outcome = .failure(e)
-                }
-            }
-            reading = false
-            condition.broadcast()
         }
-        condition.unlock()
+        let batch = waiting
+        waiting.removeAll(keepingCapacity: true)
+        lock.unlock()
+        var index: [String: Int] = [:]
+        var wanted: [(household: String, account: String)] = []
+        var slots: [Int] = []
+        slots.reserveCapacity(batch.count)
+        for t in batch {
+            let key = t.household + " " + t.account
+            if let i = index[key] { slots.append(i); continue }
+            index[key] = wanted.count
+            slots.append(wanted.count)
+            wanted.append((t.household, t.account))
+        }
+        let outcome = Result { try read(wanted) }
+        for (t, slot) in zip(batch, slots) {
+            switch outcome {
+            case .success(let stamps): t.outcome = .success(slot < stamps.count ? stamps[slot] : nil)
+            case .failure(let e): t.outcome = .failure(e)
+            }
+        }
+        lock.lock()
+        let next = waiting.first
+        if next == nil { reading = false }
+        lock.unlock()
+        next?.woken.signal()
+        for t in batch where t !== ticket { t.woken.signal() }
         return try ticket.outcome!.get()
     }
 }
