@@ -102,13 +102,29 @@ package final class PostgresLedgerStorage: LedgerStorage {
     package func write<T: Sendable>(household: String?, answeringOn executor: (any WriteCompletionExecutor)?,
                                     _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(household: household, lookahead: nil, answeringOn: executor, body, completion: completion)
+    }
+
+    /// A write whose first lookup its batch reads ahead with its locks (one round trip for
+    /// every such write of the batch).
+    package func write<T: Sendable>(household: String, lookahead: WriteLookahead,
+                                    answeringOn executor: (any WriteCompletionExecutor)?,
+                                    _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(household: household, lookahead: .some(lookahead), answeringOn: executor, body, completion: completion)
+    }
+
+    private func write<T: Sendable>(household: String?, lookahead: WriteLookahead?,
+                                    answeringOn executor: (any WriteCompletionExecutor)?,
+                                    _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         var answer = completion
         if let executor {
             answer = { result in executor.execute { completion(result) } }
         }
         let done = answer
         let accepted = if let household, let groupCommit {
-            groupCommit.submit(PostgresGroupCommit.Job(household: household, body: body, completion: done))
+            groupCommit.submit(PostgresGroupCommit.Job(household: household, lookahead: lookahead, body: body, completion: done))
         } else {
             workers.submit { [self] in
                 Self.runAlone(body, pool: pool, wakes: pushWakes.isOn, onCommit: onCommit, announce: announce, completion: done)
@@ -140,6 +156,13 @@ package final class PostgresLedgerStorage: LedgerStorage {
             // it may rest on another's uncommitted rows, so no answer from it stands.
             if let e = error as? PGError, e.lostARace {
                 requeue(jobs, in: gc, failure: error)
+            } else if let e = error as? PGError, let culprit = e.statementTag, jobs.indices.contains(culprit) {
+                // A statement of one write failed on its way with the COMMIT: that write is
+                // refused, the others (none committed, none answered) run again.
+                jobs[culprit].finish(.failure(error))
+                var others = jobs
+                others.remove(at: culprit)
+                requeue(others, in: gc, failure: error)
             } else {
                 for job in jobs { job.finish(.failure(error)) }
             }
@@ -174,10 +197,16 @@ package final class PostgresLedgerStorage: LedgerStorage {
         init(_ tx: PostgresLedgerTransaction, wakes: Bool) { (self.tx, self.wakes) = (tx, wakes) }
 
         func begin(_ writes: [PostgresGroupCommit.Job]) throws {
-            try tx.lock(households: Array(Set(writes.map(\.household))))
+            tx.db.tag = -1
+            try tx.lock(households: Array(Set(writes.map(\.household))),
+                        reading: writes.compactMap { w in w.lookahead.map { (w.household, $0) } })
         }
 
-        func prepare(_ write: PostgresGroupCommit.Job, index: Int, savepoint: Bool) { tx.db.tag = index }
+        func prepare(_ write: PostgresGroupCommit.Job, index: Int, savepoint: Bool) {
+            tx.db.tag = index
+            // A write whose first lookup was not read ahead may change what was.
+            if write.lookahead == nil { tx.forgetLookahead(household: write.household) }
+        }
 
         func savepoint() -> PostgresLedgerTransaction.SavepointState {
             let before = tx.savepointState
@@ -211,6 +240,9 @@ package final class PostgresLedgerStorage: LedgerStorage {
         }
 
         func queueWakes(for commit: StorageCommit) throws -> Int {
+            // What follows is the batch's, no write's.
+            tx.sendHeld()
+            tx.db.tag = -1
             guard wakes, !commit.touched.isEmpty else { return 0 }
             tx.sendDeferred()
             return try tx.queuePushWakes(for: commit, now: Timestamp.nowMs())
