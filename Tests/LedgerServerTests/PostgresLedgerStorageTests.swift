@@ -393,6 +393,38 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertEqual(try storage.read { try $0.head(household: h) }?.seq, 3)
     }
 
+    /// A write that sends nothing while it runs has no savepoint: when its rows, sent as it
+    /// ends, fail with the next write's first statement, that write alone is refused and
+    /// the others of the batch run again and are saved.
+    func testAWriteWithoutASavepointThatFailsLaterIsRefusedAlone() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let (owner2, h2, c2) = try household()
+        let storage = makeStorage(connections: 8)
+        let a = Self.new(c, 5), bogus = Self.new(UUID().lowercased, 9), d = Self.new(c2, 6)
+        let r: [Result<Bool, any Error>] = batched(storage, holding: UUID().lowercased, [
+            (h, WriteLookahead(account: owner, transactionId: a.id, child: c), { @Sendable w in
+                try w.addTransaction(household: h, author: owner, a, now: now, checkingAccess: .write).saved
+            }),
+            (h, nil, { @Sendable w in
+                // No such child: the row fails its foreign key once sent.
+                try w.insertTransaction(bogus.record(household: h, author: owner, now: now), reversalId: bogus.reversalId,
+                                        seq: try w.nextSeq(household: h))
+                return true
+            }),
+            (h2, nil, { @Sendable w in
+                try w.addTransaction(household: h2, author: owner2, d, now: now, checkingAccess: .write).saved
+            }),
+        ])
+        XCTAssertEqual(try r[0].get(), true)
+        XCTAssertThrowsError(try r[1].get()) { e in XCTAssertEqual((e as? PGError)?.sqlState, "23503") }
+        XCTAssertEqual(try r[2].get(), true)
+        XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 5)
+        XCTAssertEqual(try storage.read { try $0.child(household: h2, id: c2) }?.balanceCents, 6)
+        XCTAssertEqual(try storage.read { try $0.head(household: h) }?.seq, 3)
+        XCTAssertNil(try storage.read { try $0.transaction(household: h, id: bogus.id) })
+    }
+
     /// The session lost while a batch's statements are on their way (with its COMMIT):
     /// every write of the batch is answered with an error, and none of them was saved.
     func testASessionLostBeforeTheCommitAnswersEveryWriteAndSavesNone() throws {
