@@ -111,7 +111,11 @@ package final class PostgresLedgerStorage: LedgerStorage {
                                     answeringOn executor: (any WriteCompletionExecutor)?,
                                     _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
-        write(household: household, lookahead: .some(lookahead), answeringOn: executor, body, completion: completion)
+        // Read ahead with the batch's other writes: ids that are not UUIDs would fail that
+        // statement for all of them (the write then looks up as any other).
+        let ids = [household, lookahead.account, lookahead.transactionId, lookahead.child]
+        let usable = ids.allSatisfy { LedgerIDs.lowercaseCanonical($0) == $0 }
+        write(household: household, lookahead: usable ? lookahead : nil, answeringOn: executor, body, completion: completion)
     }
 
     private func write<T: Sendable>(household: String?, lookahead: WriteLookahead?,

@@ -192,20 +192,44 @@ final class PostgresLedgerTransaction: LedgerWriting {
     /// Queues the rows written but not sent yet (they go with the next statement, or the COMMIT).
     func sendDeferred() {
         sendHeld()
+        // One statement per table, however many households and children (a batch of writes
+        // to many households: two statements, not two per write).
+        var seqs: [(household: String, seq: Int64)] = []
         for h in unsentSeq.sorted() {
-            if case .some(.some(let seq)) = locked[h] {
-                db.later("UPDATE households SET seq = $2 WHERE id = $1", [.uuid(h), .int(seq)])
-            }
+            if case .some(.some(let seq)) = locked[h] { seqs.append((h, seq)) }
         }
-        for key in unsentBalance.keys.sorted() {
-            let b = unsentBalance[key]!
-            if readAhead[key] != nil { readAhead[key] = .some(b.cents) }
+        if seqs.count == 1, let (h, seq) = seqs.first {
+            db.later("UPDATE households SET seq = $2 WHERE id = $1", [.uuid(h), .int(seq)])
+        } else if !seqs.isEmpty {
+            db.later(Self.updateSeqsSQL, [.text(Self.arrayLiteral(seqs.map(\.household))),
+                                          .text(Self.arrayLiteral(seqs.map { String($0.seq) }))])
+        }
+        let balances = unsentBalance.keys.sorted().map { unsentBalance[$0]! }
+        for key in unsentBalance.keys where readAhead[key] != nil { readAhead[key] = .some(unsentBalance[key]!.cents) }
+        if balances.count == 1, let b = balances.first {
             db.later("UPDATE children SET balance_cents = $3 WHERE household_id = $1 AND id = $2",
                      [.uuid(b.household), .uuid(b.child), .int(b.cents)])
+        } else if !balances.isEmpty {
+            db.later(Self.updateBalancesSQL, [.text(Self.arrayLiteral(balances.map(\.household))),
+                                              .text(Self.arrayLiteral(balances.map(\.child))),
+                                              .text(Self.arrayLiteral(balances.map { String($0.cents) }))])
         }
         unsentSeq.removeAll()
         unsentBalance.removeAll()
     }
+
+    /// The sequences of several households (`$1`, `$2` in step).
+    private static let updateSeqsSQL = """
+        UPDATE households h SET seq = v.seq
+        FROM unnest($1::text::uuid[], $2::text::bigint[]) AS v(id, seq)
+        WHERE h.id = ANY($1::text::uuid[]) AND h.id = v.id
+        """
+    /// The balances of several children (`$1`…`$3`: households, children, cents, in step).
+    private static let updateBalancesSQL = """
+        UPDATE children c SET balance_cents = v.cents
+        FROM unnest($1::text::uuid[], $2::text::uuid[], $3::text::bigint[]) AS v(household_id, id, cents)
+        WHERE c.household_id = ANY($1::text::uuid[]) AND c.household_id = v.household_id AND c.id = v.id
+        """
 
     /// `stored`, or the balance written since and not sent yet.
     private func current(balance stored: Int64?, household: String, child: String) -> Int64? {

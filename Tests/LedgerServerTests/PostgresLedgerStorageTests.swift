@@ -393,6 +393,26 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertEqual(try storage.read { try $0.head(household: h) }?.seq, 3)
     }
 
+    /// A lookahead naming something that is not a UUID is not read ahead (the statement
+    /// would fail for the whole batch): the other writes of the batch are saved.
+    func testALookaheadThatIsNotAUUIDFailsNoOtherWrite() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let storage = makeStorage(connections: 8)
+        let a = Self.new(c, 5), forged = Self.new(c, 7)
+        let r: [Result<Bool, any Error>] = batched(storage, holding: UUID().lowercased, [
+            (h, WriteLookahead(account: owner, transactionId: forged.id, child: "c'); DROP TABLE children; --"), { @Sendable w in
+                try w.addTransaction(household: h, author: owner, forged, now: now, checkingAccess: .write).saved
+            }),
+            (h, WriteLookahead(account: owner, transactionId: a.id, child: c), { @Sendable w in
+                try w.addTransaction(household: h, author: owner, a, now: now, checkingAccess: .write).saved
+            }),
+        ])
+        XCTAssertEqual(try r[0].get(), true)
+        XCTAssertEqual(try r[1].get(), true)
+        XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 12)
+    }
+
     /// A write that sends nothing while it runs has no savepoint: when its rows, sent as it
     /// ends, fail with the next write's first statement, that write alone is refused and
     /// the others of the batch run again and are saved.
