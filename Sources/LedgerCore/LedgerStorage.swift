@@ -58,6 +58,12 @@ package protocol LedgerStorage: Sendable {
     func write<T: Sendable>(household: String?, answeringOn executor: (any WriteCompletionExecutor)?,
                             _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+    /// `write(household:answeringOn:_:completion:)` of a body whose first lookup is
+    /// `lookahead`'s: a backend that pays a round trip per lookup may read it ahead,
+    /// together with those of the other writes it commits with. A hint: the default ignores it.
+    func write<T: Sendable>(household: String, lookahead: WriteLookahead, answeringOn executor: (any WriteCompletionExecutor)?,
+                            _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                            completion: @escaping @Sendable (Result<T, any Error>) -> Void)
     /// A write whose caller waits for it on its own thread (a worker that verified a token,
     /// the revocation outbox). Over SQLite it is a job of the writer's group commit, like
     /// any write (the default); over PostgreSQL it runs right there, since a worker waiting
@@ -72,11 +78,34 @@ package protocol WriteCompletionExecutor: Sendable {
     func execute(_ work: @escaping @Sendable () -> Void)
 }
 
+/// What a write about one household looks up first: the caller's access to the household,
+/// whether a transaction id is free, and a child's balance
+/// (`LedgerWriting.accessAndTransaction(household:account:id:reversalId:child:)`, the first
+/// read of a new transaction).
+package struct WriteLookahead: Sendable {
+    package var account: String
+    package var transactionId: String
+    package var child: String
+
+    package init(account: String, transactionId: String, child: String) {
+        self.account = account
+        self.transactionId = transactionId
+        self.child = child
+    }
+}
+
 extension LedgerStorage {
     package var stampsReads: Bool { false }
 
     package func readStamps(_ wanted: [(household: String, account: String)]) throws -> [HouseholdReadStamp?] {
         Array(repeating: nil, count: wanted.count)
+    }
+
+    package func write<T: Sendable>(household: String, lookahead: WriteLookahead,
+                                    answeringOn executor: (any WriteCompletionExecutor)?,
+                                    _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(household: household, answeringOn: executor, body, completion: completion)
     }
 
     package func writeHere<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T {

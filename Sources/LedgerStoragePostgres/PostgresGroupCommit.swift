@@ -20,14 +20,18 @@ final class PostgresGroupCommit: @unchecked Sendable {
     /// One queued write, its value kept typed in a slot of its own.
     final class Job: @unchecked Sendable {
         let household: String
+        /// What the write looks up first, to be read ahead with its batch's locks.
+        let lookahead: WriteLookahead?
         var attempts = 1
         let run: (any LedgerWriting) throws -> Void
         let finish: (Result<Void, any Error>) -> Void
 
-        init<T: Sendable>(household: String, body: @escaping @Sendable (any LedgerWriting) throws -> T,
+        init<T: Sendable>(household: String, lookahead: WriteLookahead? = nil,
+                          body: @escaping @Sendable (any LedgerWriting) throws -> T,
                           completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
             let slot = PostgresGroupCommit.Slot<T>()
             self.household = household
+            self.lookahead = lookahead
             run = { slot.value = try body($0) }
             finish = { result in
                 switch result {

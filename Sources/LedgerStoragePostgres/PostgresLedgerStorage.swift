@@ -104,13 +104,33 @@ package final class PostgresLedgerStorage: LedgerStorage {
     package func write<T: Sendable>(household: String?, answeringOn executor: (any WriteCompletionExecutor)?,
                                     _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                                     completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(household: household, lookahead: nil, answeringOn: executor, body, completion: completion)
+    }
+
+    /// A write whose first lookup its batch reads ahead with its locks (one round trip for
+    /// every such write of the batch).
+    package func write<T: Sendable>(household: String, lookahead: WriteLookahead,
+                                    answeringOn executor: (any WriteCompletionExecutor)?,
+                                    _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        // Read ahead with the batch's other writes: ids that are not UUIDs would fail that
+        // statement for all of them (the write then looks up as any other).
+        let ids = [household, lookahead.account, lookahead.transactionId, lookahead.child]
+        let usable = ids.allSatisfy { LedgerIDs.lowercaseCanonical($0) == $0 }
+        write(household: household, lookahead: usable ? lookahead : nil, answeringOn: executor, body, completion: completion)
+    }
+
+    private func write<T: Sendable>(household: String?, lookahead: WriteLookahead?,
+                                    answeringOn executor: (any WriteCompletionExecutor)?,
+                                    _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                    completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         var answer = completion
         if let executor {
             answer = { result in executor.execute { completion(result) } }
         }
         let done = answer
         let accepted = if let household, let groupCommit {
-            groupCommit.submit(PostgresGroupCommit.Job(household: household, body: body, completion: done))
+            groupCommit.submit(PostgresGroupCommit.Job(household: household, lookahead: lookahead, body: body, completion: done))
         } else {
             workers.submit { [self] in
                 Self.runAlone(body, pool: pool, wakes: pushWakes.isOn, onCommit: onCommit, announce: announce, completion: done)
@@ -123,8 +143,9 @@ package final class PostgresLedgerStorage: LedgerStorage {
     /// its writes, or puts those that lost a race back in the queue.
     private static func runBatch(_ jobs: [PostgresGroupCommit.Job], of gc: PostgresGroupCommit, pool: PGPool, wakes: Bool,
                                  onCommit: @Sendable (StorageCommit) -> Void, announce: @Sendable (StorageCommit) -> Void) {
-        if jobs.count == 1, let job = jobs.first {
-            // Alone: no savepoint needed, and races are run again right here.
+        if jobs.count == 1, let job = jobs.first, job.lookahead == nil {
+            // Alone: no savepoint needed, and races are run again right here. (One whose
+            // first lookup can be read ahead takes the batch's way: one round trip fewer.)
             runAlone(job.run, pool: pool, wakes: wakes, onCommit: onCommit, announce: announce, completion: job.finish)
             return
         }
@@ -142,6 +163,13 @@ package final class PostgresLedgerStorage: LedgerStorage {
             // it may rest on another's uncommitted rows, so no answer from it stands.
             if let e = error as? PGError, e.lostARace {
                 requeue(jobs, in: gc, failure: error)
+            } else if let e = error as? PGError, let culprit = e.statementTag, jobs.indices.contains(culprit) {
+                // A statement of one write failed on its way with the COMMIT: that write is
+                // refused, the others (none committed, none answered) run again.
+                jobs[culprit].finish(.failure(error))
+                var others = jobs
+                others.remove(at: culprit)
+                requeue(others, in: gc, failure: error)
             } else {
                 for job in jobs { job.finish(.failure(error)) }
             }
@@ -162,38 +190,81 @@ package final class PostgresLedgerStorage: LedgerStorage {
     }
 
     /// A batch's transaction as the group commit drives it. Before the first write, every
-    /// household's row is locked in one statement sent with BEGIN (every later statement
-    /// then reads what the locks' last holders committed). Each write's savepoint is queued
-    /// with its first statement (no round trip of its own), so a write's last statements
-    /// travel with the next one's first: a failure of those is charged to the write that
-    /// queued them (by the statement's tag), whose savepoint is the one rolled back. A
-    /// write undone takes the locks it took since its savepoint with it.
+    /// household's row is locked in one statement sent with BEGIN, with the first lookups
+    /// of the writes that said what they are (`WriteLookahead`) read ahead (every later
+    /// statement then reads what the locks' last holders committed). A write's savepoint is
+    /// queued just before its first statement (no round trip of its own), and not at all
+    /// for a write that sends none while it runs (a new transaction whose lookup was read
+    /// ahead: its rows go out as it ends). A write's last statements travel with the next
+    /// one's first, or with the COMMIT: a failure of those is charged to the write that
+    /// queued them (by the statement's tag); with a savepoint, that is the one rolled back,
+    /// else the batch is (that write refused, the others run again in a later batch:
+    /// `runBatch`). A write undone takes the locks it took since its savepoint with it.
     private final class Batch: GroupCommitTransaction {
         let tx: PostgresLedgerTransaction
         /// Whether the batch queues push wakes.
         let wakes: Bool
+        /// The running write's savepoint is due before its next statement.
+        private var savepointDue = false
+        /// The writes whose savepoint was sent, by index.
+        private var savepointSent: Set<Int> = []
+        private var running = -1
 
-        init(_ tx: PostgresLedgerTransaction, wakes: Bool) { (self.tx, self.wakes) = (tx, wakes) }
-
-        func begin(_ writes: [PostgresGroupCommit.Job]) throws {
-            try tx.lock(households: Array(Set(writes.map(\.household))))
+        init(_ tx: PostgresLedgerTransaction, wakes: Bool) {
+            (self.tx, self.wakes) = (tx, wakes)
+            let db = tx.db
+            db.willQueue = { [weak self, weak tx, unowned db] in
+                if let self, self.savepointDue {
+                    self.savepointDue = false
+                    self.savepointSent.insert(self.running)
+                    let hook = db.willQueue
+                    db.willQueue = nil
+                    db.later("SAVEPOINT w")
+                    db.willQueue = hook
+                }
+                // Rows held back go before any statement queued after them.
+                tx?.sendHeld()
+            }
         }
 
-        func prepare(_ write: PostgresGroupCommit.Job, index: Int, savepoint: Bool) { tx.db.tag = index }
+        func begin(_ writes: [PostgresGroupCommit.Job]) throws {
+            tx.db.tag = -1
+            try tx.lock(households: Array(Set(writes.map(\.household))),
+                        reading: writes.compactMap { w in w.lookahead.map { (w.household, $0) } })
+        }
+
+        func prepare(_ write: PostgresGroupCommit.Job, index: Int, savepoint: Bool) {
+            tx.db.tag = index
+            running = index
+            // A write whose first lookup was not read ahead may change what was.
+            if write.lookahead == nil { tx.forgetLookahead(household: write.household) }
+        }
 
         func savepoint() -> PostgresLedgerTransaction.SavepointState {
             let before = tx.savepointState
-            tx.db.later("SAVEPOINT w")
+            savepointDue = true
             return before
         }
 
-        func release(_: PostgresLedgerTransaction.SavepointState) { tx.db.later("RELEASE SAVEPOINT w") }
+        func release(_: PostgresLedgerTransaction.SavepointState) {
+            if savepointDue {
+                // Nothing sent while it ran: its rows go now, under its tag, with no savepoint.
+                savepointDue = false
+                tx.sendHeld()
+            } else {
+                tx.db.later("RELEASE SAVEPOINT w")
+            }
+        }
 
         func rollBack(to before: PostgresLedgerTransaction.SavepointState) {
             // The write's rows held back never reach the database.
             tx.dropHeld()
-            tx.db.later("ROLLBACK TO SAVEPOINT w")
-            tx.db.later("RELEASE SAVEPOINT w")
+            if savepointDue {
+                savepointDue = false   // it sent nothing: only memory to undo
+            } else {
+                tx.db.later("ROLLBACK TO SAVEPOINT w")
+                tx.db.later("RELEASE SAVEPOINT w")
+            }
             tx.savepointState = before
             _ = tx.takeEffects()
         }
@@ -209,10 +280,17 @@ package final class PostgresLedgerStorage: LedgerStorage {
         func judge(_ error: any Error, write index: Int) -> (GroupCommit.Failure, culprit: Int) {
             guard let e = error as? PGError else { return (error is any WriteRefusal ? .refusal : .write, index) }
             if e.meansUnavailable { return (.batch, index) }
-            return (e.lostARace ? .race : .write, e.statementTag ?? index)
+            let culprit = e.statementTag ?? index
+            // Its statements went without a savepoint: nothing to roll back to but the batch.
+            if !savepointSent.contains(culprit) { return (.batch, culprit) }
+            return (e.lostARace ? .race : .write, culprit)
         }
 
         func queueWakes(for commit: StorageCommit) throws -> Int {
+            // What follows is the batch's, no write's.
+            tx.sendHeld()
+            tx.db.tag = -1
+            running = -1
             guard wakes, !commit.touched.isEmpty else { return 0 }
             tx.sendDeferred()
             return try tx.queuePushWakes(for: commit, now: Timestamp.nowMs())

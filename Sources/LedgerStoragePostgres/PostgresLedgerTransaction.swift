@@ -51,14 +51,75 @@ final class PostgresLedgerTransaction: LedgerWriting {
         // writes run in savepoints, and a row locked by the transaction but updated by one
         // of its subtransactions costs PostgreSQL a multixact each time, which made every
         // batch slower than the last on a busy household.
-        let rows = try db.query("""
-            UPDATE households h SET seq = h.seq
-            FROM (SELECT id FROM households WHERE id = ANY($1::text::uuid[]) ORDER BY id FOR NO KEY UPDATE) l
-            WHERE h.id = l.id RETURNING h.id, h.seq
-            """, [.text("{" + missing.joined(separator: ",") + "}")]).rows
+        let rows = try db.query(Self.lockSQL, [.text("{" + missing.joined(separator: ",") + "}")]).rows
         for h in missing { locked[h] = .some(nil) }
         for r in rows { locked[r.uuid(0)] = .some(r.int(1)) }
     }
+
+    /// Locks the rows of `households` (as `lock(households:)`) and, in the same round trip,
+    /// reads what `lookaheads` name (each with its household): the caller's access, whether
+    /// the transaction id is free (no transaction holds it as its id or reserved reversal
+    /// id, no request as its payment id) and the child's balance. Those answer the writes'
+    /// first lookups (`accessAndTransaction`) without a statement each: read after the
+    /// locks, they stay current while the rows are locked, except for what this transaction
+    /// writes, which `knownFree`, `unsentBalance` and `forgetLookahead(household:)` follow.
+    func lock(households: [String], reading lookaheads: [(household: String, lookahead: WriteLookahead)]) throws {
+        let missing = households.filter { locked[$0] == nil }.sorted()
+        guard writing, !missing.isEmpty else { return }
+        guard !lookaheads.isEmpty else { return try lock(households: missing) }
+        let results = try db.query(all: [
+            (Self.lockSQL, [.text("{" + missing.joined(separator: ",") + "}")]),
+            (Self.lookaheadSQL, [.text(Self.arrayLiteral(lookaheads.map(\.household))),
+                                 .text(Self.arrayLiteral(lookaheads.map(\.lookahead.account))),
+                                 .text(Self.arrayLiteral(lookaheads.map(\.lookahead.transactionId))),
+                                 .text(Self.arrayLiteral(lookaheads.map(\.lookahead.child)))]),
+        ])
+        for h in missing { locked[h] = .some(nil) }
+        for r in results[0].rows { locked[r.uuid(0)] = .some(r.int(1)) }
+        // A household that does not exist has no row: no access to it.
+        for (h, l) in lookaheads { accessRead[h + " " + l.account] = .some(nil) }
+        for r in results[1].rows {
+            let (h, l) = lookaheads[Int(r.int(6)) - 1]
+            accessRead[h + " " + l.account] = .some(AccessRecord(row: r))
+            readAhead[h + " " + l.child] = .some(r.isNull(4) ? nil : r.int(4))
+            if !r.bool(5) { knownFree.insert(h + " " + l.transactionId) }
+        }
+    }
+
+    /// Balances read ahead (`lock(households:reading:)`), by household + " " + child; nil:
+    /// no such child. What this transaction writes since is in `unsentBalance`, or here
+    /// once sent.
+    private var readAhead: [String: Int64?] = [:]
+
+    /// Forgets what was read ahead about `household` but its access records, before a
+    /// write of it that may change rows the read-ahead values do not follow (a child added).
+    func forgetLookahead(household: String) {
+        guard !readAhead.isEmpty else { return }
+        let prefix = household + " "
+        readAhead = readAhead.filter { !$0.key.hasPrefix(prefix) }
+    }
+
+    private static let lockSQL = """
+        UPDATE households h SET seq = h.seq
+        FROM (SELECT id FROM households WHERE id = ANY($1::text::uuid[]) ORDER BY id FOR NO KEY UPDATE) l
+        WHERE h.id = l.id RETURNING h.id, h.seq
+        """
+    /// Per write read ahead (`$1`…`$4`: households, accounts, transaction ids, children, in
+    /// step): `accessSQL`'s columns, the child's balance, whether the id is taken, the
+    /// write's position (from 1).
+    private static let lookaheadSQL = """
+        SELECT h.owner_account_id, p.status, p.permission, p.accepted_at IS NOT NULL,
+               (SELECT c.balance_cents FROM children c WHERE c.household_id = h.id AND c.id = w.child),
+               EXISTS (SELECT 1 FROM transactions t WHERE t.household_id = h.id AND t.id = w.tx)
+                 OR EXISTS (SELECT 1 FROM transactions r WHERE r.household_id = h.id AND r.reversal_id = w.tx)
+                 OR EXISTS (SELECT 1 FROM requests q WHERE q.household_id = h.id AND q.payment_id = w.tx),
+               w.o
+        FROM unnest($1::text::uuid[], $2::text::uuid[], $3::text::uuid[], $4::text::uuid[]) WITH ORDINALITY
+             AS w(household, account, tx, child, o)
+        JOIN households h ON h.id = w.household
+        LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = w.account
+        WHERE h.id = ANY($1::text::uuid[])
+        """
 
     /// Change sequences and balances written by this transaction but not yet sent: each
     /// row is written once, before COMMIT (`sendDeferred`) or before a statement that reads
@@ -89,16 +150,21 @@ final class PostgresLedgerTransaction: LedgerWriting {
         fileprivate let unsentSeq: Set<String>
         fileprivate let unsentBalance: [String: (household: String, child: String, cents: Int64)]
         fileprivate let knownFree: Set<String>
+        fileprivate let readAhead: [String: Int64?]
     }
 
     var savepointState: SavepointState {
-        get { SavepointState(locked: locked, unsentSeq: unsentSeq, unsentBalance: unsentBalance, knownFree: knownFree) }
+        get {
+            SavepointState(locked: locked, unsentSeq: unsentSeq, unsentBalance: unsentBalance, knownFree: knownFree,
+                           readAhead: readAhead)
+        }
         set {
             locked = newValue.locked
             unsentSeq = newValue.unsentSeq
             unsentBalance = newValue.unsentBalance
             // What was found free before the savepoint, under locks taken before it.
             knownFree = newValue.knownFree
+            readAhead = newValue.readAhead
             accessRead.removeAll()
         }
     }
@@ -126,19 +192,44 @@ final class PostgresLedgerTransaction: LedgerWriting {
     /// Queues the rows written but not sent yet (they go with the next statement, or the COMMIT).
     func sendDeferred() {
         sendHeld()
+        // One statement per table, however many households and children (a batch of writes
+        // to many households: two statements, not two per write).
+        var seqs: [(household: String, seq: Int64)] = []
         for h in unsentSeq.sorted() {
-            if case .some(.some(let seq)) = locked[h] {
-                db.later("UPDATE households SET seq = $2 WHERE id = $1", [.uuid(h), .int(seq)])
-            }
+            if case .some(.some(let seq)) = locked[h] { seqs.append((h, seq)) }
         }
-        for key in unsentBalance.keys.sorted() {
-            let b = unsentBalance[key]!
+        if seqs.count == 1, let (h, seq) = seqs.first {
+            db.later("UPDATE households SET seq = $2 WHERE id = $1", [.uuid(h), .int(seq)])
+        } else if !seqs.isEmpty {
+            db.later(Self.updateSeqsSQL, [.text(Self.arrayLiteral(seqs.map(\.household))),
+                                          .text(Self.arrayLiteral(seqs.map { String($0.seq) }))])
+        }
+        let balances = unsentBalance.keys.sorted().map { unsentBalance[$0]! }
+        for key in unsentBalance.keys where readAhead[key] != nil { readAhead[key] = .some(unsentBalance[key]!.cents) }
+        if balances.count == 1, let b = balances.first {
             db.later("UPDATE children SET balance_cents = $3 WHERE household_id = $1 AND id = $2",
                      [.uuid(b.household), .uuid(b.child), .int(b.cents)])
+        } else if !balances.isEmpty {
+            db.later(Self.updateBalancesSQL, [.text(Self.arrayLiteral(balances.map(\.household))),
+                                              .text(Self.arrayLiteral(balances.map(\.child))),
+                                              .text(Self.arrayLiteral(balances.map { String($0.cents) }))])
         }
         unsentSeq.removeAll()
         unsentBalance.removeAll()
     }
+
+    /// The sequences of several households (`$1`, `$2` in step).
+    private static let updateSeqsSQL = """
+        UPDATE households h SET seq = v.seq
+        FROM unnest($1::text::uuid[], $2::text::bigint[]) AS v(id, seq)
+        WHERE h.id = ANY($1::text::uuid[]) AND h.id = v.id
+        """
+    /// The balances of several children (`$1`…`$3`: households, children, cents, in step).
+    private static let updateBalancesSQL = """
+        UPDATE children c SET balance_cents = v.cents
+        FROM unnest($1::text::uuid[], $2::text::uuid[], $3::text::bigint[]) AS v(household_id, id, cents)
+        WHERE c.household_id = ANY($1::text::uuid[]) AND c.household_id = v.household_id AND c.id = v.id
+        """
 
     /// `stored`, or the balance written since and not sent yet.
     private func current(balance stored: Int64?, household: String, child: String) -> Int64? {
@@ -385,6 +476,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         try lock(household)
         // Written by this transaction, under the household's lock: nothing newer to read.
         if let unsent = unsentBalance[household + " " + child] { return unsent.cents }
+        if let ahead = readAhead[household + " " + child] { return ahead }
         return current(balance: try db.queryOne(Self.balanceSQL, [.uuid(household), .uuid(child)])?.int(0),
                        household: household, child: child)
     }

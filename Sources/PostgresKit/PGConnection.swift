@@ -136,6 +136,20 @@ public final class PGConnection: @unchecked Sendable {
         return try flush()
     }
 
+    /// Runs `statements` in one round trip (after those queued with `later`), in order, and
+    /// returns each one's result; the first failure is thrown once every answer is read.
+    /// Each statement sees what the ones before it wrote and committed (under READ
+    /// COMMITTED, each takes a snapshot of its own).
+    public func query(all statements: [(sql: String, params: [PGValue])]) throws(PGError) -> [PGResult] {
+        guard !statements.isEmpty else { return [] }
+        willQueue?()
+        let first = queued.count
+        for st in statements { queued.append(Statement(sql: st.sql, params: st.params, prepare: !pooled, tag: tag)) }
+        var kept: [PGResult] = []
+        _ = try flush(keepingFrom: first, into: &kept)
+        return kept
+    }
+
     /// A statement waiting in `queued`.
     private struct Statement {
         let sql: String
@@ -177,6 +191,12 @@ public final class PGConnection: @unchecked Sendable {
     /// returns the last one's; the first failure is thrown once every answer is read (the
     /// statements after a failed one are skipped by the server).
     private func flush() throws(PGError) -> PGResult {
+        var none: [PGResult] = []
+        return try flush(keepingFrom: Int.max, into: &none)
+    }
+
+    /// `flush()`, also keeping the results of the statements from index `keep` on in `kept`.
+    private func flush(keepingFrom keep: Int, into kept: inout [PGResult]) throws(PGError) -> PGResult {
         let batch = queued
         queued.removeAll(keepingCapacity: true)
         let h = try live()
@@ -248,7 +268,11 @@ public final class PGConnection: @unchecked Sendable {
                 PQclear(r)
                 prepared[key] = name
             case .statement(let i):
-                if i == batch.count - 1 { last = PGResult(r) } else { PQclear(r) }
+                if i >= keep {
+                    let result = PGResult(r)
+                    kept.append(result)
+                    if i == batch.count - 1 { last = result }
+                } else if i == batch.count - 1 { last = PGResult(r) } else { PQclear(r) }
             }
         }
         // The pipeline's end (none when the session ended: then the failure that said why).

@@ -259,6 +259,229 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertNotNil(try storage.read { try $0.transaction(household: h, id: t.id) })
     }
 
+    /// Queues `bodies` behind a write that holds the only committer, so they share one
+    /// batch (of the next round), and waits for every answer.
+    private func batched<T: Sendable>(_ storage: PostgresLedgerStorage, holding household: String,
+                                      _ bodies: [(household: String, lookahead: WriteLookahead?,
+                                                  body: @Sendable (any LedgerWriting) throws -> T)]) -> [Result<T, any Error>] {
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let results = Mutex<[Int: Result<T, any Error>]>([:])
+        let done = DispatchGroup()
+        done.enter()
+        storage.write(household: household, { _ in started.signal(); release.wait(); return true }) { _ in done.leave() }
+        XCTAssertEqual(started.wait(timeout: .now() + 10), .success)
+        for (n, b) in bodies.enumerated() {
+            done.enter()
+            let answer: @Sendable (Result<T, any Error>) -> Void = { r in
+                results.withLock { $0[n] = r }
+                done.leave()
+            }
+            if let lookahead = b.lookahead {
+                storage.write(household: b.household, lookahead: lookahead, answeringOn: nil, b.body, completion: answer)
+            } else {
+                storage.write(household: b.household, b.body, completion: answer)
+            }
+        }
+        release.signal()
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
+        let r = results.withLock { $0 }
+        return bodies.indices.map { r[$0] ?? .failure(LedgerStorageError.unavailable(commitOutcomeUnknown: false)) }
+    }
+
+    /// Writes whose first lookup their batch read ahead (with its locks, in one round trip)
+    /// answer as if alone: fresh ones are saved, a replay and an id written earlier in the
+    /// batch answer the stored record, a stranger, another household's child and a missing
+    /// household are refused, and a child added by an earlier write of the batch (not read
+    /// ahead) is found.
+    func testReadAheadWritesOfOneBatchAnswerAsIfAlone() throws {
+        let now = self.now
+        let (owner, h1, c1) = try household()
+        let (other, h2, c2) = try household()
+        let storage = makeStorage(connections: 8)   // one committer
+        let replayed = Self.new(c1, 7)
+        XCTAssertTrue(try write { try $0.addTransaction(household: h1, author: owner, replayed, now: now).saved })
+        let twice = Self.new(c2, 11)
+        let newChild = UUID().lowercased, toNewChild = Self.new(newChild, 13)
+        let fresh1 = Self.new(c1, 100), fresh2 = Self.new(c2, 200), fresh3 = Self.new(c1, 1000)
+        let stranger = Self.new(c1, 5), foreignChild = Self.new(c2, 3), nowhere = Self.new(c1, 1)
+        let missing = UUID().lowercased
+        func post(_ h: String, _ author: String, _ t: NewTransaction) -> (household: String, lookahead: WriteLookahead?,
+                                                                          body: @Sendable (any LedgerWriting) throws -> TransactionWrite?) {
+            (h, WriteLookahead(account: author, transactionId: t.id, child: t.childId), { w in
+                try w.addTransaction(household: h, author: author, t, now: now, checkingAccess: .write)
+            })
+        }
+        let addChild: (household: String, lookahead: WriteLookahead?, body: @Sendable (any LedgerWriting) throws -> TransactionWrite?) =
+            (h2, nil, { w in
+                _ = try w.createChild(household: h2, account: other, id: newChild, name: "New", sortOrder: nil, now: now)
+                return nil
+            })
+        let first = post(h1, owner, fresh1)
+        let readAhead: (household: String, lookahead: WriteLookahead?, body: @Sendable (any LedgerWriting) throws -> TransactionWrite?) =
+            (h1, first.lookahead, { w in
+                // Read with the batch's locks: no statement of its own.
+                let known = (w as? PostgresLedgerTransaction)?.knownFree.contains(h1 + " " + fresh1.id) ?? false
+                guard known else { throw LedgerStorageError.transactionNotFound }
+                return try first.body(w)
+            })
+        let r = batched(storage, holding: UUID().lowercased, [
+            readAhead,                            // 0
+            post(h2, other, fresh2),              // 1
+            post(h1, owner, replayed),            // 2: stored before the batch
+            post(h2, other, twice),               // 3
+            post(h2, other, twice),               // 4: the same, again in the batch
+            post(h2, other, toNewChild),          // 5: no such child yet
+            addChild,                             // 6
+            post(h2, other, toNewChild),          // 7: added by 6
+            post(h1, other, stranger),            // 8: no access
+            post(h1, owner, foreignChild),        // 9: a child of another household
+            post(missing, owner, nowhere),        // 10
+            post(h1, owner, fresh3),              // 11
+        ])
+        XCTAssertEqual(try r[0].get()?.balanceCents, 100 + 7)
+        XCTAssertEqual(try r[1].get()?.balanceCents, 200)
+        XCTAssertEqual(try r[2].get()?.saved, false)
+        XCTAssertEqual(try r[2].get()?.transaction.id, replayed.id)
+        XCTAssertEqual(try r[3].get()?.saved, true)
+        XCTAssertEqual(try r[3].get()?.balanceCents, 211)
+        XCTAssertEqual(try r[4].get()?.saved, false)
+        XCTAssertEqual(try r[4].get()?.balanceCents, 211)
+        XCTAssertThrowsError(try r[5].get()) { XCTAssertEqual($0 as? LedgerStorageError, .childNotFound) }
+        XCTAssertNoThrow(try r[6].get())
+        XCTAssertEqual(try r[7].get()?.balanceCents, 13)
+        XCTAssertThrowsError(try r[8].get()) { XCTAssertEqual($0 as? LedgerStorageError, .householdNotFound) }
+        XCTAssertThrowsError(try r[9].get()) { XCTAssertEqual($0 as? LedgerStorageError, .childNotFound) }
+        XCTAssertThrowsError(try r[10].get()) { XCTAssertEqual($0 as? LedgerStorageError, .householdNotFound) }
+        XCTAssertEqual(try r[11].get()?.balanceCents, 1107)
+        XCTAssertEqual(try storage.read { try $0.child(household: h1, id: c1) }?.balanceCents, 1107)
+        XCTAssertEqual(try storage.read { try $0.child(household: h2, id: c2) }?.balanceCents, 211)
+        XCTAssertEqual(try storage.read { try $0.child(household: h2, id: newChild) }?.balanceCents, 13)
+        XCTAssertNil(try storage.read { try $0.transaction(household: h1, id: stranger.id) })
+        XCTAssertNil(try storage.read { try $0.transaction(household: h1, id: foreignChild.id) })
+        // h1: household, child, the replayed record, then two saved here; h2: household,
+        // child, three saved and the new child.
+        XCTAssertEqual(try storage.read { try $0.head(household: h1) }?.seq, 5)
+        XCTAssertEqual(try storage.read { try $0.head(household: h2) }?.seq, 6)
+    }
+
+    /// A write whose statements, read ahead, first travel with the batch's COMMIT: when one
+    /// of them fails, that write alone is refused; the others of the batch (none committed,
+    /// none answered) run again and are saved.
+    func testAStatementFailingWithTheCommitIsChargedToItsWrite() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let (owner2, h2, c2) = try household()
+        let storage = makeStorage(connections: 8)
+        let a = Self.new(c, 5), b = Self.new(c2, 6)
+        let r: [Result<Bool, any Error>] = batched(storage, holding: UUID().lowercased, [
+            (h, WriteLookahead(account: owner, transactionId: a.id, child: c), { @Sendable w in
+                try w.addTransaction(household: h, author: owner, a, now: now, checkingAccess: .write).saved
+            }),
+            (h, nil, { @Sendable w in
+                (w as? PostgresLedgerTransaction)?.db.later("SELECT 1 / $1", [.int(0)])   // fails when sent
+                return true
+            }),
+            (h2, WriteLookahead(account: owner2, transactionId: b.id, child: c2), { @Sendable w in
+                try w.addTransaction(household: h2, author: owner2, b, now: now, checkingAccess: .write).saved
+            }),
+        ])
+        XCTAssertEqual(try r[0].get(), true)
+        XCTAssertThrowsError(try r[1].get()) { e in XCTAssertEqual((e as? PGError)?.sqlState, "22012") }
+        XCTAssertEqual(try r[2].get(), true)
+        XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 5)
+        XCTAssertEqual(try storage.read { try $0.child(household: h2, id: c2) }?.balanceCents, 6)
+        XCTAssertEqual(try storage.read { try $0.head(household: h) }?.seq, 3)
+    }
+
+    /// A lookahead naming something that is not a UUID is not read ahead (the statement
+    /// would fail for the whole batch): the other writes of the batch are saved.
+    func testALookaheadThatIsNotAUUIDFailsNoOtherWrite() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let storage = makeStorage(connections: 8)
+        let a = Self.new(c, 5), forged = Self.new(c, 7)
+        let r: [Result<Bool, any Error>] = batched(storage, holding: UUID().lowercased, [
+            (h, WriteLookahead(account: owner, transactionId: forged.id, child: "c'); DROP TABLE children; --"), { @Sendable w in
+                try w.addTransaction(household: h, author: owner, forged, now: now, checkingAccess: .write).saved
+            }),
+            (h, WriteLookahead(account: owner, transactionId: a.id, child: c), { @Sendable w in
+                try w.addTransaction(household: h, author: owner, a, now: now, checkingAccess: .write).saved
+            }),
+        ])
+        XCTAssertEqual(try r[0].get(), true)
+        XCTAssertEqual(try r[1].get(), true)
+        XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 12)
+    }
+
+    /// A write that sends nothing while it runs has no savepoint: when its rows, sent as it
+    /// ends, fail with the next write's first statement, that write alone is refused and
+    /// the others of the batch run again and are saved.
+    func testAWriteWithoutASavepointThatFailsLaterIsRefusedAlone() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let (owner2, h2, c2) = try household()
+        let storage = makeStorage(connections: 8)
+        let a = Self.new(c, 5), bogus = Self.new(UUID().lowercased, 9), d = Self.new(c2, 6)
+        let r: [Result<Bool, any Error>] = batched(storage, holding: UUID().lowercased, [
+            (h, WriteLookahead(account: owner, transactionId: a.id, child: c), { @Sendable w in
+                try w.addTransaction(household: h, author: owner, a, now: now, checkingAccess: .write).saved
+            }),
+            (h, nil, { @Sendable w in
+                // No such child: the row fails its foreign key once sent.
+                try w.insertTransaction(bogus.record(household: h, author: owner, now: now), reversalId: bogus.reversalId,
+                                        seq: try w.nextSeq(household: h))
+                return true
+            }),
+            (h2, nil, { @Sendable w in
+                try w.addTransaction(household: h2, author: owner2, d, now: now, checkingAccess: .write).saved
+            }),
+        ])
+        XCTAssertEqual(try r[0].get(), true)
+        XCTAssertThrowsError(try r[1].get()) { e in XCTAssertEqual((e as? PGError)?.sqlState, "23503") }
+        XCTAssertEqual(try r[2].get(), true)
+        XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 5)
+        XCTAssertEqual(try storage.read { try $0.child(household: h2, id: c2) }?.balanceCents, 6)
+        XCTAssertEqual(try storage.read { try $0.head(household: h) }?.seq, 3)
+        XCTAssertNil(try storage.read { try $0.transaction(household: h, id: bogus.id) })
+    }
+
+    /// The session lost while a batch's statements are on their way (with its COMMIT):
+    /// every write of the batch is answered with an error, and none of them was saved.
+    func testASessionLostBeforeTheCommitAnswersEveryWriteAndSavesNone() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let (owner2, h2, c2) = try household()
+        let storage = makeStorage(connections: 8)
+        let admin = try PGConnection(url: url)
+        let a = Self.new(c, 5), b = Self.new(c2, 6), d = Self.new(c, 7)
+        let r: [Result<Bool, any Error>] = batched(storage, holding: UUID().lowercased, [
+            (h, WriteLookahead(account: owner, transactionId: a.id, child: c), { @Sendable w in
+                try w.addTransaction(household: h, author: owner, a, now: now, checkingAccess: .write).saved
+            }),
+            (h2, WriteLookahead(account: owner2, transactionId: b.id, child: c2), { @Sendable w in
+                let saved = try w.addTransaction(household: h2, author: owner2, b, now: now, checkingAccess: .write).saved
+                // The batch's own session ends before anything after its locks was sent.
+                let pid = (w as? PostgresLedgerTransaction)?.db.backendPID ?? 0
+                _ = try? admin.query("SELECT pg_terminate_backend($1::integer)", [.int(Int64(pid))])
+                Thread.sleep(forTimeInterval: 0.2)
+                return saved
+            }),
+            (h, WriteLookahead(account: owner, transactionId: d.id, child: c), { @Sendable w in
+                try w.addTransaction(household: h, author: owner, d, now: now, checkingAccess: .write).saved
+            }),
+        ])
+        for (n, result) in r.enumerated() {
+            XCTAssertThrowsError(try result.get(), "write \(n)") { e in
+                guard case .unavailable? = e as? LedgerStorageError else { return XCTFail("write \(n): \(e)") }
+            }
+        }
+        XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 0)
+        XCTAssertEqual(try storage.read { try $0.child(household: h2, id: c2) }?.balanceCents, 0)
+        for t in [a, d] { XCTAssertNil(try storage.read { try $0.transaction(household: h, id: t.id) }) }
+        XCTAssertNil(try storage.read { try $0.transaction(household: h2, id: b.id) })
+        XCTAssertEqual(try storage.read { try $0.head(household: h) }?.seq, 2)
+    }
+
     /// Identical requests racing: one is saved, the others see it and answer unchanged;
     /// identical household PUTs racing on a fresh id: one creates, the others find it.
     func testConcurrentIdenticalWritesAreIdempotent() throws {

@@ -18,7 +18,8 @@ extension RequestContext {
     /// answered as its problem.
     /// `household`: the one household `body` locks, when it keeps to one (the write may
     /// then share a transaction with others: group commit over PostgreSQL).
-    func write<T: Sendable>(household: String? = nil, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+    /// `lookahead`: what `body` looks up first (with `household`), for a backend to read ahead.
+    func write<T: Sendable>(household: String? = nil, lookahead: WriteLookahead? = nil, _ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                             answer: @escaping @Sendable (T) throws -> HTTPResponse) -> Reply {
         let done: @Sendable (Result<T, any Error>) -> Void = { [self] result in
             do { respond(try answer(result.get())) } catch { respond(error) }
@@ -27,7 +28,12 @@ extension RequestContext {
         let attributed: @Sendable (any LedgerWriting) throws -> T = if let token = caller?.tokenId {
             { w in w.attributeChanges(to: token); return try body(w) }
         } else { body }
-        services.storage.write(household: household, answeringOn: answersOnLoop ? self : nil, attributed, completion: done)
+        if let household, let lookahead {
+            services.storage.write(household: household, lookahead: lookahead, answeringOn: answersOnLoop ? self : nil,
+                                   attributed, completion: done)
+        } else {
+            services.storage.write(household: household, answeringOn: answersOnLoop ? self : nil, attributed, completion: done)
+        }
         return .pending
     }
 

@@ -49,7 +49,8 @@ enum TransactionRoutes {
         let new = NewTransaction(id: id ?? UUID().lowercased, childId: childId, amountCents: fields.amountCents,
                                  note: fields.note, source: fields.source, createdAt: fields.createdAt, reversesId: nil,
                                  clientChosenId: chosen, potId: potId)
-        return ctx.write(household: household, { w in
+        let lookahead = WriteLookahead(account: c.accountId, transactionId: new.id, child: childId)
+        return ctx.write(household: household, lookahead: lookahead, { w in
             do {
                 return try w.addTransaction(household: household, author: c.accountId, new, now: ctx.services.now(),
                                             checkingAccess: .write)
