@@ -91,10 +91,11 @@ package final class ScheduleJob: Sendable {
     /// Pays what is due at `at` on the schedules `ids` of `household`, in one write.
     private func pay(_ household: String, _ ids: [String], at: Int64,
                      _ done: @escaping @Sendable (Result<Int, any Error>) -> Void) {
-        // A transaction of its own (a write that names no household: over PostgreSQL on a
-        // worker, not a committer): a request's write never waits in a group commit's
-        // batch behind the job's many payments. It still locks `household` first.
-        storage.write({ w in try w.payDue(household: household, schedules: ids, now: at) }, completion: done)
+        // A background write, a transaction of its own (over SQLite the writer's background
+        // lane, taken only when no request's write is queued; over PostgreSQL on a worker,
+        // not a committer): a request's write never waits in a group commit's batch behind
+        // the job's many payments. It still locks `household` first.
+        storage.backgroundWrite({ w in try w.payDue(household: household, schedules: ids, now: at) }, completion: done)
     }
 
     /// Pays `ids` of `household` in one write and waits for its answer; when it fails,
