@@ -55,6 +55,8 @@ package final class ScheduleJob: Sendable {
     private let stopSignal = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
+    /// Entered by `start` until its first run (the one at start) ends.
+    private let startupRun = DispatchGroup()
 
     init(storage: any LedgerStorage, clock: @escaping @Sendable () -> Int64, interval: Double, logger: Logger) {
         self.storage = storage
@@ -66,9 +68,12 @@ package final class ScheduleJob: Sendable {
     /// Runs the job now and then every `interval` seconds (0: only now) on a thread of its own.
     func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        startupRun.enter()
         let thread = Thread { [self] in
+            var first = true
             repeat {
                 let r = run()
+                if first { startupRun.leave(); first = false }
                 if r.payments > 0 || r.failed > 0 {
                     logger.log(["event": "schedules_paid", "schedules": .int(Int64(r.schedules)),
                                 "payments": .int(Int64(r.payments)), "failed": .int(Int64(r.failed))])
@@ -79,6 +84,12 @@ package final class ScheduleJob: Sendable {
         }
         thread.name = "schedules"
         thread.start()
+    }
+
+    /// Waits until the run made at start has ended (tests that move the clock after a
+    /// restart: that run reads the clock when it begins).
+    package func waitForStartupRun() {
+        startupRun.wait()
     }
 
     /// Stops the timer and waits for a run in progress to end.
