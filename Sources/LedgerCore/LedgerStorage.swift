@@ -69,6 +69,12 @@ package protocol LedgerStorage: Sendable {
     /// any write (the default); over PostgreSQL it runs right there, since a worker waiting
     /// for a write queued to the workers could wait for itself.
     func writeHere<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T
+    /// A write of background work (the schedule job's) that gives way to requests' writes:
+    /// over SQLite the writer runs it in a commit of its own, and only when no request's
+    /// write is queued. By default (PostgreSQL, where a write that names no household runs
+    /// on a worker, beside the committers) `write(household: nil, …)`.
+    func backgroundWrite<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                      completion: @escaping @Sendable (Result<T, any Error>) -> Void)
 }
 
 /// A thread with a queue of its own that takes a write's outcome (a connection's event
@@ -110,6 +116,11 @@ extension LedgerStorage {
 
     package func writeHere<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T) throws -> T {
         try writeAndWait(body)
+    }
+
+    package func backgroundWrite<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                              completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        write(household: nil, answeringOn: nil, body, completion: completion)
     }
 
     /// Ready unless writes fail for lack of space or a read of the database fails.

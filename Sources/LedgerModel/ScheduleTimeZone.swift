@@ -82,7 +82,15 @@ public struct ScheduleTimeZone: Hashable, Sendable, CustomStringConvertible {
     /// midnight − offset, or already read past it when the stretch begins (after a gap); the
     /// first stretch that lasts until then holds the answer. Changes of offset are looked for
     /// in steps of one hour and found to the second by bisection.
+    /// Remembered per zone and date (`StartOfDayCache`): the walk asks Foundation for about
+    /// thirty offsets, and a catch-up of the schedule job asks for the same few dates of the
+    /// same few zones thousands of times.
     func startOfDaySeconds(_ date: LocalDate) -> Int64 {
+        StartOfDayCache.shared.value(identifier, date.daysSinceEpoch) { walkToStartOfDaySeconds(date) }
+    }
+
+    /// `startOfDaySeconds`, computed.
+    func walkToStartOfDaySeconds(_ date: LocalDate) -> Int64 {
         let midnight = Int64(date.daysSinceEpoch) * 86_400
         var start = midnight - 26 * 3_600
         var offset = self.offset(atSeconds: start)

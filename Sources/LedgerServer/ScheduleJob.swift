@@ -55,6 +55,8 @@ package final class ScheduleJob: Sendable {
     private let stopSignal = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
+    /// Entered by `start` until its first run (the one at start) ends.
+    private let startupRun = DispatchGroup()
 
     init(storage: any LedgerStorage, clock: @escaping @Sendable () -> Int64, interval: Double, logger: Logger) {
         self.storage = storage
@@ -66,9 +68,12 @@ package final class ScheduleJob: Sendable {
     /// Runs the job now and then every `interval` seconds (0: only now) on a thread of its own.
     func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        startupRun.enter()
         let thread = Thread { [self] in
+            var first = true
             repeat {
                 let r = run()
+                if first { startupRun.leave(); first = false }
                 if r.payments > 0 || r.failed > 0 {
                     logger.log(["event": "schedules_paid", "schedules": .int(Int64(r.schedules)),
                                 "payments": .int(Int64(r.payments)), "failed": .int(Int64(r.failed))])
@@ -81,6 +86,12 @@ package final class ScheduleJob: Sendable {
         thread.start()
     }
 
+    /// Waits until the run made at start has ended (tests that move the clock after a
+    /// restart: that run reads the clock when it begins).
+    package func waitForStartupRun() {
+        startupRun.wait()
+    }
+
     /// Stops the timer and waits for a run in progress to end.
     func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
@@ -91,10 +102,11 @@ package final class ScheduleJob: Sendable {
     /// Pays what is due at `at` on the schedules `ids` of `household`, in one write.
     private func pay(_ household: String, _ ids: [String], at: Int64,
                      _ done: @escaping @Sendable (Result<Int, any Error>) -> Void) {
-        // A transaction of its own (a write that names no household: over PostgreSQL on a
-        // worker, not a committer): a request's write never waits in a group commit's
-        // batch behind the job's many payments. It still locks `household` first.
-        storage.write({ w in try w.payDue(household: household, schedules: ids, now: at) }, completion: done)
+        // A background write, a transaction of its own (over SQLite the writer's background
+        // lane, taken only when no request's write is queued; over PostgreSQL on a worker,
+        // not a committer): a request's write never waits in a group commit's batch behind
+        // the job's many payments. It still locks `household` first.
+        storage.backgroundWrite({ w in try w.payDue(household: household, schedules: ids, now: at) }, completion: done)
     }
 
     /// Pays `ids` of `household` in one write and waits for its answer; when it fails,

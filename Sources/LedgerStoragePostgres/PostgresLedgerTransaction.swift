@@ -565,11 +565,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         guard writing, !ids.isEmpty else { return }
         try lock(household)
         // A request's payment id counts as taken too: only its approval may write it.
-        let rows = try db.query("""
-            SELECT id, reversal_id FROM transactions
-            WHERE household_id = $1 AND (id = ANY($2::text::uuid[]) OR reversal_id = ANY($2::text::uuid[]))
-            UNION ALL SELECT payment_id, NULL FROM requests WHERE household_id = $1 AND payment_id = ANY($2::text::uuid[])
-            """, [.uuid(household), .text(Self.arrayLiteral(ids))]).rows
+        let rows = try db.query(Self.takenIdsSQL, [.uuid(household), .text(Self.arrayLiteral(ids))]).rows
         var taken = Set<String>()
         for r in rows {
             taken.insert(r.uuid(0))
@@ -577,6 +573,19 @@ final class PostgresLedgerTransaction: LedgerWriting {
         }
         for id in ids where !taken.contains(id.lowercased()) { knownFree.insert(household + " " + id) }
     }
+
+    /// Which of the ids `$2` the household `$1` holds as a transaction's id, a transaction's
+    /// reserved reversal id, or a request's payment id: one index lookup per id and index.
+    /// The ids are parsed once (the CTE); `col = ANY($2::text::uuid[])` in a filter parsed
+    /// the array literal again for every row of the household's ledger, a cost that grew
+    /// with the ledger (a statement prepared once runs a generic plan, where the cast from
+    /// text is never folded into a constant).
+    static let takenIdsSQL = """
+        WITH q AS MATERIALIZED (SELECT unnest($2::text::uuid[]) AS id)
+        SELECT t.id, t.reversal_id FROM q JOIN transactions t ON t.household_id = $1 AND t.id = q.id
+        UNION ALL SELECT t.id, t.reversal_id FROM q JOIN transactions t ON t.household_id = $1 AND t.reversal_id = q.id
+        UNION ALL SELECT r.payment_id, NULL FROM q JOIN requests r ON r.household_id = $1 AND r.payment_id = q.id
+        """
 
     /// Queues the rows held back: per household, one statement for one row as any write
     /// sends it, one for several.

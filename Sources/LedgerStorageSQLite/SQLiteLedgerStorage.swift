@@ -52,6 +52,14 @@ package final class SQLiteLedgerStorage: LedgerStorage {
                                      defersRowWrites: deferred != nil, handsOff: executor != nil))
     }
 
+    /// A job of the writer's background lane: a commit of its own, taken only when no
+    /// request's write is queued (`WriteQueue.submitBackground`).
+    package func backgroundWrite<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
+                                              completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
+        writer.submitBackground(WriteQueue.Job(task: Write(self, body, executor: nil, completion: completion),
+                                               defersRowWrites: deferred != nil))
+    }
+
     /// One write as one object: its body, its value between COMMIT and the answer, and the
     /// answer. The writer calls it through `WriteQueue.Task`, where `T` is not known, so
     /// what depends on `T` runs in two closures made where it is (`perform`, `deliver`:

@@ -107,6 +107,11 @@ package final class WriteQueue: Sendable {
 
     private struct State {
         var jobs: [Job] = []
+        /// Background jobs (`submitBackground`), in order: each a commit of its own, taken
+        /// when `jobs` is empty, or after `backgroundPatience` batches passed it by.
+        var background: [Job] = []
+        /// Request batches committed while a background job waited.
+        var passedOver = 0
         var stopped = false
         /// Whether the last write failed for lack of space (SQLITE_FULL) and nothing has
         /// committed since.
@@ -176,6 +181,25 @@ package final class WriteQueue: Sendable {
         }
     }
 
+    /// Queues a background job (the schedule job's write): it runs in a commit of its own,
+    /// only when no other job is queued, so a request's write never waits in a batch behind
+    /// it nor queued behind it — only, at worst, for the one background commit under way.
+    /// Under a load that never leaves the queue empty it still goes after
+    /// `backgroundPatience` batches.
+    func submitBackground(_ job: Job) {
+        let accepted = state.withLock { s -> Bool in
+            if s.stopped { return false }
+            s.background.append(job)
+            return true
+        }
+        if accepted { signal.signal() } else {
+            job.task.complete(.failure(LedgerStorageError.shuttingDown))
+        }
+    }
+
+    /// How many request batches may pass a waiting background job before it goes.
+    static let backgroundPatience = 8
+
     /// Finishes queued jobs, then stops the thread (and the checkpointer, after a last
     /// complete checkpoint).
     func stop() {
@@ -208,11 +232,18 @@ package final class WriteQueue: Sendable {
                 // The queue's array and this one take turns (each keeps its storage): taking
                 // a whole queue is a swap, so neither is grown again from nothing.
                 let stopped = state.withLock { s -> Bool in
-                    if s.jobs.count <= maxBatch {
-                        swap(&s.jobs, &batch)
+                    if !s.background.isEmpty && (s.jobs.isEmpty || s.passedOver >= Self.backgroundPatience) {
+                        // The background lane: one job, alone.
+                        batch.append(s.background.removeFirst())
+                        s.passedOver = 0
                     } else {
-                        batch.append(contentsOf: s.jobs[..<maxBatch])
-                        s.jobs.removeFirst(maxBatch)
+                        if s.jobs.count <= maxBatch {
+                            swap(&s.jobs, &batch)
+                        } else {
+                            batch.append(contentsOf: s.jobs[..<maxBatch])
+                            s.jobs.removeFirst(maxBatch)
+                        }
+                        if !batch.isEmpty && !s.background.isEmpty { s.passedOver += 1 }
                     }
                     return s.stopped
                 }

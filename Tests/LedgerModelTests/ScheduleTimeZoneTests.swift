@@ -203,4 +203,35 @@ final class ScheduleTimeZoneTests: XCTestCase {
                        ["2026-12-11", "2026-12-18"])
         XCTAssertEqual(r.dueCount(atMs: .min, in: z), 0)
     }
+
+    /// Remembered starts of days are the ones the walk computes, across gaps, overlaps and
+    /// zones whose dates share an instant, asked twice (computed, then remembered).
+    func testRememberedStartsOfDaysAreTheWalksOwn() throws {
+        let names = ["Europe/Zurich", "America/Havana", "America/Santiago", "Asia/Beirut", "Pacific/Apia",
+                     "Australia/Lord_Howe", "America/New_York", "UTC", "Asia/Kathmandu"]
+        for name in names {
+            let z = try zone(name)
+            var d = day("2011-01-01")
+            for _ in 0..<2 {
+                for _ in 0..<800 {
+                    XCTAssertEqual(z.startOfDaySeconds(d), z.walkToStartOfDaySeconds(d), "\(name) \(d)")
+                    d = d.adding(days: 5)!
+                }
+                d = day("2011-01-01")
+            }
+        }
+    }
+
+    /// The cache keeps at most its capacity, and a value computed once is not computed again.
+    func testStartOfDayCacheIsBoundedAndComputesOnce() {
+        let cache = StartOfDayCache(capacity: 8)
+        var computed = 0
+        for day in 0..<20 { _ = cache.value("Europe/Zurich", day) { computed += 1; return Int64(day) } }
+        XCTAssertEqual(computed, 20)
+        XCTAssertLessThanOrEqual(cache.count, 8)
+        XCTAssertEqual(cache.value("Europe/Zurich", 19) { computed += 1; return -1 }, 19)
+        XCTAssertEqual(computed, 20)
+        XCTAssertEqual(cache.value("Europe/Berlin", 19) { computed += 1; return -2 }, -2)
+        XCTAssertEqual(computed, 21)
+    }
 }

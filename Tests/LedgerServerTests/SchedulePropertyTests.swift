@@ -196,7 +196,12 @@ final class SchedulePropertyTests: XCTestCase {
                     undone.insert(t)
                 }
             }
-            if round % 8 == 7 { try s.restart() }
+            if round % 8 == 7 {
+                try s.restart()
+                // The job's run at start reads the clock when it begins: moved on by the next
+                // round first, it would pay dates the model gives to that round's edits.
+                s.app.scheduleJob.waitForStartupRun()
+            }
             try check(s, owner: owner, household: h, kids: kids, models: models, undone: undone, ownerId: ownerId,
                       context: "seed \(seed) round \(round)")
         }

@@ -56,6 +56,61 @@ final class WriteQueueTests: XCTestCase {
         }
     }
 
+    /// A background job (the schedule job's write) waits while requests' jobs are queued and
+    /// runs in a commit of its own; under a load that never empties the queue it still goes,
+    /// after `backgroundPatience` batches.
+    func testBackgroundJobsGiveWayToQueuedJobsAndAreNotStarved() throws {
+        try withTemporaryDatabase("wq-background") { path in
+            let db = try SQLiteConnection.coalescingWALWriter(path: path)
+            try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
+            let commits = Mutex(0)
+            let writer = WriteQueue(connection: db) { _ in commits.withLock { $0 += 1 } }
+            defer { writer.stop() }
+            let order = Mutex<[String]>([])
+            let group = DispatchGroup()
+            @Sendable func job(_ name: String, then: (@Sendable () -> Void)? = nil) -> WriteQueue.Job {
+                group.enter()
+                return WriteQueue.Job(work: { db in
+                    order.withLock { $0.append(name) }
+                    try db.run("INSERT INTO t (v) VALUES (?)", [.text(name)])
+                    then?()
+                    return StorageCommit()
+                }, completion: { _ in group.leave() })
+            }
+            // The writer held by a first job while the others queue.
+            let release = DispatchSemaphore(value: 0)
+            group.enter()
+            writer.submit(WriteQueue.Job(work: { _ in release.wait(); return StorageCommit() }, completion: { _ in group.leave() }))
+            Thread.sleep(forTimeInterval: 0.05)
+            writer.submitBackground(job("b1"))
+            writer.submit(job("r1"))
+            writer.submit(job("r2"))
+            writer.submitBackground(job("b2"))
+            release.signal()
+            XCTAssertEqual(group.wait(timeout: .now() + 10), .success)
+            XCTAssertEqual(order.withLock { $0 }, ["r1", "r2", "b1", "b2"])
+            XCTAssertEqual(commits.withLock { $0 }, 4, "the held job, the requests together, each background job alone")
+
+            // A chain of requests that always leaves one queued: the background job goes anyway.
+            order.withLock { $0 = [] }
+            group.enter()
+            writer.submit(WriteQueue.Job(work: { _ in release.wait(); return StorageCommit() }, completion: { _ in group.leave() }))
+            Thread.sleep(forTimeInterval: 0.05)
+            writer.submitBackground(job("b"))
+            @Sendable func chain(_ k: Int) -> @Sendable () -> Void {
+                { if k < 30 { writer.submit(job("r\(k + 1)", then: chain(k + 1))) } }
+            }
+            writer.submit(job("r0", then: chain(0)))
+            release.signal()
+            XCTAssertEqual(group.wait(timeout: .now() + 10), .success)
+            let ran = order.withLock { $0 }
+            XCTAssertEqual(ran.count, 32)
+            let position = try XCTUnwrap(ran.firstIndex(of: "b"))
+            XCTAssertGreaterThanOrEqual(position, 1, "requests first")
+            XCTAssertLessThanOrEqual(position, WriteQueue.backgroundPatience + 1, "\(ran)")
+        }
+    }
+
     func testFailingJobsRollBackAloneInEveryMix() throws {
         try withTemporaryDatabase("wq") { path in
             let db = try SQLiteConnection.coalescingWALWriter(path: path)
