@@ -2,8 +2,8 @@
 /// two stamps of a household are equal, nothing that answer read has changed in between.
 ///
 /// Every write that changes a household's records (children and their balances,
-/// transactions, pots, requests, the household itself)
-/// advances its change sequence `seq` in the same transaction. Who may read it is the
+/// transactions, pots, requests, the household itself) advances its change sequence `seq`
+/// in the same transaction. Who may read it is the
 /// caller's `access` (owner, participant status and permission: invitations, removals,
 /// departures, owner transfers and account deletions change it without a sequence of their
 /// own). A household deleted and created again under its id is another row (`row`), and a

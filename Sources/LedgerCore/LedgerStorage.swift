@@ -22,8 +22,8 @@ package protocol LedgerStorage: Sendable {
     /// commit elsewhere would leave a kept answer stale.
     var cachesReads: Bool { get }
 
-    /// Whether an answer about one household may be kept while the household's
-    /// `readStamp` stays what it was before the answer was read (PostgreSQL: every process
+    /// Whether an answer about one household may be kept while the household's stamp
+    /// (`readStamps`) stays what it was before the answer was read (PostgreSQL: every process
     /// asks the database for the stamp, one row, before it serves a kept answer). False by
     /// default.
     var stampsReads: Bool { get }

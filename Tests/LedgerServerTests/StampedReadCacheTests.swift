@@ -180,6 +180,9 @@ final class StampedReadCacheTests: XCTestCase {
         if TestServer.postgresURL != nil {
             XCTAssertEqual(s.app.services.readCache.stampedHitCount, before + UInt64(paths.count), "only mum's reads were kept answers")
         }
+        let metrics = String(decoding: s.call("GET", "/metrics").body, as: UTF8.self)
+        XCTAssertTrue(metrics.contains("\nkidledger_read_cache_stamped_hits_total \(s.app.services.readCache.stampedHitCount)\n"),
+                      "the count is published")
     }
 
     /// The cache's own bookkeeping: an answer is the key's within its household, a commit
