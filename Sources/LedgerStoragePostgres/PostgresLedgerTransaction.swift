@@ -575,8 +575,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     /// Which of the ids `$2` the household `$1` holds as a transaction's id, a transaction's
-    /// reserved reversal id, or a request's payment id: one index lookup per id and index.
-    /// The ids are parsed once (the CTE); `col = ANY($2::text::uuid[])` in a filter parsed
+    /// reserved reversal id, or a request's payment id. The ids are parsed once (the CTE)
+    /// and joined (by index lookups, or over a small household a hash of the ids); `col = ANY($2::text::uuid[])` in a filter parsed
     /// the array literal again for every row of the household's ledger, a cost that grew
     /// with the ledger (a statement prepared once runs a generic plan, where the cast from
     /// text is never folded into a constant).
