@@ -31,6 +31,21 @@ final class StampedReadCacheTests: XCTestCase {
 
     private func hits(_ s: TestServer) -> UInt64 { s.app.services.readCache.stampedHitCount }
 
+    /// Reads `path` through `s` until one answer is served from memory: the change bus's
+    /// notice of an earlier write may reach `s` after its first read and drop what it kept
+    /// (on a busy machine, now and then). False when 40 reads in a row were not.
+    private func servedFromMemory(_ s: TestServer, _ path: String, token: String,
+                                  check: (TestServer.Reply) -> Bool = { $0.status == 200 }) -> Bool {
+        for _ in 0..<40 {
+            let before = hits(s)
+            let reply = s.call("GET", path, token: token)
+            guard check(reply) else { return false }
+            if hits(s) == before + 1 { return true }
+            usleep(25_000)
+        }
+        return false
+    }
+
     private func names(_ r: TestServer.Reply) -> [String] {
         (r.json["items"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue }
     }
@@ -45,9 +60,8 @@ final class StampedReadCacheTests: XCTestCase {
         let list = "/v1/households/\(h)/children"
 
         XCTAssertEqual(names(b.call("GET", list, token: mum)), ["Ada"])
-        var before = hits(b)
-        XCTAssertEqual(names(b.call("GET", list, token: mum)), ["Ada"])
-        XCTAssertEqual(hits(b), before + 1, "an unchanged household's list is served from memory")
+        XCTAssertTrue(servedFromMemory(b, list, token: mum) { self.names($0) == ["Ada"] },
+                      "an unchanged household's list is served from memory")
 
         for i in 0..<20 {
             let name = "Kid\(i)"
@@ -60,9 +74,7 @@ final class StampedReadCacheTests: XCTestCase {
         // A balance after a transaction, through the child and the list.
         let child = "/v1/households/\(h)/children/\(ada)"
         XCTAssertEqual(b.call("GET", child, token: mum).json["balanceCents"]?.intValue, 0)
-        before = hits(b)
-        XCTAssertEqual(b.call("GET", child, token: mum).json["balanceCents"]?.intValue, 0)
-        XCTAssertEqual(hits(b), before + 1)
+        XCTAssertTrue(servedFromMemory(b, child, token: mum) { $0.json["balanceCents"]?.intValue == 0 })
         for i in 1...10 {
             XCTAssertEqual(a.call("POST", child + "/transactions", token: mum, json: .obj(["amountCents": 100])).status, 201)
             XCTAssertEqual(b.call("GET", child, token: mum).json["balanceCents"]?.intValue, Int64(100 * i))
@@ -92,12 +104,10 @@ final class StampedReadCacheTests: XCTestCase {
             XCTAssertEqual(b.call("GET", path, token: dad.token).status, 200)
             XCTAssertEqual(b.call("GET", path, token: gran.token).status, 200)
         }
-        let before = hits(b)
         for path in [list, child] {
-            XCTAssertEqual(b.call("GET", path, token: dad.token).status, 200)
-            XCTAssertEqual(b.call("GET", path, token: gran.token).status, 200)
+            XCTAssertTrue(servedFromMemory(b, path, token: dad.token), "each member's answers kept: \(path)")
+            XCTAssertTrue(servedFromMemory(b, path, token: gran.token), "each member's answers kept: \(path)")
         }
-        XCTAssertEqual(hits(b), before + 4, "each member's answers kept")
 
         XCTAssertEqual(a.call("DELETE", "/v1/households/\(h)/share/participants/\(dad.id)", token: mum).status, 204)
         for path in [list, child] {
@@ -128,13 +138,14 @@ final class StampedReadCacheTests: XCTestCase {
         XCTAssertEqual(names(b.call("GET", list, token: mum)), ["Ada"])
         XCTAssertEqual(names(b.call("GET", list, token: dad.token)), ["Ada"])
 
+        XCTAssertTrue(servedFromMemory(b, list, token: mum) { self.names($0) == ["Ada"] })
         try a.execute("UPDATE children SET name = 'Bea' WHERE household_id = ? AND id = ?", [.text(h), .text(ada)])
-        var before = hits(b)
+        let kept = hits(b)
         XCTAssertEqual(names(b.call("GET", list, token: mum)), ["Ada"], "kept: nothing moved the stamp")
-        XCTAssertEqual(hits(b), before + 1)
+        XCTAssertEqual(hits(b), kept + 1)
 
         try a.execute("UPDATE households SET seq = seq + 1 WHERE id = ?", [.text(h)])
-        before = hits(b)
+        let before = hits(b)
         XCTAssertEqual(names(b.call("GET", list, token: mum)), ["Bea"], "the sequence moved: read afresh")
         XCTAssertEqual(names(b.call("GET", list, token: dad.token)), ["Bea"])
         XCTAssertEqual(hits(b), before, "nothing served from memory")
@@ -168,7 +179,7 @@ final class StampedReadCacheTests: XCTestCase {
                      "/v1/households/\(h)/children/\(ada)"]
         for path in paths {
             XCTAssertEqual(s.call("GET", path, token: mum).status, 200, path)
-            XCTAssertEqual(s.call("GET", path, token: mum).status, 200, path)
+            if TestServer.postgresURL != nil { XCTAssertTrue(servedFromMemory(s, path, token: mum), path) }
         }
         let before = s.app.services.readCache.stampedHitCount
         for path in paths {
