@@ -458,6 +458,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
         for row in try db.query("DELETE FROM child_tokens WHERE household_id = $1 RETURNING id", [.uuid(id)]).rows {
             effects.revokedTokens.insert(row.uuid(0))
         }
+        // Its transactions refer to it by no foreign key (migration 14): deleted here.
+        try db.query("DELETE FROM transactions WHERE household_id = $1", [.uuid(id)])
         try db.query("DELETE FROM households WHERE id = $1", [.uuid(id)])
         effects.touched.insert(id)
     }

@@ -67,6 +67,28 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertTrue(commits.list.withLock { $0.contains { $0.touched.contains(h) } })
     }
 
+    /// No foreign key ties a transaction to its child any more (migration 14): a household's
+    /// deletion deletes its transactions itself, and only its own.
+    func testDeletingAHouseholdDeletesItsTransactionsOnly() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let (other, h2, c2) = try household()
+        XCTAssertTrue(try write { try $0.addTransaction(household: h, author: owner, Self.new(c, 7), now: now).saved })
+        XCTAssertTrue(try write { try $0.addTransaction(household: h, author: owner, Self.new(c, 8), now: now).saved })
+        XCTAssertTrue(try write { try $0.addTransaction(household: h2, author: other, Self.new(c2, 9), now: now).saved })
+        let db = try PGConnection(url: url, setup: ["SET search_path TO \(schema)"])
+        func count(_ household: String) throws -> Int64 {
+            try db.queryOne("SELECT count(*) FROM transactions WHERE household_id = $1", [.uuid(household)])?.int(0) ?? -1
+        }
+        XCTAssertEqual(try count(h), 2)
+        XCTAssertEqual(try db.queryOne("""
+            SELECT count(*) FROM pg_constraint WHERE conrelid = 'transactions'::regclass AND contype = 'f'
+            """)?.int(0), 0)
+        try write { try $0.deleteHousehold(id: h, account: owner) }
+        XCTAssertEqual(try count(h), 0)
+        XCTAssertEqual(try count(h2), 1)
+    }
+
     // MARK: schema
 
     func testSchemaUsesNativeTypesAndMigratesOnceAcrossThreeStarters() throws {
