@@ -443,15 +443,17 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         let (owner, h, c) = try household()
         let (owner2, h2, c2) = try household()
         let storage = makeStorage(connections: 8)
-        let a = Self.new(c, 5), bogus = Self.new(UUID().lowercased, 9), d = Self.new(c2, 6)
+        let a = Self.new(c, 5), bogus = Self.new(c, 9), d = Self.new(c2, 6)
         let r: [Result<Bool, any Error>] = batched(storage, holding: UUID().lowercased, [
             (h, WriteLookahead(account: owner, transactionId: a.id, child: c), { @Sendable w in
                 try w.addTransaction(household: h, author: owner, a, now: now, checkingAccess: .write).saved
             }),
             (h, nil, { @Sendable w in
-                // No such child: the row fails its foreign key once sent.
-                try w.insertTransaction(bogus.record(household: h, author: owner, now: now), reversalId: bogus.reversalId,
-                                        seq: try w.nextSeq(household: h))
+                // An instant before PostgreSQL's first (4714 BC), written without the rules:
+                // the row fails once sent.
+                var row = bogus.record(household: h, author: owner, now: now)
+                row.createdAt = -300_000_000_000_000
+                try w.insertTransaction(row, reversalId: bogus.reversalId, seq: try w.nextSeq(household: h))
                 return true
             }),
             (h2, nil, { @Sendable w in
@@ -459,7 +461,7 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
             }),
         ])
         XCTAssertEqual(try r[0].get(), true)
-        XCTAssertThrowsError(try r[1].get()) { e in XCTAssertEqual((e as? PGError)?.sqlState, "23503") }
+        XCTAssertThrowsError(try r[1].get()) { e in XCTAssertEqual((e as? PGError)?.sqlState, "22008") }
         XCTAssertEqual(try r[2].get(), true)
         XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 5)
         XCTAssertEqual(try storage.read { try $0.child(household: h2, id: c2) }?.balanceCents, 6)
