@@ -575,11 +575,11 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     /// Which of the ids `$2` the household `$1` holds as a transaction's id, a transaction's
-    /// reserved reversal id, or a request's payment id. The ids are parsed once (the CTE)
-    /// and joined (by index lookups, or over a small household a hash of the ids); `col = ANY($2::uuid[])` in a filter parsed
-    /// the array literal again for every row of the household's ledger, a cost that grew
-    /// with the ledger (a statement prepared once runs a generic plan, where the cast from
-    /// text is never folded into a constant).
+    /// reserved reversal id, or a request's payment id. The ids (a binary `uuid[]`) are
+    /// unnested once (the CTE) and joined (by index lookups, or over a small household a
+    /// hash of the ids); when they came as an array literal cast from text, `col = ANY(…)`
+    /// in a filter parsed the literal again for every row of the household's ledger (a
+    /// statement prepared once runs a generic plan, where that cast is never folded).
     static let takenIdsSQL = """
         WITH q AS MATERIALIZED (SELECT unnest($2::uuid[]) AS id)
         SELECT t.id, t.reversal_id FROM q JOIN transactions t ON t.household_id = $1 AND t.id = q.id
