@@ -87,6 +87,16 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         try write { try $0.deleteHousehold(id: h, account: owner) }
         XCTAssertEqual(try count(h), 0)
         XCTAssertEqual(try count(h2), 1)
+        // A row the key would have refused (a child of another household) is what `check` reports.
+        XCTAssertEqual(try PostgresMaintenance.check(db).problems, [])
+        let orphan = UUID().lowercased
+        try db.query("""
+            INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                      author_account_id, reversal_id, seq)
+            SELECT id, $1, $2, 0, '', 'api', now(), now(), $3, $4, 99 FROM households WHERE id = $5
+            """, [.uuid(orphan), .uuid(c), .uuid(other), .optionalUUID(NewTransaction.reversalId(of: orphan)), .uuid(h2)])
+        XCTAssertEqual(try PostgresMaintenance.check(db).problems,
+                       ["child: transaction \(orphan) names child \(c), which its household does not have"])
     }
 
     // MARK: schema
