@@ -143,7 +143,7 @@ package struct SchedulePart: Sendable, Equatable {
     /// The parts of `amountCents`, by pot, in the split's order (zero parts included);
     /// nil when the split is not a valid one.
     package static func amounts(_ parts: [SchedulePart], of amountCents: Int64) -> [(potId: String, amountCents: Int64)]? {
-        let percents = parts.compactMap { p in UUID(uuidString: p.potId).map { (potId: $0, percent: p.percent) } }
+        let percents = parts.compactMap { p in LedgerIDs.parse(p.potId).map { (potId: $0, percent: p.percent) } }
         guard percents.count == parts.count, let split = try? Cents.split(amountCents: amountCents, percents: percents) else {
             return nil
         }

@@ -18,8 +18,8 @@ extension PostgresLedgerTransaction {
         guard !ids.isEmpty else { return [] }
         try lock(household)
         return try db.query("""
-            SELECT \(Self.scheduleColumns) FROM schedules WHERE household_id = $1 AND id = ANY($2::text::uuid[])
-            """, [.uuid(household), .text(Self.arrayLiteral(ids))]).rows.compactMap { ScheduleRecord(row: $0) }
+            SELECT \(Self.scheduleColumns) FROM schedules WHERE household_id = $1 AND id = ANY($2::uuid[])
+            """, [.uuid(household), .uuidArray(ids)]).rows.compactMap { ScheduleRecord(row: $0) }
     }
 
     func schedules(household: String, child: String, after: TimeAndIdPosition?, limit: Int) throws -> KeyedPage<ScheduleRecord, TimeAndIdPosition> {

@@ -51,7 +51,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         // writes run in savepoints, and a row locked by the transaction but updated by one
         // of its subtransactions costs PostgreSQL a multixact each time, which made every
         // batch slower than the last on a busy household.
-        let rows = try db.query(Self.lockSQL, [.text("{" + missing.joined(separator: ",") + "}")]).rows
+        let rows = try db.query(Self.lockSQL, [.uuidArray(missing)]).rows
         for h in missing { locked[h] = .some(nil) }
         for r in rows { locked[r.uuid(0)] = .some(r.int(1)) }
     }
@@ -68,11 +68,11 @@ final class PostgresLedgerTransaction: LedgerWriting {
         guard writing, !missing.isEmpty else { return }
         guard !lookaheads.isEmpty else { return try lock(households: missing) }
         let results = try db.query(all: [
-            (Self.lockSQL, [.text("{" + missing.joined(separator: ",") + "}")]),
-            (Self.lookaheadSQL, [.text(Self.arrayLiteral(lookaheads.map(\.household))),
-                                 .text(Self.arrayLiteral(lookaheads.map(\.lookahead.account))),
-                                 .text(Self.arrayLiteral(lookaheads.map(\.lookahead.transactionId))),
-                                 .text(Self.arrayLiteral(lookaheads.map(\.lookahead.child)))]),
+            (Self.lockSQL, [.uuidArray(missing)]),
+            (Self.lookaheadSQL, [.uuidArray(lookaheads.map(\.household)),
+                                 .uuidArray(lookaheads.map(\.lookahead.account)),
+                                 .uuidArray(lookaheads.map(\.lookahead.transactionId)),
+                                 .uuidArray(lookaheads.map(\.lookahead.child))]),
         ])
         for h in missing { locked[h] = .some(nil) }
         for r in results[0].rows { locked[r.uuid(0)] = .some(r.int(1)) }
@@ -101,7 +101,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
 
     private static let lockSQL = """
         UPDATE households h SET seq = h.seq
-        FROM (SELECT id FROM households WHERE id = ANY($1::text::uuid[]) ORDER BY id FOR NO KEY UPDATE) l
+        FROM (SELECT id FROM households WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE) l
         WHERE h.id = l.id RETURNING h.id, h.seq
         """
     /// Per write read ahead (`$1`…`$4`: households, accounts, transaction ids, children, in
@@ -114,11 +114,11 @@ final class PostgresLedgerTransaction: LedgerWriting {
                  OR EXISTS (SELECT 1 FROM transactions r WHERE r.household_id = h.id AND r.reversal_id = w.tx)
                  OR EXISTS (SELECT 1 FROM requests q WHERE q.household_id = h.id AND q.payment_id = w.tx),
                w.o
-        FROM unnest($1::text::uuid[], $2::text::uuid[], $3::text::uuid[], $4::text::uuid[]) WITH ORDINALITY
+        FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[]) WITH ORDINALITY
              AS w(household, account, tx, child, o)
         JOIN households h ON h.id = w.household
         LEFT JOIN participants p ON p.household_id = h.id AND p.account_id = w.account
-        WHERE h.id = ANY($1::text::uuid[])
+        WHERE h.id = ANY($1::uuid[])
         """
 
     /// Change sequences and balances written by this transaction but not yet sent: each
@@ -201,8 +201,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         if seqs.count == 1, let (h, seq) = seqs.first {
             db.later("UPDATE households SET seq = $2 WHERE id = $1", [.uuid(h), .int(seq)])
         } else if !seqs.isEmpty {
-            db.later(Self.updateSeqsSQL, [.text(Self.arrayLiteral(seqs.map(\.household))),
-                                          .text(Self.arrayLiteral(seqs.map { String($0.seq) }))])
+            db.later(Self.updateSeqsSQL, [.uuidArray(seqs.map(\.household)), .intArray(seqs.map(\.seq))])
         }
         let balances = unsentBalance.keys.sorted().map { unsentBalance[$0]! }
         for key in unsentBalance.keys where readAhead[key] != nil { readAhead[key] = .some(unsentBalance[key]!.cents) }
@@ -210,9 +209,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
             db.later("UPDATE children SET balance_cents = $3 WHERE household_id = $1 AND id = $2",
                      [.uuid(b.household), .uuid(b.child), .int(b.cents)])
         } else if !balances.isEmpty {
-            db.later(Self.updateBalancesSQL, [.text(Self.arrayLiteral(balances.map(\.household))),
-                                              .text(Self.arrayLiteral(balances.map(\.child))),
-                                              .text(Self.arrayLiteral(balances.map { String($0.cents) }))])
+            db.later(Self.updateBalancesSQL, [.uuidArray(balances.map(\.household)), .uuidArray(balances.map(\.child)),
+                                              .intArray(balances.map(\.cents))])
         }
         unsentSeq.removeAll()
         unsentBalance.removeAll()
@@ -221,14 +219,14 @@ final class PostgresLedgerTransaction: LedgerWriting {
     /// The sequences of several households (`$1`, `$2` in step).
     private static let updateSeqsSQL = """
         UPDATE households h SET seq = v.seq
-        FROM unnest($1::text::uuid[], $2::text::bigint[]) AS v(id, seq)
-        WHERE h.id = ANY($1::text::uuid[]) AND h.id = v.id
+        FROM unnest($1::uuid[], $2::bigint[]) AS v(id, seq)
+        WHERE h.id = ANY($1::uuid[]) AND h.id = v.id
         """
     /// The balances of several children (`$1`…`$3`: households, children, cents, in step).
     private static let updateBalancesSQL = """
         UPDATE children c SET balance_cents = v.cents
-        FROM unnest($1::text::uuid[], $2::text::uuid[], $3::text::bigint[]) AS v(household_id, id, cents)
-        WHERE c.household_id = ANY($1::text::uuid[]) AND c.household_id = v.household_id AND c.id = v.id
+        FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) AS v(household_id, id, cents)
+        WHERE c.household_id = ANY($1::uuid[]) AND c.household_id = v.household_id AND c.id = v.id
         """
 
     /// `stored`, or the balance written since and not sent yet.
@@ -460,6 +458,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
         for row in try db.query("DELETE FROM child_tokens WHERE household_id = $1 RETURNING id", [.uuid(id)]).rows {
             effects.revokedTokens.insert(row.uuid(0))
         }
+        // Its transactions refer to it by no foreign key (migration 14): deleted here.
+        try db.query("DELETE FROM transactions WHERE household_id = $1", [.uuid(id)])
         try db.query("DELETE FROM households WHERE id = $1", [.uuid(id)])
         effects.touched.insert(id)
     }
@@ -565,7 +565,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
         guard writing, !ids.isEmpty else { return }
         try lock(household)
         // A request's payment id counts as taken too: only its approval may write it.
-        let rows = try db.query(Self.takenIdsSQL, [.uuid(household), .text(Self.arrayLiteral(ids))]).rows
+        let rows = try db.query(Self.takenIdsSQL, [.uuid(household), .uuidArray(ids)]).rows
         var taken = Set<String>()
         for r in rows {
             taken.insert(r.uuid(0))
@@ -575,13 +575,13 @@ final class PostgresLedgerTransaction: LedgerWriting {
     }
 
     /// Which of the ids `$2` the household `$1` holds as a transaction's id, a transaction's
-    /// reserved reversal id, or a request's payment id. The ids are parsed once (the CTE)
-    /// and joined (by index lookups, or over a small household a hash of the ids); `col = ANY($2::text::uuid[])` in a filter parsed
-    /// the array literal again for every row of the household's ledger, a cost that grew
-    /// with the ledger (a statement prepared once runs a generic plan, where the cast from
-    /// text is never folded into a constant).
+    /// reserved reversal id, or a request's payment id. The ids (a binary `uuid[]`) are
+    /// unnested once (the CTE) and joined (by index lookups, or over a small household a
+    /// hash of the ids); when they came as an array literal cast from text, `col = ANY(…)`
+    /// in a filter parsed the literal again for every row of the household's ledger (a
+    /// statement prepared once runs a generic plan, where that cast is never folded).
     static let takenIdsSQL = """
-        WITH q AS MATERIALIZED (SELECT unnest($2::text::uuid[]) AS id)
+        WITH q AS MATERIALIZED (SELECT unnest($2::uuid[]) AS id)
         SELECT t.id, t.reversal_id FROM q JOIN transactions t ON t.household_id = $1 AND t.id = q.id
         UNION ALL SELECT t.id, t.reversal_id FROM q JOIN transactions t ON t.household_id = $1 AND t.reversal_id = q.id
         UNION ALL SELECT r.payment_id, NULL FROM q JOIN requests r ON r.household_id = $1 AND r.payment_id = q.id
@@ -606,14 +606,13 @@ final class PostgresLedgerTransaction: LedgerWriting {
             }
             db.later(Self.insertTransactionsSQL, [
                 .uuid(rows[0].t.householdId),
-                .text(Self.arrayLiteral(rows.map(\.t.id))), .text(Self.arrayLiteral(rows.map(\.t.childId))),
-                .text(Self.arrayLiteral(rows.map { String($0.t.amountCents) })), .text(Self.arrayLiteral(rows.map(\.t.note))),
-                .text(Self.arrayLiteral(rows.map(\.t.source.rawValue))),
-                .text(Self.arrayLiteral(rows.map { String($0.t.createdAt) })),
-                .text(Self.arrayLiteral(rows.map { String($0.t.recordedAt) })),
-                .text(Self.arrayLiteral(rows.map(\.t.authorAccountId))), .text(Self.arrayLiteral(rows.map(\.t.reversesId))),
-                .text(Self.arrayLiteral(rows.map(\.reserved))), .text(Self.arrayLiteral(rows.map { String($0.seq) })),
-                .text(Self.arrayLiteral(rows.map(\.t.potId))),
+                .uuidArray(rows.map(\.t.id)), .uuidArray(rows.map(\.t.childId)),
+                .intArray(rows.map(\.t.amountCents)), .textArray(rows.map(\.t.note)),
+                .textArray(rows.map(\.t.source.rawValue)),
+                .intArray(rows.map(\.t.createdAt)), .intArray(rows.map(\.t.recordedAt)),
+                .uuidArray(rows.map(\.t.authorAccountId)), .uuidArray(rows.map(\.t.reversesId)),
+                .uuidArray(rows.map(\.reserved)), .intArray(rows.map(\.seq)),
+                .uuidArray(rows.map(\.t.potId)),
             ])
         }
         for rows in Self.byHousehold(schedules, \.s.householdId) {
@@ -624,10 +623,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
                 continue
             }
             db.later(Self.updateSchedulesSQL, [
-                .uuid(rows[0].s.householdId), .text(Self.arrayLiteral(rows.map(\.s.id))),
-                .text(Self.arrayLiteral(rows.map { $0.s.deleted ? "t" : "f" })),
-                .text(Self.arrayLiteral(rows.map { $0.s.dueAt.map { String($0) } })),
-                .text(Self.arrayLiteral(rows.map(\.s.document))), .text(Self.arrayLiteral(rows.map { $0.seq.map { String($0) } })),
+                .uuid(rows[0].s.householdId), .uuidArray(rows.map(\.s.id)), .boolArray(rows.map(\.s.deleted)),
+                .intArray(rows.map(\.s.dueAt)), .textArray(rows.map(\.s.document)), .intArray(rows.map(\.seq)),
             ])
         }
     }
@@ -691,9 +688,9 @@ final class PostgresLedgerTransaction: LedgerWriting {
                'epoch'::timestamptz + r.created_at * interval '1 millisecond',
                'epoch'::timestamptz + r.recorded_at * interval '1 millisecond', r.author, r.reverses_id, r.reversal_id, r.seq,
                r.pot_id
-        FROM unnest($2::text::uuid[], $3::text::uuid[], $4::text::bigint[], $5::text::text[], $6::text::text[],
-                    $7::text::bigint[], $8::text::bigint[], $9::text::uuid[], $10::text::uuid[], $11::text::uuid[],
-                    $12::text::bigint[], $13::text::uuid[]) WITH ORDINALITY
+        FROM unnest($2::uuid[], $3::uuid[], $4::bigint[], $5::text[], $6::text[],
+                    $7::bigint[], $8::bigint[], $9::uuid[], $10::uuid[], $11::uuid[],
+                    $12::bigint[], $13::uuid[]) WITH ORDINALITY
              AS r(id, child_id, amount_cents, note, source, created_at, recorded_at, author, reverses_id, reversal_id, seq,
                   pot_id, o)
         ORDER BY r.o
@@ -706,7 +703,7 @@ final class PostgresLedgerTransaction: LedgerWriting {
     static let updateSchedulesSQL = """
         UPDATE schedules s SET deleted = r.deleted, due_at = 'epoch'::timestamptz + r.due_at * interval '1 millisecond',
                doc = r.doc, seq = COALESCE(r.seq, s.seq)
-        FROM unnest($2::text::uuid[], $3::text::boolean[], $4::text::bigint[], $5::text::text[], $6::text::bigint[])
+        FROM unnest($2::uuid[], $3::boolean[], $4::bigint[], $5::text[], $6::bigint[])
              AS r(id, deleted, due_at, doc, seq)
         WHERE s.household_id = $1 AND s.id = r.id
         """

@@ -6,8 +6,9 @@ import PostgresKit
 /// `migrate`).
 package enum PostgresMaintenance {
     /// `check` over PostgreSQL: the schema version, every cached balance against its
-    /// ledger sum, each row's reserved reversal id, and every reversal against its target.
-    /// (Foreign keys and types are the database's own constraints.) A database that cannot
+    /// ledger sum, each row's reserved reversal id, every reversal against its target, and
+    /// each transaction's child (no foreign key since migration 14). (The other foreign keys
+    /// and the types are the database's own constraints.) A database that cannot
     /// be read is a report with that problem.
     package static func check(url: String) -> StorageCheckReport {
         do {
@@ -21,7 +22,7 @@ package enum PostgresMaintenance {
         }
     }
 
-    private static func check(_ db: PGConnection) throws -> StorageCheckReport {
+    static func check(_ db: PGConnection) throws -> StorageCheckReport {
         if let mismatch = StorageCheckReport.schemaMismatch(try PGMigrator.version(db),
                                                             known: PostgresSchema.migrations.map(\.version).max() ?? 0,
                                                             migrate: "run `kidledger-server migrate` or start a server") {
@@ -90,6 +91,13 @@ package enum PostgresMaintenance {
             LEFT JOIN children c ON c.household_id = p.household_id AND c.id = p.child_id WHERE c.id IS NULL
             """).rows {
             problems.append("pot: \(r.string(0)) names child \(r.string(1)), which its household does not have")
+        }
+        // No foreign key keeps a transaction's child since migration 14 (the rules do).
+        for r in try db.query("""
+            \(global)SELECT t.id::text, t.child_id::text FROM transactions t
+            LEFT JOIN children c ON c.household_id = t.household_id AND c.id = t.child_id WHERE c.id IS NULL
+            """).rows {
+            problems.append("child: transaction \(r.string(0)) names child \(r.string(1)), which its household does not have")
         }
         for r in try db.query("""
             \(global)SELECT q.household_id, q.id, q.child_id, q.status, q.doc, c.id IS NULL, t.amount_cents, t.child_id

@@ -14,6 +14,15 @@ public enum PGValue: Sendable, Equatable, Hashable {
     case uuid(String)
     /// A `timestamptz`, as milliseconds since 1970-01-01 UTC.
     case timestamp(ms: Int64)
+    /// A one-dimensional `uuid[]` (nil elements NULL), sent in binary: the server copies
+    /// 16 bytes an element instead of parsing an array literal and each uuid's text.
+    case uuidArray([String?])
+    /// A one-dimensional `bigint[]` (nil elements NULL), sent in binary.
+    case intArray([Int64?])
+    /// A one-dimensional `text[]` (nil elements NULL), sent in binary (no quoting, no parse).
+    case textArray([String?])
+    /// A one-dimensional `boolean[]`, sent in binary.
+    case boolArray([Bool])
 
     public static func optionalText(_ v: String?) -> PGValue { v.map { .text($0) } ?? .null }
     public static func optionalInt(_ v: Int64?) -> PGValue { v.map { .int($0) } ?? .null }
@@ -30,6 +39,10 @@ public enum PGValue: Sendable, Equatable, Hashable {
         case .bytes: return PGType.bytea
         case .uuid: return PGType.uuid
         case .timestamp: return PGType.timestamptz
+        case .uuidArray: return PGType.uuidArray
+        case .intArray: return PGType.int8Array
+        case .textArray: return PGType.textArray
+        case .boolArray: return PGType.boolArray
         }
     }
 
@@ -50,6 +63,48 @@ public enum PGValue: Sendable, Equatable, Hashable {
             let (sinceEpoch2000, o2) = micros.subtractingReportingOverflow(PGBinary.postgresEpochMicros)
             guard !o2 else { throw PGError(kind: .invalidParameter, message: "timestamp out of range: \(ms) ms") }
             return (PGBinary.bigEndian(UInt64(bitPattern: sinceEpoch2000)), 1)
+        case .uuidArray(let items):
+            var out = PGBinary.arrayHeader(count: items.count, hasNull: items.contains(nil), element: PGType.uuid,
+                                           capacity: items.count * 20)
+            for item in items {
+                guard let item else { PGBinary.appendNull(&out); continue }
+                guard let u = LedgerIDs.parse(item) else {
+                    throw PGError(kind: .invalidParameter, message: "not a uuid: \(item)")
+                }
+                PGBinary.append(UInt32(16), to: &out)
+                withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+            }
+            return (out, 1)
+        case .intArray(let items):
+            var out = PGBinary.arrayHeader(count: items.count, hasNull: items.contains(nil), element: PGType.int8,
+                                           capacity: items.count * 12)
+            for item in items {
+                guard let item else { PGBinary.appendNull(&out); continue }
+                PGBinary.append(UInt32(8), to: &out)
+                PGBinary.append(UInt64(bitPattern: item), to: &out)
+            }
+            return (out, 1)
+        case .textArray(let items):
+            var size = 0
+            for item in items { size += 4 + (item?.utf8.count ?? 0) }
+            var out = PGBinary.arrayHeader(count: items.count, hasNull: items.contains(nil), element: PGType.text,
+                                           capacity: size)
+            for item in items {
+                guard var item else { PGBinary.appendNull(&out); continue }
+                item.withUTF8 { bytes in
+                    PGBinary.append(UInt32(bytes.count), to: &out)
+                    out.append(contentsOf: bytes)
+                }
+            }
+            return (out, 1)
+        case .boolArray(let items):
+            var out = PGBinary.arrayHeader(count: items.count, hasNull: false, element: PGType.bool,
+                                           capacity: items.count * 5)
+            for item in items {
+                PGBinary.append(UInt32(1), to: &out)
+                out.append(item ? 1 : 0)
+            }
+            return (out, 1)
         }
     }
 }
@@ -72,6 +127,10 @@ public enum PGType {
     public static let numeric: UInt32 = 1700
     public static let uuid: UInt32 = 2950
     public static let void: UInt32 = 2278
+    public static let boolArray: UInt32 = 1000
+    public static let textArray: UInt32 = 1009
+    public static let int8Array: UInt32 = 1016
+    public static let uuidArray: UInt32 = 2951
 }
 
 /// Big-endian helpers for the binary wire format.
@@ -81,6 +140,31 @@ enum PGBinary {
 
     static func bigEndian(_ v: UInt64) -> [UInt8] {
         (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64($0))) }
+    }
+
+    static func append(_ v: UInt32, to out: inout [UInt8]) {
+        for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt32(shift))) }
+    }
+
+    static func append(_ v: UInt64, to out: inout [UInt8]) {
+        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
+    }
+
+    /// A NULL element of a binary array: length -1, no bytes.
+    static func appendNull(_ out: inout [UInt8]) { append(UInt32.max, to: &out) }
+
+    /// The binary array header (`array_recv`): one dimension of `count` elements from 1
+    /// (no dimension at all when empty, as the server sends `{}`).
+    static func arrayHeader(count: Int, hasNull: Bool, element: UInt32, capacity: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(20 + capacity)
+        append(UInt32(count == 0 ? 0 : 1), to: &out)
+        append(UInt32(hasNull ? 1 : 0), to: &out)
+        append(element, to: &out)
+        guard count > 0 else { return out }
+        append(UInt32(count), to: &out)
+        append(UInt32(1), to: &out)
+        return out
     }
 
     static func integer(_ p: UnsafeRawBufferPointer) -> Int64 {

@@ -67,6 +67,38 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         XCTAssertTrue(commits.list.withLock { $0.contains { $0.touched.contains(h) } })
     }
 
+    /// No foreign key ties a transaction to its child any more (migration 14): a household's
+    /// deletion deletes its transactions itself, and only its own.
+    func testDeletingAHouseholdDeletesItsTransactionsOnly() throws {
+        let now = self.now
+        let (owner, h, c) = try household()
+        let (other, h2, c2) = try household()
+        XCTAssertTrue(try write { try $0.addTransaction(household: h, author: owner, Self.new(c, 7), now: now).saved })
+        XCTAssertTrue(try write { try $0.addTransaction(household: h, author: owner, Self.new(c, 8), now: now).saved })
+        XCTAssertTrue(try write { try $0.addTransaction(household: h2, author: other, Self.new(c2, 9), now: now).saved })
+        let db = try PGConnection(url: url, setup: ["SET search_path TO \(schema)"])
+        func count(_ household: String) throws -> Int64 {
+            try db.queryOne("SELECT count(*) FROM transactions WHERE household_id = $1", [.uuid(household)])?.int(0) ?? -1
+        }
+        XCTAssertEqual(try count(h), 2)
+        XCTAssertEqual(try db.queryOne("""
+            SELECT count(*) FROM pg_constraint WHERE conrelid = 'transactions'::regclass AND contype = 'f'
+            """)?.int(0), 0)
+        try write { try $0.deleteHousehold(id: h, account: owner) }
+        XCTAssertEqual(try count(h), 0)
+        XCTAssertEqual(try count(h2), 1)
+        // A row the key would have refused (a child of another household) is what `check` reports.
+        XCTAssertEqual(try PostgresMaintenance.check(db).problems, [])
+        let orphan = UUID().lowercased
+        try db.query("""
+            INSERT INTO transactions (household_id, id, child_id, amount_cents, note, source, created_at, recorded_at,
+                                      author_account_id, reversal_id, seq)
+            SELECT id, $1, $2, 0, '', 'api', now(), now(), $3, $4, 99 FROM households WHERE id = $5
+            """, [.uuid(orphan), .uuid(c), .uuid(other), .optionalUUID(NewTransaction.reversalId(of: orphan)), .uuid(h2)])
+        XCTAssertEqual(try PostgresMaintenance.check(db).problems,
+                       ["child: transaction \(orphan) names child \(c), which its household does not have"])
+    }
+
     // MARK: schema
 
     func testSchemaUsesNativeTypesAndMigratesOnceAcrossThreeStarters() throws {
@@ -421,15 +453,17 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
         let (owner, h, c) = try household()
         let (owner2, h2, c2) = try household()
         let storage = makeStorage(connections: 8)
-        let a = Self.new(c, 5), bogus = Self.new(UUID().lowercased, 9), d = Self.new(c2, 6)
+        let a = Self.new(c, 5), bogus = Self.new(c, 9), d = Self.new(c2, 6)
         let r: [Result<Bool, any Error>] = batched(storage, holding: UUID().lowercased, [
             (h, WriteLookahead(account: owner, transactionId: a.id, child: c), { @Sendable w in
                 try w.addTransaction(household: h, author: owner, a, now: now, checkingAccess: .write).saved
             }),
             (h, nil, { @Sendable w in
-                // No such child: the row fails its foreign key once sent.
-                try w.insertTransaction(bogus.record(household: h, author: owner, now: now), reversalId: bogus.reversalId,
-                                        seq: try w.nextSeq(household: h))
+                // An instant before PostgreSQL's first (4714 BC), written without the rules:
+                // the row fails once sent.
+                var row = bogus.record(household: h, author: owner, now: now)
+                row.createdAt = -300_000_000_000_000
+                try w.insertTransaction(row, reversalId: bogus.reversalId, seq: try w.nextSeq(household: h))
                 return true
             }),
             (h2, nil, { @Sendable w in
@@ -437,7 +471,7 @@ final class PostgresLedgerStorageTests: LedgerStorageContractTests {
             }),
         ])
         XCTAssertEqual(try r[0].get(), true)
-        XCTAssertThrowsError(try r[1].get()) { e in XCTAssertEqual((e as? PGError)?.sqlState, "23503") }
+        XCTAssertThrowsError(try r[1].get()) { e in XCTAssertEqual((e as? PGError)?.sqlState, "22008") }
         XCTAssertEqual(try r[2].get(), true)
         XCTAssertEqual(try storage.read { try $0.child(household: h, id: c) }?.balanceCents, 5)
         XCTAssertEqual(try storage.read { try $0.child(household: h2, id: c2) }?.balanceCents, 6)

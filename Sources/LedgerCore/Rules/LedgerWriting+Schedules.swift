@@ -204,7 +204,7 @@ extension LedgerWriting {
 
     /// The id of the payment of `s` for `date` (nil when the schedule's id is no UUID).
     private static func paymentId(_ s: ScheduleRecord, _ date: LocalDate) -> String? {
-        UUID(uuidString: s.id).map { ScheduleIDs.payment(kind: s.kind, scheduleId: $0, date: date, sha1: .openSSL).lowercased }
+        LedgerIDs.parse(s.id).map { ScheduleIDs.payment(kind: s.kind, scheduleId: $0, date: date, sha1: .openSSL).lowercased }
     }
 
     /// A pushed schedule: a new id is created at `now` (paying what is due); the same
@@ -248,7 +248,7 @@ extension LedgerWriting {
     /// balance at the due instant (the child's transactions created before it), rounded
     /// down to a cent; nothing when that is 0. Returns how many payments it wrote.
     package func pay(_ s: ScheduleRecord, dates: [LocalDate], now: Int64) throws -> Int {
-        guard !dates.isEmpty, let scheduleId = UUID(uuidString: s.id) else { return 0 }
+        guard !dates.isEmpty, let scheduleId = LedgerIDs.parse(s.id) else { return 0 }
         var paid = 0
         for date in dates {
             let due = s.terms.dueInstantMs(date)
