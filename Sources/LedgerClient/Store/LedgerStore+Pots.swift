@@ -36,14 +36,22 @@ extension LedgerStore {
         try db.run("UPDATE pots SET change_tag = ? WHERE id = ?", [.optionalText(tag), .text(potId)])
     }
 
-    /// The balance of each pot of `childId` that holds transactions, by pot id (the default pot
-    /// under its own id); they add up to the child's balance.
+    /// The balance of the default pot and of each other pot of `childId` that holds
+    /// transactions, by pot id; they add up to the child's balance. The default pot's is the
+    /// child's cached balance less the others', so this reads only the rows outside the
+    /// default pot (`transactions_pot`), however long the child's ledger.
     func potBalances(childId: String, defaultPot: String) throws -> [String: Int64] {
         var balances: [String: Int64] = [:]
-        for row in try db.query("SELECT pot_id, SUM(amount_cents) FROM transactions WHERE child_id = ? GROUP BY pot_id",
-                                [.text(childId)]) {
-            balances[row.optionalString(0) ?? defaultPot, default: 0] += row.int(1)
+        var others: Int64 = 0
+        for row in try db.query("""
+            SELECT pot_id, SUM(amount_cents) FROM transactions WHERE child_id = ? AND pot_id IS NOT NULL GROUP BY pot_id
+            """, [.text(childId)]) {
+            let pot = row.string(0)
+            guard pot != defaultPot else { continue }
+            balances[pot] = row.int(1)
+            others += row.int(1)
         }
+        balances[defaultPot] = try balance(childId: childId) - others
         return balances
     }
 

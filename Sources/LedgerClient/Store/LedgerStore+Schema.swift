@@ -123,5 +123,10 @@ extension LedgerStore {
                 change_tag TEXT);
             CREATE INDEX requests_child ON requests(child_id, created_at);
             """),
+        Migration(version: 7, sql: """
+            -- The transactions of pots other than the default one (whose pot_id is NULL), so a
+            -- child's pot balances cost the rows outside its default pot, not its whole ledger.
+            CREATE INDEX transactions_pot ON transactions(child_id, pot_id, amount_cents) WHERE pot_id IS NOT NULL;
+            """),
     ]
 }
