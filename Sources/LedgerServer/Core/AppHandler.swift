@@ -99,12 +99,18 @@ final class AppHandler: HTTPHandler {
     /// read storage), then its media type, then its body limit.
     private func admission(_ route: Router.Route, _ head: HTTPRequestHead, remoteAddress: String) -> BodyAdmission {
         if route.authenticated {
-            let clientAddress = services.clientAddress.resolve(
-                HTTPRequest(method: head.method, target: head.target, headers: head.headers, remoteAddress: remoteAddress))
+            // The client's address counts only a token that fails: resolved then, not for
+            // every request (it takes a request built from the head).
+            let services = services
+            func clientAddress() -> String {
+                services.clientAddress.resolve(
+                    HTTPRequest(method: head.method, target: head.target, headers: head.headers, remoteAddress: remoteAddress))
+            }
             do {
-                _ = try RequestContext.authenticate(head.headers["Authorization"], clientAddress: clientAddress,
+                _ = try RequestContext.authenticate(head.headers["Authorization"], clientAddress: clientAddress(),
                                                     services: services)
             } catch {
+                let clientAddress = clientAddress()
                 var r = Services.problem(for: error, logger: services.logger)
                 r.routeLabel = route.template
                 r.routeIndex = route.index
