@@ -42,8 +42,14 @@
             }
         }
         wakesQueued += other.wakesQueued
-        // The first write's sets are taken as they are (no hashing, no copy).
-        if touched.isEmpty { touched = other.touched } else if !other.touched.isEmpty { touched.formUnion(other.touched) }
+        // The first write's sets are taken as they are (no hashing, no copy); a write to the
+        // one household already touched adds nothing (the common batch: no hashing either).
+        if touched.isEmpty {
+            touched = other.touched
+        } else if !other.touched.isEmpty,
+                  !(touched.count == 1 && other.touched.count == 1 && touched.first == other.touched.first) {
+            touched.formUnion(other.touched)
+        }
         if !other.revokedTokens.isEmpty { revokedTokens.formUnion(other.revokedTokens) }
         writes += other.writes
     }
