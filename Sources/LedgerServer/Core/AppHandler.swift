@@ -25,7 +25,9 @@ final class AppHandler: HTTPHandler {
     }
 
     func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder) {
-        switch router.match(method: request.method, path: request.path) {
+        let match = ScreenedMatch.take(method: request.method, path: request.path)
+            ?? router.match(method: request.method, path: request.path)
+        switch match {
         case .found(let route, let params):
             // Where the route runs, as it was registered (`Router.Execution`).
             var remembered: Caller?
@@ -68,7 +70,9 @@ final class AppHandler: HTTPHandler {
         let (path, _) = HTTPRequest.split(head.target)
         // An absolute-form target is routed when the request is complete.
         guard path.utf8.first == UInt8(ascii: "/") else { return .read(limit: nil) }
-        switch router.match(method: head.method, path: path) {
+        let match = router.match(method: head.method, path: path)
+        ScreenedMatch.keep(match, method: head.method, path: path)
+        switch match {
         case .notFound:
             // A static file's GET carries no body worth reading.
             if (head.method == "GET" || head.method == "HEAD") && !path.hasPrefix("/v1/") {
@@ -160,5 +164,48 @@ final class AppHandler: HTTPHandler {
         } catch {
             ctx.respond(error)
         }
+    }
+}
+
+/// The route a head was matched to while it was screened, kept on the screening thread
+/// (an event loop) for the request's `handle`, which mostly runs next on the same thread
+/// once the body is read: one route match per request with a body instead of two. Matching
+/// depends on the method and path alone (the router never changes), so a kept match is
+/// used only for the same method and path, and any other request matches as before.
+private enum ScreenedMatch {
+    final class Kept {
+        var method = "", path = ""
+        var match: Router.Match?
+    }
+
+    /// Each thread's `Kept`, released when the thread ends.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key) { kept in
+            if let kept { Unmanaged<Kept>.fromOpaque(kept).release() }
+        }
+        precondition(created == 0, "pthread_key_create failed")
+        return key
+    }()
+
+    private static var kept: Kept {
+        if let p = pthread_getspecific(key) { return Unmanaged<Kept>.fromOpaque(p).takeUnretainedValue() }
+        let kept = Kept()
+        pthread_setspecific(key, Unmanaged.passRetained(kept).toOpaque())
+        return kept
+    }
+
+    static func keep(_ match: Router.Match, method: String, path: String) {
+        let k = kept
+        (k.method, k.path, k.match) = (method, path, match)
+    }
+
+    /// The kept match of `method` and `path`, once; nil for any other.
+    static func take(method: String, path: String) -> Router.Match? {
+        guard let p = pthread_getspecific(key) else { return nil }
+        let k = Unmanaged<Kept>.fromOpaque(p).takeUnretainedValue()
+        guard let match = k.match else { return nil }
+        k.match = nil
+        return k.method == method && k.path == path ? match : nil
     }
 }
