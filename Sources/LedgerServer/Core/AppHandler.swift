@@ -25,7 +25,7 @@ final class AppHandler: HTTPHandler {
     }
 
     func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder) {
-        let match = ScreenedMatch.take(method: request.method, path: request.path)
+        let match = ScreenedMatch.take(by: self, method: request.method, path: request.path)
             ?? router.match(method: request.method, path: request.path)
         switch match {
         case .found(let route, let params):
@@ -71,7 +71,7 @@ final class AppHandler: HTTPHandler {
         // An absolute-form target is routed when the request is complete.
         guard path.utf8.first == UInt8(ascii: "/") else { return .read(limit: nil) }
         let match = router.match(method: head.method, path: path)
-        ScreenedMatch.keep(match, method: head.method, path: path)
+        ScreenedMatch.keep(match, by: self, method: head.method, path: path)
         switch match {
         case .notFound:
             // A static file's GET carries no body worth reading.
@@ -170,10 +170,13 @@ final class AppHandler: HTTPHandler {
 /// The route a head was matched to while it was screened, kept on the screening thread
 /// (an event loop) for the request's `handle`, which mostly runs next on the same thread
 /// once the body is read: one route match per request with a body instead of two. Matching
-/// depends on the method and path alone (the router never changes), so a kept match is
-/// used only for the same method and path, and any other request matches as before.
+/// depends on the router, the method and the path alone (a handler's router never changes),
+/// so a kept match is used only by the same handler for the same method and path (several
+/// servers may share a thread, as tests' servers in process do), and any other request
+/// matches as before.
 private enum ScreenedMatch {
     final class Kept {
+        weak var handler: AppHandler?
         var method = "", path = ""
         var match: Router.Match?
     }
@@ -195,17 +198,17 @@ private enum ScreenedMatch {
         return kept
     }
 
-    static func keep(_ match: Router.Match, method: String, path: String) {
+    static func keep(_ match: Router.Match, by handler: AppHandler, method: String, path: String) {
         let k = kept
-        (k.method, k.path, k.match) = (method, path, match)
+        (k.handler, k.method, k.path, k.match) = (handler, method, path, match)
     }
 
-    /// The kept match of `method` and `path`, once; nil for any other.
-    static func take(method: String, path: String) -> Router.Match? {
+    /// The match `handler` kept of `method` and `path`, once; nil for any other.
+    static func take(by handler: AppHandler, method: String, path: String) -> Router.Match? {
         guard let p = pthread_getspecific(key) else { return nil }
         let k = Unmanaged<Kept>.fromOpaque(p).takeUnretainedValue()
         guard let match = k.match else { return nil }
         k.match = nil
-        return k.method == method && k.path == path ? match : nil
+        return k.handler === handler && k.method == method && k.path == path ? match : nil
     }
 }
