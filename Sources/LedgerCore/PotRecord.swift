@@ -1,5 +1,6 @@
 import Foundation
 import LedgerModel
+import Synchronization
 
 /// A pot of a child (Spend, Save, Give…) with an optional goal (`targetCents`,
 /// `targetDate`). Every child has a default pot, `ScheduleIDs.defaultPot(childId:)`, which
@@ -41,8 +42,20 @@ package struct PotRecord: Sendable, Equatable {
     package static let beforeEveryPot = TimeAndIdPosition(time: -62_135_596_800_000, id: "00000000-0000-0000-0000-000000000000")
 
     /// The default pot's id of `childId` (lowercase); nil when `childId` is not a UUID.
+    /// Remembered per child (`DefaultPotIds`): every answer naming a transaction of the
+    /// default pot names this id, and a UUIDv5 is a SHA-1 and a few strings.
     package static func defaultId(child childId: String) -> String? {
-        LedgerIDs.parse(childId).map { ScheduleIDs.defaultPot(childId: $0, sha1: .openSSL).lowercased }
+        if let known = DefaultPotIds.known(childId) { return known }
+        guard let id = LedgerIDs.parse(childId).map({ ScheduleIDs.defaultPot(childId: $0, sha1: .openSSL).lowercased })
+        else { return nil }
+        DefaultPotIds.remember(id, of: childId)
+        return id
+    }
+
+    /// The pot `t` belongs to as the API names it: the same as `t.resolvedPotId`, with the
+    /// default pot's id remembered.
+    package static func resolvedId(of t: LedgerTransaction) -> String {
+        t.potId ?? defaultId(child: t.childId) ?? t.childId
     }
 
     /// The default pot of `child` before anyone edited it.
@@ -163,4 +176,20 @@ package enum PushedPot: Sendable, Equatable {
     case saved(changeTag: String)
     case unchanged(changeTag: String)
     case conflict(PotRecord)
+}
+
+/// The default pots' ids already computed, by child id: a few thousand at most (past that
+/// the memory starts again), each a function of its key alone, so never stale.
+private enum DefaultPotIds {
+    static let limit = 4096
+    static let ids = Mutex<[String: String]>([:])
+
+    static func known(_ child: String) -> String? { ids.withLock { $0[child] } }
+
+    static func remember(_ pot: String, of child: String) {
+        ids.withLock { ids in
+            if ids.count >= limit { ids.removeAll(keepingCapacity: true) }
+            ids[child] = pot
+        }
+    }
 }

@@ -94,6 +94,12 @@ public struct LedgerTransaction: Sendable, Equatable {
     /// `json.serialized()`, written straight into `w` without building the object (an
     /// answer to every write of a transaction): the same bytes.
     public func writeJSON(_ w: inout ByteWriter, sha1: SHA1.Function = .portable) {
+        writeJSON(&w, resolvedPotId: resolvedPotId(sha1: sha1))
+    }
+
+    /// `writeJSON(_:sha1:)` with the pot's id as the API names it (`resolvedPotId`) already
+    /// known (a server remembers each child's default pot).
+    public func writeJSON(_ w: inout ByteWriter, resolvedPotId: String) {
         w.put(literal: "{\"id\":")
         w.putJSONString(id)
         w.put(literal: ",\"householdId\":")
@@ -117,7 +123,7 @@ public struct LedgerTransaction: Sendable, Equatable {
         w.put(literal: ",\"reversedById\":")
         if let reversedById { w.putJSONString(reversedById) } else { w.put(literal: "null") }
         w.put(literal: ",\"potId\":")
-        w.putJSONString(resolvedPotId(sha1: sha1))
+        w.putJSONString(resolvedPotId)
         w.put(125)
     }
 }

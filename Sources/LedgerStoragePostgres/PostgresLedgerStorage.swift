@@ -286,6 +286,8 @@ package final class PostgresLedgerStorage: LedgerStorage {
             return (e.lostARace ? .race : .write, culprit)
         }
 
+        var queuesWakes: Bool { wakes }
+
         func queueWakes(for commit: StorageCommit) throws -> Int {
             // What follows is the batch's, no write's.
             tx.sendHeld()

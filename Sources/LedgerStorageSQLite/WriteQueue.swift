@@ -344,6 +344,8 @@ package final class WriteQueue: Sendable {
             return (error is any WriteRefusal ? .refusal : .write, index)
         }
 
+        var queuesWakes: Bool { wakes }
+
         func queueWakes(for commit: StorageCommit) throws -> Int {
             guard wakes, !commit.touched.isEmpty else { return 0 }
             try state?.flush(db, beforeOtherStatements: false)

@@ -102,8 +102,9 @@
                 }
             }
             commit = StorageCommit()
+            let authors = tx.queuesWakes
             for case .succeeded(let effects) in outcomes {
-                commit.merge(effects)
+                commit.merge(effects, authors: authors)
                 commit.writes += 1
             }
             // The push wakes of the batch's changes, in its transaction: durable with them.
@@ -141,10 +142,18 @@
     /// What `error`, thrown while the `index`th write ran, means, and which write it is
     /// charged to (that one, or the one before).
     func judge(_ error: any Error, write index: Int) -> (GroupCommit.Failure, culprit: Int)
+    /// Whether `queueWakes` may queue any (push wakes are on): only then does the merged
+    /// commit keep who made each household's changes (`StorageCommit.author(of:)`).
+    var queuesWakes: Bool { get }
     /// Queues what the batch's merged changes (`commit`) wake (push wakes), inside the
     /// transaction, before COMMIT; how many wakes it queued.
     func queueWakes(for commit: StorageCommit) throws -> Int
     func commit() throws
     /// Rolls the whole transaction back, if it is still open.
     func rollBack()
+}
+
+extension GroupCommitTransaction {
+    /// By default the merged commit keeps its authors.
+    @inlinable package var queuesWakes: Bool { true }
 }

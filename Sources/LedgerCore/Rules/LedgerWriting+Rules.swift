@@ -151,8 +151,12 @@ extension LedgerWriting {
     /// lookup: over PostgreSQL one round trip for both).
     package func addTransaction(household: String, author: String, _ t: NewTransaction, now: Int64,
                         checkingAccess need: Membership.Need? = nil) throws -> TransactionWrite {
-        var t = t
-        if let pot = t.potId, pot == PotRecord.defaultId(child: t.childId) { t.potId = nil }
+        if let pot = t.potId, pot == PotRecord.defaultId(child: t.childId) {
+            // The default pot named: stored as nil, like a transaction that names none.
+            var t = t
+            t.potId = nil
+            return try addTransaction(household: household, author: author, t, now: now, checkingAccess: need)
+        }
         if t.reversesId == nil, t.potId == nil, !t.mayBeReservedId, insertsBeforeLookup(household: household) {
             // The common write, a new transaction: inserted where its key is free, which
             // the insert finds out anyway, without looking the id up first. Anything else
@@ -171,6 +175,14 @@ extension LedgerWriting {
                 }
             }
         }
+        return try addTransactionLookingUp(household: household, author: author, t, now: now, checkingAccess: need)
+    }
+
+    /// `addTransaction` past its common case: the id looked up first (a copy of `t` made
+    /// here, where a reversal takes its target's pot, not on the common path).
+    private func addTransactionLookingUp(household: String, author: String, _ t: NewTransaction, now: Int64,
+                                         checkingAccess need: Membership.Need?) throws -> TransactionWrite {
+        var t = t
         let found: LedgerTransaction?, childBalance: Int64?
         if let need {
             let (access, tx, balance) = try accessAndTransaction(household: household, account: author, id: t.id,

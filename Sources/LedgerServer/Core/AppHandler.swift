@@ -25,7 +25,9 @@ final class AppHandler: HTTPHandler {
     }
 
     func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder) {
-        switch router.match(method: request.method, path: request.path) {
+        let match = ScreenedMatch.take(by: self, method: request.method, path: request.path)
+            ?? router.match(method: request.method, path: request.path)
+        switch match {
         case .found(let route, let params):
             // Where the route runs, as it was registered (`Router.Execution`).
             var remembered: Caller?
@@ -68,7 +70,9 @@ final class AppHandler: HTTPHandler {
         let (path, _) = HTTPRequest.split(head.target)
         // An absolute-form target is routed when the request is complete.
         guard path.utf8.first == UInt8(ascii: "/") else { return .read(limit: nil) }
-        switch router.match(method: head.method, path: path) {
+        let match = router.match(method: head.method, path: path)
+        ScreenedMatch.keep(match, by: self, method: head.method, path: path)
+        switch match {
         case .notFound:
             // A static file's GET carries no body worth reading.
             if (head.method == "GET" || head.method == "HEAD") && !path.hasPrefix("/v1/") {
@@ -99,12 +103,18 @@ final class AppHandler: HTTPHandler {
     /// read storage), then its media type, then its body limit.
     private func admission(_ route: Router.Route, _ head: HTTPRequestHead, remoteAddress: String) -> BodyAdmission {
         if route.authenticated {
-            let clientAddress = services.clientAddress.resolve(
-                HTTPRequest(method: head.method, target: head.target, headers: head.headers, remoteAddress: remoteAddress))
+            // The client's address counts only a token that fails: resolved then, not for
+            // every request (it takes a request built from the head).
+            let services = services
+            func clientAddress() -> String {
+                services.clientAddress.resolve(
+                    HTTPRequest(method: head.method, target: head.target, headers: head.headers, remoteAddress: remoteAddress))
+            }
             do {
-                _ = try RequestContext.authenticate(head.headers["Authorization"], clientAddress: clientAddress,
+                _ = try RequestContext.authenticate(head.headers["Authorization"], clientAddress: clientAddress(),
                                                     services: services)
             } catch {
+                let clientAddress = clientAddress()
                 var r = Services.problem(for: error, logger: services.logger)
                 r.routeLabel = route.template
                 r.routeIndex = route.index
@@ -154,5 +164,51 @@ final class AppHandler: HTTPHandler {
         } catch {
             ctx.respond(error)
         }
+    }
+}
+
+/// The route a head was matched to while it was screened, kept on the screening thread
+/// (an event loop) for the request's `handle`, which mostly runs next on the same thread
+/// once the body is read: one route match per request with a body instead of two. Matching
+/// depends on the router, the method and the path alone (a handler's router never changes),
+/// so a kept match is used only by the same handler for the same method and path (several
+/// servers may share a thread, as tests' servers in process do), and any other request
+/// matches as before.
+private enum ScreenedMatch {
+    final class Kept {
+        weak var handler: AppHandler?
+        var method = "", path = ""
+        var match: Router.Match?
+    }
+
+    /// Each thread's `Kept`, released when the thread ends.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key) { kept in
+            if let kept { Unmanaged<Kept>.fromOpaque(kept).release() }
+        }
+        precondition(created == 0, "pthread_key_create failed")
+        return key
+    }()
+
+    private static var kept: Kept {
+        if let p = pthread_getspecific(key) { return Unmanaged<Kept>.fromOpaque(p).takeUnretainedValue() }
+        let kept = Kept()
+        pthread_setspecific(key, Unmanaged.passRetained(kept).toOpaque())
+        return kept
+    }
+
+    static func keep(_ match: Router.Match, by handler: AppHandler, method: String, path: String) {
+        let k = kept
+        (k.handler, k.method, k.path, k.match) = (handler, method, path, match)
+    }
+
+    /// The match `handler` kept of `method` and `path`, once; nil for any other.
+    static func take(by handler: AppHandler, method: String, path: String) -> Router.Match? {
+        guard let p = pthread_getspecific(key) else { return nil }
+        let k = Unmanaged<Kept>.fromOpaque(p).takeUnretainedValue()
+        guard let match = k.match else { return nil }
+        k.match = nil
+        return k.handler === handler && k.method == method && k.path == path ? match : nil
     }
 }

@@ -125,7 +125,8 @@ final class RequestContext: @unchecked Sendable {
 
     /// The caller of an `Authorization` header (see `authenticate()`); a known token is
     /// remembered in the read cache.
-    static func authenticate(_ header: String?, clientAddress: String, services: Services) throws -> Caller {
+    /// `clientAddress` is evaluated only for a token that fails.
+    static func authenticate(_ header: String?, clientAddress: @autoclosure () -> String, services: Services) throws -> Caller {
         guard let header else {
             throw APIError.unauthenticated("An Authorization: Bearer token is required.")
         }
@@ -136,7 +137,7 @@ final class RequestContext: @unchecked Sendable {
             let parts = header.split(separator: " ", maxSplits: 1)
             guard parts.count == 2, parts[0].lowercased() == "bearer", let k = TokenSecret.TokenKey(secret: parts[1]) else {
                 throw authenticationFailed("The Authorization header is not a kidledger bearer token.",
-                                           clientAddress: clientAddress, services: services)
+                                           clientAddress: clientAddress(), services: services)
             }
             key = k
         }
@@ -146,7 +147,7 @@ final class RequestContext: @unchecked Sendable {
         // An account's token, else a child's device's.
         guard let c = try services.storage.read({ r in try r.caller(tokenHash: key.sha256) ?? r.childCaller(tokenHash: key.sha256) })
         else {
-            throw authenticationFailed("The token is unknown or was revoked.", clientAddress: clientAddress, services: services)
+            throw authenticationFailed("The token is unknown or was revoked.", clientAddress: clientAddress(), services: services)
         }
         cache.store(c, token: key, readAt: generation)
         return c

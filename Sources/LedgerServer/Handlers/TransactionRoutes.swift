@@ -12,7 +12,7 @@ enum TransactionRoutes {
         let tx = w.transaction
         let body = [UInt8](writing: tx.jsonBound + 64) { out in
             out.put(literal: "{\"transaction\":")
-            tx.writeJSON(&out, sha1: .openSSL)
+            tx.writeJSON(&out, resolvedPotId: PotRecord.resolvedId(of: tx))
             out.put(literal: ",\"balanceCents\":")
             out.putDecimal(w.balanceCents)
             out.put(125)

@@ -19,7 +19,9 @@ extension FeedPage {
     /// The JSON response body `{household, children, transactions, access, nextToken,
     /// moreComing}`, written straight from the records into bytes.
     var body: [UInt8] {
-        var out = FeedEncoder(capacity: 512 + records * 400)
+        // A transaction with a short note is about 420 bytes since it names its pot: room
+        // for that, so a page is written without growing (and copying) its buffer.
+        var out = FeedEncoder(capacity: 512 + records * 448)
         out.raw("{\"household\":")
         if child == nil {
             out.household(household, membership)

@@ -91,7 +91,7 @@ struct FeedEncoder {
         } else if let known = defaultPot, known.child == t.pointee.childId {
             string(known.pot)
         } else {
-            let pot = t.pointee.resolvedPotId(sha1: .openSSL)
+            let pot = PotRecord.resolvedId(of: t.pointee)
             defaultPot = (t.pointee.childId, pot)
             string(pot)
         }
