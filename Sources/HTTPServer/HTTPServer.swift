@@ -5,7 +5,7 @@ import SystemKit
 /// An HTTP/1.1 server on POSIX sockets and epoll.
 ///
 /// `start()` binds and spawns `configuration.eventLoops` event-loop threads (0: one per
-/// core). Each accepted connection belongs to one loop; the handler is called on that
+/// two cores, at least one). Each accepted connection belongs to one loop; the handler is called on that
 /// loop's thread and may answer from any thread later. `shutdown()` drains gracefully.
 public final class HTTPServer: Sendable {
     private struct State: Sendable {
@@ -35,7 +35,7 @@ public final class HTTPServer: Sendable {
         try state.withLock { s in
             guard !s.started else { return }
             let (fd, port) = try Socket.listen(host: config.host, port: config.port)
-            let count = config.eventLoops > 0 ? config.eventLoops : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+            let count = config.eventLoops > 0 ? config.eventLoops : max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))) / 2)
             var loops: [EventLoop] = []
             do {
                 for i in 0..<count { loops.append(try EventLoop(index: i, core: core, listenFD: fd)) }

@@ -6,7 +6,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// Port to bind; 0 picks an ephemeral port (see `HTTPServer.port`). Default 8080.
     public var port: Int = 8080
-    /// Number of epoll event-loop threads. Default: one per core.
+    /// Number of epoll event-loop threads. 0 (the default): one per two cores, at least one,
+    /// so the threads that work off the loops (a database writer, workers) keep cores of
+    /// their own and each loop wakes for more ready connections at a time.
     public var eventLoops: Int = 0
     /// Largest request head (request line + headers); larger gets 431. Default 16 KiB.
     public var maxHeadBytes: Int = 16 * 1024
