@@ -170,26 +170,19 @@ package final class WriteQueue: Sendable {
     /// commit and each second meanwhile) goes through.
     var isOutOfSpace: Bool { state.withLock { $0.outOfSpace } }
 
-    func submit(_ job: Job) {
-        let accepted = state.withLock { s -> Bool in
-            if s.stopped { return false }
-            s.jobs.append(job)
-            return true
-        }
-        if accepted { signal.signal() } else {
-            job.task.complete(.failure(LedgerStorageError.shuttingDown))
-        }
-    }
+    func submit(_ job: Job) { enqueue(job, background: false) }
 
     /// Queues a background job (the schedule job's write): it runs in a commit of its own,
     /// only when no other job is queued, so a request's write never waits in a batch behind
     /// it nor queued behind it — only, at worst, for the one background commit under way.
     /// Under a load that never leaves the queue empty it still goes after
     /// `backgroundPatience` batches.
-    func submitBackground(_ job: Job) {
+    func submitBackground(_ job: Job) { enqueue(job, background: true) }
+
+    private func enqueue(_ job: Job, background: Bool) {
         let accepted = state.withLock { s -> Bool in
             if s.stopped { return false }
-            s.background.append(job)
+            if background { s.background.append(job) } else { s.jobs.append(job) }
             return true
         }
         if accepted { signal.signal() } else {
