@@ -62,10 +62,11 @@ extension Ledger {
         return PotSummary(pot, balanceCents: balance, isDefault: pot.id == defaultPot)
     }
 
-    /// The pots of `child` (the default one first, then by creation) with their balances.
-    func potSummaries(of child: ChildRecord) throws -> [PotSummary] {
+    /// The pots of `child` (the default one first, then by creation) with their balances;
+    /// `balance`: the child's cached balance, when read already.
+    func potSummaries(of child: ChildRecord, balance: Int64? = nil) throws -> [PotSummary] {
         let defaultPot = LedgerService.defaultPot(of: child.id)
-        let balances = try store.potBalances(childId: child.id, defaultPot: defaultPot)
+        let balances = try store.potBalances(childId: child.id, defaultPot: defaultPot, balance: balance)
         var pots = try store.pots(childId: child.id)
         if let i = pots.firstIndex(where: { $0.id == defaultPot }) { pots.insert(pots.remove(at: i), at: 0) }
         else { pots.insert(LedgerService.defaultPotRecord(of: child), at: 0) }

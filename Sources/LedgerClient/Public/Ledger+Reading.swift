@@ -14,7 +14,7 @@ extension Ledger {
             let paired = try service.pairedChild()
             let children = try store.childSummaries().filter { paired == nil || $0.child.id == paired }.map { c in
                 ChildSummary(id: c.child.id, name: c.child.name, archived: c.child.archived, sortOrder: c.child.sortOrder,
-                             balanceCents: c.balanceCents, pendingCount: c.pendingCount, pots: try potSummaries(of: c.child),
+                             balanceCents: c.balanceCents, pendingCount: c.pendingCount, pots: try potSummaries(of: c.child, balance: c.balanceCents),
                              nextPayment: try nextPayment(of: c.child.id))
             }
             return LedgerSnapshot(household: HouseholdInfo(try store.household()), children: children,

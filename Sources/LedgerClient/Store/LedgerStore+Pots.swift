@@ -39,8 +39,9 @@ extension LedgerStore {
     /// The balance of the default pot and of each other pot of `childId` that holds
     /// transactions, by pot id; they add up to the child's balance. The default pot's is the
     /// child's cached balance less the others', so this reads only the rows outside the
-    /// default pot (`transactions_pot`), however long the child's ledger.
-    func potBalances(childId: String, defaultPot: String) throws -> [String: Int64] {
+    /// default pot (`transactions_pot`), however long the child's ledger. `balance`: the
+    /// child's cached balance when the caller has read it already.
+    func potBalances(childId: String, defaultPot: String, balance known: Int64? = nil) throws -> [String: Int64] {
         var balances: [String: Int64] = [:]
         var others: Int64 = 0
         for row in try db.query("""
@@ -51,7 +52,7 @@ extension LedgerStore {
             balances[pot] = row.int(1)
             others += row.int(1)
         }
-        balances[defaultPot] = try balance(childId: childId) - others
+        balances[defaultPot] = try (known ?? balance(childId: childId)) - others
         return balances
     }
 
