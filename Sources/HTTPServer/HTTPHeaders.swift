@@ -38,6 +38,17 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     public var count: Int { fields.count }
 
+    /// Whether both are copies of one list of fields, never changed since (so every field is
+    /// the same): one comparison of two addresses, no field read. False says nothing about
+    /// the fields of lists that were built apart. Both values hold their storage while they
+    /// are compared, so an address cannot be another list's.
+    @inlinable
+    public func sharesStorage(with other: HTTPHeaders) -> Bool {
+        fields.withUnsafeBufferPointer { a in
+            other.fields.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress && a.count == b.count }
+        }
+    }
+
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
         fields.makeIterator()
     }

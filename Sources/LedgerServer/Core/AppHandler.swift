@@ -25,23 +25,27 @@ final class AppHandler: HTTPHandler {
     }
 
     func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder) {
-        let match = ScreenedMatch.take(by: self, method: request.method, path: request.path)
-            ?? router.match(method: request.method, path: request.path)
+        let screened = Screening.take(by: self, method: request.method, path: request.path, headers: request.headers)
+        let match = screened?.match ?? router.match(method: request.method, path: request.path)
         switch match {
         case .found(let route, let params):
+            // The caller the head's token was found to be, while no token was revoked since.
+            var remembered = screened?.caller(readCache: services.readCache)
             // Where the route runs, as it was registered (`Router.Execution`).
-            var remembered: Caller?
             let onLoop: Bool
             switch route.execution.place(bodyBytes: request.body.count, storageIsLocal: !services.backend.offLoop) {
             case .loop: onLoop = true
             case .worker: onLoop = false
             case .loopIfCallerKnown:
-                remembered = RequestContext.rememberedCaller(request.headers["Authorization"], services: services)
+                if remembered == nil {
+                    remembered = RequestContext.rememberedCaller(request.headers["Authorization"], services: services)
+                }
                 onLoop = remembered != nil
             }
             let ctx = RequestContext(request: consume request, params: params, responder: responder,
                                      services: services, routeLabel: route.template, routeIndex: route.index,
-                                     childAccess: route.childAccess, caller: remembered, answersOnLoop: onLoop)
+                                     childAccess: route.childAccess, caller: remembered, answersOnLoop: onLoop,
+                                     jsonMediaType: screened?.jsonMediaType ?? false)
             if onLoop {
                 run(route, ctx)
             } else if !services.offLoop({ self.run(route, ctx) }) {
@@ -71,7 +75,7 @@ final class AppHandler: HTTPHandler {
         // An absolute-form target is routed when the request is complete.
         guard path.utf8.first == UInt8(ascii: "/") else { return .read(limit: nil) }
         let match = router.match(method: head.method, path: path)
-        ScreenedMatch.keep(match, by: self, method: head.method, path: path)
+        let kept = Screening.keep(match, by: self, method: head.method, path: path, headers: head.headers)
         switch match {
         case .notFound:
             // A static file's GET carries no body worth reading.
@@ -95,13 +99,15 @@ final class AppHandler: HTTPHandler {
                     }
                 }
             }
-            return admission(route, head, remoteAddress: remoteAddress)
+            return admission(route, head, remoteAddress: remoteAddress, keeping: kept)
         }
     }
 
     /// What a found route's head decides: its token (`RequestContext.authenticate`, which may
-    /// read storage), then its media type, then its body limit.
-    private func admission(_ route: Router.Route, _ head: HTTPRequestHead, remoteAddress: String) -> BodyAdmission {
+    /// read storage), then its media type, then its body limit. What it found is noted in
+    /// `kept` (the screening thread's, for the request's `handle`), when there is one.
+    private func admission(_ route: Router.Route, _ head: HTTPRequestHead, remoteAddress: String,
+                           keeping kept: Screening.Kept? = nil) -> BodyAdmission {
         if route.authenticated {
             // The client's address counts only a token that fails: resolved then, not for
             // every request (it takes a request built from the head).
@@ -111,8 +117,11 @@ final class AppHandler: HTTPHandler {
                     HTTPRequest(method: head.method, target: head.target, headers: head.headers, remoteAddress: remoteAddress))
             }
             do {
-                _ = try RequestContext.authenticate(head.headers["Authorization"], clientAddress: clientAddress(),
-                                                    services: services)
+                // Read before the lookup: a revocation committed after it changes the generation.
+                let generation = services.readCache.currentTokens
+                let caller = try RequestContext.authenticate(head.headers["Authorization"], clientAddress: clientAddress(),
+                                                             services: services)
+                if let kept { (kept.caller, kept.tokenGeneration) = (caller, generation) }
             } catch {
                 let clientAddress = clientAddress()
                 var r = Services.problem(for: error, logger: services.logger)
@@ -130,6 +139,7 @@ final class AppHandler: HTTPHandler {
                 r.routeIndex = route.index
                 return .refuse(r)
             }
+            kept?.jsonMediaType = true
         }
         return .read(limit: route.bodyLimit)
     }
@@ -167,18 +177,48 @@ final class AppHandler: HTTPHandler {
     }
 }
 
-/// The route a head was matched to while it was screened, kept on the screening thread
-/// (an event loop) for the request's `handle`, which mostly runs next on the same thread
-/// once the body is read: one route match per request with a body instead of two. Matching
-/// depends on the router, the method and the path alone (a handler's router never changes),
-/// so a kept match is used only by the same handler for the same method and path (several
-/// servers may share a thread, as tests' servers in process do), and any other request
-/// matches as before.
-private enum ScreenedMatch {
+/// What the screening of a head established, kept on the screening thread (an event loop)
+/// for the request's `handle`, which mostly runs next on the same thread once the body is
+/// read: the route match (one match per request with a body instead of two), the caller
+/// its token was found to be (one token lookup instead of two) and that its media type is
+/// JSON (checked once). Matching depends on the router, the method and the path alone (a
+/// handler's router never changes), so a kept match is used only by the same handler for
+/// the same method and path (several servers may share a thread, as tests' servers in
+/// process do); the caller and the media type only for the same header fields too (the
+/// request's are the head's, one storage, unless a field was removed); any other request
+/// matches and looks up as before.
+///
+/// A token revoked while the body was read is still refused: the kept caller is used only
+/// while the token generation read before its lookup is current (`ReadCache`: a commit that
+/// revokes a token bumps it before it is answered), as the cache itself would serve it, and
+/// never where cached lookups expire by age (several processes over PostgreSQL).
+private enum Screening {
     final class Kept {
         weak var handler: AppHandler?
         var method = "", path = ""
         var match: Router.Match?
+        /// The head's fields, held so that their storage is not another list's while kept.
+        var headers = HTTPHeaders()
+        /// The caller the head's token was found to be, and `ReadCache.currentTokens` read
+        /// before the lookup.
+        var caller: Caller?
+        var tokenGeneration: UInt64 = 0
+        /// Whether the head's Content-Type was found to be JSON.
+        var jsonMediaType = false
+    }
+
+    /// What `take` hands to `handle`.
+    struct Taken {
+        let match: Router.Match
+        let caller: Caller?
+        let tokenGeneration: UInt64
+        let jsonMediaType: Bool
+
+        /// The kept caller while no token was revoked since its lookup; nil otherwise.
+        func caller(readCache: ReadCache) -> Caller? {
+            guard let caller, readCache.tokenLifetime == nil, readCache.currentTokens == tokenGeneration else { return nil }
+            return caller
+        }
     }
 
     /// Each thread's `Kept`, released when the thread ends.
@@ -198,17 +238,27 @@ private enum ScreenedMatch {
         return kept
     }
 
-    static func keep(_ match: Router.Match, by handler: AppHandler, method: String, path: String) {
+    /// Keeps `match` of a head (replacing what the thread kept before); the returned `Kept`
+    /// takes what the head's admission finds.
+    static func keep(_ match: Router.Match, by handler: AppHandler, method: String, path: String,
+                     headers: HTTPHeaders) -> Kept {
         let k = kept
-        (k.handler, k.method, k.path, k.match) = (handler, method, path, match)
+        (k.handler, k.method, k.path, k.match, k.headers) = (handler, method, path, match, headers)
+        (k.caller, k.jsonMediaType) = (nil, false)
+        return k
     }
 
-    /// The match `handler` kept of `method` and `path`, once; nil for any other.
-    static func take(by handler: AppHandler, method: String, path: String) -> Router.Match? {
+    /// What `handler` kept of `method` and `path`, once; nil for any other request. The
+    /// caller and media type only for the same header fields.
+    static func take(by handler: AppHandler, method: String, path: String, headers: HTTPHeaders) -> Taken? {
         guard let p = pthread_getspecific(key) else { return nil }
         let k = Unmanaged<Kept>.fromOpaque(p).takeUnretainedValue()
         guard let match = k.match else { return nil }
-        k.match = nil
-        return k.handler === handler && k.method == method && k.path == path ? match : nil
+        let sameHead = k.headers.sharesStorage(with: headers)
+        let caller = k.caller, json = k.jsonMediaType
+        (k.match, k.caller, k.headers) = (nil, nil, HTTPHeaders())
+        guard k.handler === handler && k.method == method && k.path == path else { return nil }
+        return Taken(match: match, caller: sameHead ? caller : nil, tokenGeneration: k.tokenGeneration,
+                     jsonMediaType: sameHead && json)
     }
 }

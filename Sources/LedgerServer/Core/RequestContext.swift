@@ -19,10 +19,16 @@ final class RequestContext: @unchecked Sendable {
     let answersOnLoop: Bool
     /// The client address after trusted-proxy resolution.
     let clientAddress: String
+    /// Whether the request's Content-Type was already found to be JSON (when its head was
+    /// screened).
+    private let jsonMediaType: Bool
 
-    /// `caller`: the caller already known from the request's token, if it was looked up.
+    /// `caller`: the caller already known from the request's token, if it was looked up;
+    /// `jsonMediaType`: the request's Content-Type is known to name JSON.
     init(request: HTTPRequest, params: PathParameters, responder: any HTTPResponder, services: Services, routeLabel: String,
-         routeIndex: Int? = nil, childAccess: ChildAccess = .none, caller: Caller? = nil, answersOnLoop: Bool = false) {
+         routeIndex: Int? = nil, childAccess: ChildAccess = .none, caller: Caller? = nil, answersOnLoop: Bool = false,
+         jsonMediaType: Bool = false) {
+        self.jsonMediaType = jsonMediaType
         self.routeIndex = routeIndex
         self.childAccess = childAccess
         self.caller = caller
@@ -57,7 +63,9 @@ final class RequestContext: @unchecked Sendable {
 
     /// The request's JSON object body; 415 for a non-JSON content type.
     func body() throws -> JSONBody {
-        if let ct = request.headers["Content-Type"] {
+        if jsonMediaType {
+            // Checked when the head was screened.
+        } else if let ct = request.headers["Content-Type"] {
             guard RequestContext.isJSONMediaType(ct) else { throw RequestContext.unsupportedMediaType(contentType: ct) }
         } else if !request.body.isEmpty {
             throw RequestContext.unsupportedMediaType(contentType: nil)

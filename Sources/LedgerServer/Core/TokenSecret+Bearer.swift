@@ -9,13 +9,20 @@ extension TokenSecret {
     static func bearerKey(_ header: String) -> TokenKey? {
         var header = header
         return header.withUTF8 { b -> TokenKey? in
+            // Literal sizes (`length` and `prefix` are another module's globals, each read
+            // through an accessor), and the characters checked here (a call each otherwise).
             let scheme = 7  // "bearer "
-            guard b.count == scheme + length else { return nil }
+            let kl: StaticString = "kl_"
+            guard b.count == scheme + 46 else { return nil }
             // Compared with the literals' bytes in place (no iterator over a string's UTF-8).
-            let bearer: StaticString = "bearer ", kl: StaticString = "kl_"
+            let bearer: StaticString = "bearer "
             for i in 0..<scheme where b[i] | (i < 6 ? 0x20 : 0) != bearer.utf8Start[i] { return nil }
-            for i in 0..<kl.utf8CodeUnitCount where b[scheme + i] != kl.utf8Start[i] { return nil }
-            for i in (scheme + prefix.utf8.count)..<b.count where !isBase64URL(b[i]) { return nil }
+            for i in 0..<3 where b[scheme + i] != kl.utf8Start[i] { return nil }
+            for i in (scheme + 3)..<b.count {
+                let c = b[i], letter = c | 0x20
+                // base64url: A–Z, a–z, 0–9, "-", "_".
+                guard (letter >= 97 && letter <= 122) || (c >= 48 && c <= 57) || c == 45 || c == 95 else { return nil }
+            }
             return TokenKey(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(b)[scheme...]))
         }
     }
