@@ -128,7 +128,7 @@ final class RequestContextTests: XCTestCase {
         for bad in ["text/plain", "application/jsonx", "application/+json", "text/json", "", ";application/json",
                     "application/x-www-form-urlencoded", "json", "application/json+", "+json", "application/jsonp",
                     "application /json", "application/json x", "applicatioN/+JSON", "Zpplication/json", "application/jsoN\u{0}",
-                    "application/jsön"] {
+                    "application/jsön", "application/jsom", "application/jsonp charset=utf-8", "application/json, charset=utf-8"] {
             XCTAssertFalse(RequestContext.isJSONMediaType(bad), bad)
         }
     }

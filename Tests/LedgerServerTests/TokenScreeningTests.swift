@@ -90,4 +90,102 @@ final class TokenScreeningTests: XCTestCase {
         XCTAssertGreaterThan(n, 0, "answered without the body")
         XCTAssertTrue(String(decoding: buffer.prefix(max(0, n)), as: UTF8.self).hasPrefix("HTTP/1.1 401"))
     }
+
+    // MARK: what the screening found, kept for the request's handling
+
+    /// A write's answer, whenever it comes.
+    private final class Answer: HTTPResponder, @unchecked Sendable {
+        private let lock = NSLock()
+        private var response: HTTPResponse?
+        private let given = XCTestExpectation(description: "answer")
+        func respond(_ response: consuming HTTPResponse) {
+            lock.withLock { self.response = response }
+            given.fulfill()
+        }
+        var isClosed: Bool { false }
+        func wait() -> HTTPResponse? {
+            XCTAssertEqual(XCTWaiter.wait(for: [given], timeout: 10), .completed)
+            return lock.withLock { response }
+        }
+    }
+
+    private func transactionHead(_ household: String, _ child: String, token: String) -> HTTPRequestHead {
+        var h = HTTPHeaders()
+        h.set("Authorization", "Bearer \(token)")
+        h.set("Content-Type", "application/json")
+        return HTTPRequestHead(method: "POST", target: "/v1/households/\(household)/children/\(child)/transactions",
+                               minorVersion: 1, headers: h, framing: .length(18), keepAlive: true, expectContinue: false,
+                               headLength: 0)
+    }
+
+    /// Screens `head` on this thread, then handles a request of `headers` (the head's own, as
+    /// the server hands them on, unless others are given) after `between` ran.
+    private func screenedThenHandled(_ head: HTTPRequestHead, headers: HTTPHeaders? = nil,
+                                     between: () -> Void = {}) throws -> HTTPResponse {
+        let (v, _) = try XCTUnwrap(verdict(handler.screen(head, remoteAddress: "127.0.0.1")))
+        guard case .read = v else { throw XCTSkip("the head was refused") }
+        between()
+        let answer = Answer()
+        handler.handle(HTTPRequest(method: head.method, target: head.target, headers: headers ?? head.headers,
+                                   body: Array(#"{"amountCents":5}"#.utf8)), responder: answer)
+        return try XCTUnwrap(answer.wait())
+    }
+
+    func testAKnownTokensBodyIsHandledAfterItsScreening() throws {
+        let (_, mum) = s.signup("mum")
+        let h = s.household(mum)
+        let kid = s.child(mum, household: h)
+        XCTAssertEqual(try screenedThenHandled(transactionHead(h, kid, token: mum)).status, 201)
+        // Again, the token remembered by now.
+        XCTAssertEqual(try screenedThenHandled(transactionHead(h, kid, token: mum)).status, 201)
+    }
+
+    /// The caller found when the head was screened is not the answer once the token was
+    /// revoked before the body was handled.
+    func testATokenRevokedWhileTheBodyIsReadIsRefused() throws {
+        let (_, mum) = s.signup("mum")
+        let h = s.household(mum)
+        let kid = s.child(mum, household: h)
+        let r = s.call("POST", "/v1/tokens", token: mum, json: .obj(["deviceName": "tablet"]))
+        XCTAssertEqual(r.status, 201)
+        let (tabletId, tablet) = (try XCTUnwrap(r.json["id"]?.stringValue), try XCTUnwrap(r.json["secret"]?.stringValue))
+        XCTAssertEqual(try screenedThenHandled(transactionHead(h, kid, token: tablet)).status, 201)
+        let refused = try screenedThenHandled(transactionHead(h, kid, token: tablet)) {
+            // On a thread of its own: a request handled in process on this thread would take
+            // what this thread's screening kept.
+            let server = s!, done = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var status = 0
+            Thread {
+                status = server.call("DELETE", "/v1/tokens/\(tabletId)", token: mum).status
+                done.signal()
+            }.start()
+            done.wait()
+            XCTAssertEqual(status, 204)
+        }
+        XCTAssertEqual(refused.status, 401)
+        let balance = s.call("GET", "/v1/households/\(h)/children/\(kid)", token: mum)
+        XCTAssertEqual(balance.json["balanceCents"], .int(5), "the refused write was not made")
+    }
+
+    /// What a head's screening found is used for that head's request only: a request with
+    /// other header fields (an unknown token, another media type) is checked on its own.
+    func testAScreenedCallerIsNotLentToAnotherRequest() throws {
+        let (_, mum) = s.signup("mum")
+        let h = s.household(mum)
+        let kid = s.child(mum, household: h)
+        let head = transactionHead(h, kid, token: mum)
+        var forged = HTTPHeaders()
+        forged.set("Authorization", "Bearer kl_\(String(repeating: "F", count: 43))")
+        forged.set("Content-Type", "application/json")
+        XCTAssertEqual(try screenedThenHandled(head, headers: forged).status, 401)
+        var other = HTTPHeaders()
+        other.set("Authorization", "Bearer \(mum)")
+        other.set("Content-Type", "text/plain")
+        XCTAssertEqual(try screenedThenHandled(head, headers: other).status, 415)
+        // The same fields built apart: looked up again, and served.
+        var copy = HTTPHeaders()
+        copy.set("Authorization", "Bearer \(mum)")
+        copy.set("Content-Type", "application/json")
+        XCTAssertEqual(try screenedThenHandled(head, headers: copy).status, 201)
+    }
 }

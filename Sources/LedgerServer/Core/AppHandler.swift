@@ -90,7 +90,9 @@ final class AppHandler: HTTPHandler {
             if route.authenticated, services.backend.offLoop, authorization != nil,
                RequestContext.rememberedCaller(authorization, services: services) == nil {
                 return .later { verdict in
-                    let queued = self.services.offLoop { verdict(self.admission(route, head, remoteAddress: remoteAddress)) }
+                    let queued = self.services.offLoop {
+                        verdict(self.admission(route, head, authorization: authorization, remoteAddress: remoteAddress))
+                    }
                     if !queued {
                         var r = Self.busy()
                         r.routeLabel = route.template
@@ -99,14 +101,15 @@ final class AppHandler: HTTPHandler {
                     }
                 }
             }
-            return admission(route, head, remoteAddress: remoteAddress, keeping: kept)
+            return admission(route, head, authorization: authorization, remoteAddress: remoteAddress, keeping: kept)
         }
     }
 
     /// What a found route's head decides: its token (`RequestContext.authenticate`, which may
-    /// read storage), then its media type, then its body limit. What it found is noted in
-    /// `kept` (the screening thread's, for the request's `handle`), when there is one.
-    private func admission(_ route: Router.Route, _ head: HTTPRequestHead, remoteAddress: String,
+    /// read storage; `authorization` is the head's field), then its media type, then its body
+    /// limit. What it found is noted in `kept` (the screening thread's, for the request's
+    /// `handle`), when there is one.
+    private func admission(_ route: Router.Route, _ head: HTTPRequestHead, authorization: String?, remoteAddress: String,
                            keeping kept: Screening.Kept? = nil) -> BodyAdmission {
         if route.authenticated {
             // The client's address counts only a token that fails: resolved then, not for
@@ -119,8 +122,7 @@ final class AppHandler: HTTPHandler {
             do {
                 // Read before the lookup: a revocation committed after it changes the generation.
                 let generation = services.readCache.currentTokens
-                let caller = try RequestContext.authenticate(head.headers["Authorization"], clientAddress: clientAddress(),
-                                                             services: services)
+                let caller = try RequestContext.authenticate(authorization, clientAddress: clientAddress(), services: services)
                 if let kept { (kept.caller, kept.tokenGeneration) = (caller, generation) }
             } catch {
                 let clientAddress = clientAddress()

@@ -1,3 +1,4 @@
+import Glibc
 import HTTPServer
 import LedgerCore
 import LedgerModel
@@ -85,6 +86,11 @@ final class RequestContext: @unchecked Sendable {
         // Read in place (this runs on every write request): no arrays.
         var contentType = contentType
         return contentType.withUTF8 { b -> Bool in
+            // What clients send, compared whole first.
+            if b.count == 16 || b.count == 31, let base = b.baseAddress {
+                let common: StaticString = b.count == 16 ? "application/json" : "application/json; charset=utf-8"
+                if memcmp(base, common.utf8Start, b.count) == 0 { return true }
+            }
             var end = 0
             while end < b.count && b[end] != UInt8(ascii: ";") { end += 1 }
             var start = 0
