@@ -208,7 +208,11 @@ final class SQLiteLedgerTransaction: LedgerWriting {
             seq = try Self.nextSeq(connection, household)
             deferred?.seqWritten(household: household, seq: seq)
         }
-        effects.touched.insert(household)
+        if effects.touched.isEmpty, let deferred {
+            effects.touched = deferred.touchedSet(household)
+        } else {
+            effects.touched.insert(household)
+        }
         return seq
     }
 

@@ -25,12 +25,15 @@ final class AppHandler: HTTPHandler {
     }
 
     func handle(_ request: consuming HTTPRequest, responder: any HTTPResponder) {
-        let screened = Screening.take(by: self, method: request.method, path: request.path, headers: request.headers)
-        let match = screened?.match ?? router.match(method: request.method, path: request.path)
+        // The caller the head's token was found to be (while no token was revoked since), and
+        // whether its media type was found to be JSON.
+        var remembered: Caller?
+        var jsonMediaType = false
+        let match = Screening.take(by: self, method: request.method, path: request.path, headers: request.headers,
+                                   readCache: services.readCache, caller: &remembered, jsonMediaType: &jsonMediaType)
+            ?? router.match(method: request.method, path: request.path)
         switch match {
         case .found(let route, let params):
-            // The caller the head's token was found to be, while no token was revoked since.
-            var remembered = screened?.caller(readCache: services.readCache)
             // Where the route runs, as it was registered (`Router.Execution`).
             let onLoop: Bool
             switch route.execution.place(bodyBytes: request.body.count, storageIsLocal: !services.backend.offLoop) {
@@ -45,7 +48,7 @@ final class AppHandler: HTTPHandler {
             let ctx = RequestContext(request: consume request, params: params, responder: responder,
                                      services: services, routeLabel: route.template, routeIndex: route.index,
                                      childAccess: route.childAccess, caller: remembered, answersOnLoop: onLoop,
-                                     jsonMediaType: screened?.jsonMediaType ?? false)
+                                     jsonMediaType: jsonMediaType)
             if onLoop {
                 run(route, ctx)
             } else if !services.offLoop({ self.run(route, ctx) }) {
@@ -209,20 +212,6 @@ private enum Screening {
         var jsonMediaType = false
     }
 
-    /// What `take` hands to `handle`.
-    struct Taken {
-        let match: Router.Match
-        let caller: Caller?
-        let tokenGeneration: UInt64
-        let jsonMediaType: Bool
-
-        /// The kept caller while no token was revoked since its lookup; nil otherwise.
-        func caller(readCache: ReadCache) -> Caller? {
-            guard let caller, readCache.tokenLifetime == nil, readCache.currentTokens == tokenGeneration else { return nil }
-            return caller
-        }
-    }
-
     /// Each thread's `Kept`, released when the thread ends.
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -250,17 +239,25 @@ private enum Screening {
         return k
     }
 
-    /// What `handler` kept of `method` and `path`, once; nil for any other request. The
-    /// caller and media type only for the same header fields.
-    static func take(by handler: AppHandler, method: String, path: String, headers: HTTPHeaders) -> Taken? {
+    /// The match `handler` kept of `method` and `path`, once; nil for any other request.
+    /// With it, for the same header fields: into `caller` the kept caller while no token was
+    /// revoked since its lookup (and `readCache` serves lookups for as long), into
+    /// `jsonMediaType` whether the media type is JSON. (Moved out, not copied: a copy of a
+    /// caller costs a few hundred instructions.)
+    static func take(by handler: AppHandler, method: String, path: String, headers: HTTPHeaders, readCache: ReadCache,
+                     caller: inout Caller?, jsonMediaType: inout Bool) -> Router.Match? {
         guard let p = pthread_getspecific(key) else { return nil }
         let k = Unmanaged<Kept>.fromOpaque(p).takeUnretainedValue()
         guard let match = k.match else { return nil }
-        let sameHead = k.headers.sharesStorage(with: headers)
-        let caller = k.caller, json = k.jsonMediaType
-        (k.match, k.caller, k.headers) = (nil, nil, HTTPHeaders())
+        k.match = nil
+        defer { (k.caller, k.headers) = (nil, HTTPHeaders()) }
         guard k.handler === handler && k.method == method && k.path == path else { return nil }
-        return Taken(match: match, caller: sameHead ? caller : nil, tokenGeneration: k.tokenGeneration,
-                     jsonMediaType: sameHead && json)
+        if k.headers.sharesStorage(with: headers) {
+            jsonMediaType = k.jsonMediaType
+            if k.caller != nil, readCache.tokenLifetime == nil, readCache.currentTokens == k.tokenGeneration {
+                swap(&caller, &k.caller)
+            }
+        }
+        return match
     }
 }
