@@ -37,8 +37,14 @@ final class ReadStampBatch: @unchecked Sendable {
     private let lock = NSLock()
     /// Requests not yet taken into a read.
     private var waiting: [Ticket] = []
-    /// Whether a thread is reading stamps now (or was chosen or started to read the next batch).
+    /// Whether a thread holds the reading turn: reads stamps now, or was chosen (and woken)
+    /// to read the next batch.
     private var reading = false
+    /// Whether a reader was handed to `start` and has not run yet. A blocked request never
+    /// waits for it (it may be queued behind that very request, on a worker pool all of
+    /// whose threads wait): it reads itself, and the reader, when it runs, finds the turn
+    /// taken or nothing waiting.
+    private var readerStarted = false
 
     /// `household`'s stamp for `account`, read after this call began.
     ///
@@ -74,11 +80,17 @@ final class ReadStampBatch: @unchecked Sendable {
         let ticket = Ticket(household: household, account: account, then: then)
         lock.lock()
         waiting.append(ticket)
-        let idle = !reading
-        if idle { reading = true }
+        let idle = !reading && !readerStarted
+        if idle { readerStarted = true }
         lock.unlock()
         guard idle else { return }
         start { [self] in
+            lock.lock()
+            readerStarted = false
+            // A blocked request took the turn meanwhile: it reads what waits.
+            if reading { lock.unlock(); return }
+            reading = true
+            lock.unlock()
             readNext(read)
             handOver(read)
         }
