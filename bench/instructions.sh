@@ -15,8 +15,15 @@
 #   feed       GET …/changes?limit=500, the first page of a household of 1,200 transactions
 #              (not run by default; each pull also records the device's pull, a durable write)
 #
+# BACKEND=postgres counts the same over PostgreSQL: a throwaway cluster (scripts/pg-cluster.sh,
+# fsync on), migrated, the server started on it for each kind (the database's own work runs
+# in PostgreSQL's processes and is not counted). Over PostgreSQL how many requests share a
+# round trip (a stamp read, a group commit) depends on timing, which valgrind slows: compare
+# such counts with each other at the same connections, not with timed runs.
+#
 # Usage: bench/instructions.sh [requests=4000] [connections=4] [kinds="healthz children post"]
-# Environment: SERVER_BIN (default: release build of kidledger-server), PORT (18311),
+# Environment: BACKEND (sqlite, or postgres), SERVER_BIN (default: release build of
+# kidledger-server, with the Postgres trait in .build-postgres for BACKEND=postgres), PORT (18311),
 # STRACE=0 to skip the system-call counts, KEEP=DIR to keep the callgrind outputs there
 # (for callgrind_annotate), THREADS=1 to count each thread apart (the writer, the event
 # loops: what the serial writer spends per request is printed on a line of its own).
@@ -31,7 +38,24 @@ command -v callgrind_control >/dev/null || { echo "needs callgrind_control (valg
 [ "${STRACE:-1}" = 0 ] || command -v strace >/dev/null || { echo "needs strace: apt-get install -y strace" >&2; exit 1; }
 
 source "$here/lib.sh"
-bench_server_bin
+backend="${BACKEND:-sqlite}"
+serve_env=()
+case $backend in
+    sqlite) bench_server_bin ;;
+    postgres)
+        if [ -z "${SERVER_BIN:-}" ]; then
+            (cd "$repo" && swift build -c release --traits Postgres --scratch-path .build-postgres --product kidledger-server >&2)
+            SERVER_BIN="$(cd "$repo" && swift build -c release --traits Postgres --scratch-path .build-postgres --show-bin-path)/kidledger-server"
+        fi
+        # A folder of its own: the cluster belongs to the postgres user, $tmp is root's only.
+        cluster=$(mktemp -d -u /tmp/kidledger-pg.XXXXXX)
+        trap 'bench_cleanup; bash "$repo/scripts/pg-cluster.sh" stop "$cluster"' EXIT
+        url=$(bash "$repo/scripts/pg-cluster.sh" start "$cluster")
+        "$SERVER_BIN" migrate --database-url "$url" >&2
+        serve_env=(env "KIDLEDGER_DATABASE_URL=$url")
+        ;;
+    *) echo "BACKEND must be sqlite or postgres, not $backend" >&2; exit 2 ;;
+esac
 
 stop_server() {
     kill "$1"; wait "$1" 2>/dev/null || true
@@ -39,7 +63,7 @@ stop_server() {
 
 # Seed (an account and a household of 11 children, see bench_seed), on a plain server.
 mkdir -p "$tmp/data"
-"$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
+"${serve_env[@]}" "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
 pid=$!; pids+=($pid)
 bench_wait_up "$port" 600 0.1   # slow under valgrind
 eval "$(bench_seed "" "http://127.0.0.1:$port")"
@@ -60,7 +84,7 @@ load() {  # KIND COUNT TAG
 printf '%-10s %14s %14s\n' kind "instr/request" "syscalls/req" > "$tmp/table.txt"
 for kind in $kinds; do
     separate=(); [ "${THREADS:-0}" = 1 ] && separate=(--separate-threads=yes)
-    valgrind --tool=callgrind --instr-atstart=no "${separate[@]}" --callgrind-out-file="$tmp/cg.$kind.%p" \
+    "${serve_env[@]}" valgrind --tool=callgrind --instr-atstart=no "${separate[@]}" --callgrind-out-file="$tmp/cg.$kind.%p" \
         "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2> "$tmp/valgrind.log" &
     pid=$!; pids+=($pid)
     bench_wait_up "$port" 600 0.1   # slow under valgrind
@@ -93,7 +117,7 @@ for kind in $kinds; do
     # The dump after the run, and the final dump at exit (collection off): both counted once.
     syscalls="-"
     if [ "${STRACE:-1}" != 0 ]; then
-        "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
+        "${serve_env[@]}" "$SERVER_BIN" serve --port "$port" --data-dir "$tmp/data" > "$tmp/server.log" 2>&1 &
         pid=$!; pids+=($pid)
         bench_wait_up "$port" 600 0.1   # slow under valgrind
         load "$kind" "$(warm_for "$kind")" "st-warm"
@@ -113,7 +137,7 @@ for kind in $kinds; do
     if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; cp "$tmp"/cg."$kind".* "$KEEP/"; fi
     printf '%-10s %14.0f %14s\n' "$kind" "$(python3 -c "print($ir / $requests)")" "$syscalls" >> "$tmp/table.txt"
 done
-echo "release server, default access logging to a file; $requests requests over $conns keep-alive connections after a quarter as many (at least 200; 10 pushes, 50 feed pages) to warm up"
+echo "release server ($backend), default access logging to a file; $requests requests over $conns keep-alive connections after a quarter as many (at least 200; 10 pushes, 50 feed pages) to warm up"
 cat "$tmp/table.txt"
 if [ "${THREADS:-0}" = 1 ]; then
     for kind in $kinds; do echo "$kind, by thread:"; cat "$tmp/threads.$kind"; done

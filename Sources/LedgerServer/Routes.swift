@@ -21,8 +21,8 @@ enum Routes {
         r.add("PATCH", "/v1/households/{id}", runs: .short, HouseholdRoutes.patch)
         r.add("DELETE", "/v1/households/{id}", runs: .short, HouseholdRoutes.delete)
         r.add("POST", "/v1/households/{id}/children", runs: .queuedWrite, ChildRoutes.create)
-        r.add("GET", "/v1/households/{id}/children", runs: .short, ChildRoutes.list)
-        r.add("GET", "/v1/households/{id}/children/{childId}", runs: .short, child: .reads, ChildRoutes.get)
+        r.add("GET", "/v1/households/{id}/children", runs: .keptRead, ChildRoutes.list)
+        r.add("GET", "/v1/households/{id}/children/{childId}", runs: .keptRead, child: .reads, ChildRoutes.get)
         r.add("PATCH", "/v1/households/{id}/children/{childId}", runs: .queuedWrite, ChildRoutes.patch)
         r.add("POST", "/v1/households/{id}/children/{childId}/transactions", runs: .queuedWrite, TransactionRoutes.create)
         r.add("GET", "/v1/households/{id}/children/{childId}/transactions", runs: .short, child: .reads,

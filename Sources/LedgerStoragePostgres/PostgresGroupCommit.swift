@@ -88,7 +88,11 @@ final class PostgresGroupCommit: @unchecked Sendable {
             }
         }
         waiting.append(job)
-        condition.signal()
+        // A write to a household a batch is committing waits for that batch's committer,
+        // which takes it when the batch is done: no other committer is woken for it (it
+        // would find nothing it may take, and the wake-up costs the caller's thread a
+        // context switch).
+        if !busy.contains(job.household) { condition.signal() }
         return true
     }
 
@@ -137,13 +141,14 @@ final class PostgresGroupCommit: @unchecked Sendable {
                 condition.wait()
                 batch = takeBatch()
             }
-            if !waiting.isEmpty { condition.signal() }
+            // Writes left that another committer may take now (past `maxBatch`) wake one.
+            if waiting.contains(where: { !busy.contains($0.household) }) { condition.signal() }
             condition.unlock()
             runBatch(self, batch)
             condition.lock()
             for job in batch { busy.remove(job.household) }
-            // Writes that waited for these households may go now.
-            if !waiting.isEmpty { condition.broadcast() }
+            // Writes that waited for these households are this thread's next batch (taken
+            // at the top of the loop), not another committer's to be woken for.
             condition.unlock()
         }
     }

@@ -36,7 +36,10 @@ final class RouterExecutionTests: XCTestCase {
             "POST /v1/households/{id}/children/{childId}/requests", "POST /v1/households/{id}/requests/{requestId}/approve",
             "POST /v1/households/{id}/requests/{requestId}/decline",
         ])
-        XCTAssertEqual(declared["GET /v1/households/{id}/children"], .short)
+        // Reads whose only storage access is an answer kept by the household's stamp.
+        let kept = Set(declared.filter { $0.value == .keptRead }.keys)
+        XCTAssertEqual(kept, ["GET /v1/households/{id}/children", "GET /v1/households/{id}/children/{childId}"])
+        XCTAssertEqual(declared["GET /v1/households/{id}/children/{childId}/transactions"], .short)
     }
 
     func testWhereEachKindRuns() {
@@ -46,11 +49,15 @@ final class RouterExecutionTests: XCTestCase {
             XCTAssertEqual(Router.Execution.worker.place(bodyBytes: small, storageIsLocal: local), .worker)
             XCTAssertEqual(Router.Execution.short.place(bodyBytes: large, storageIsLocal: local), .worker)
             XCTAssertEqual(Router.Execution.queuedWrite.place(bodyBytes: large, storageIsLocal: local), .worker)
+            XCTAssertEqual(Router.Execution.keptRead.place(bodyBytes: large, storageIsLocal: local), .worker)
         }
         XCTAssertEqual(Router.Execution.short.place(bodyBytes: small, storageIsLocal: true), .loop)
         XCTAssertEqual(Router.Execution.short.place(bodyBytes: small, storageIsLocal: false), .worker)
         XCTAssertEqual(Router.Execution.queuedWrite.place(bodyBytes: small, storageIsLocal: true), .loop)
         // Over PostgreSQL a queued write runs on the loop only once its caller is known.
         XCTAssertEqual(Router.Execution.queuedWrite.place(bodyBytes: small, storageIsLocal: false), .loopIfCallerKnown)
+        // So does a kept read: it waits for its stamp off the loop.
+        XCTAssertEqual(Router.Execution.keptRead.place(bodyBytes: small, storageIsLocal: true), .loop)
+        XCTAssertEqual(Router.Execution.keptRead.place(bodyBytes: small, storageIsLocal: false), .loopIfCallerKnown)
     }
 }

@@ -150,7 +150,7 @@ final class AppHandler: HTTPHandler {
     }
 
     /// 503 with `Retry-After: 1`: the workers' backlog is full.
-    private static func busy() -> HTTPResponse {
+    static func busy() -> HTTPResponse {
         var e = APIError(503, "service_unavailable", "The server is busy; retry shortly.")
         e.headers.set("Retry-After", "1")
         return e.response

@@ -48,7 +48,13 @@ extension RequestContext {
     /// the one read before the answer's data: that needs every change
     /// the answer can show to advance the household's change sequence, so `household` is
     /// nil for an answer that may change without (it is then kept over SQLite only).
-    func cachedRead(_ key: String, household: String?, _ body: (any LedgerReading) throws -> HTTPResponse) throws -> Reply {
+    ///
+    /// On an event loop over PostgreSQL (a `Router.Execution.keptRead` route whose caller
+    /// was remembered) nothing here blocks: a kept answer is handed to the stamp batch,
+    /// whose reader (a worker) serves it through the connection once the stamp came back
+    /// the same; any other read (nothing kept, the stamp moved) runs on a worker.
+    func cachedRead(_ key: String, household: String?,
+                    _ body: @escaping @Sendable (any LedgerReading) throws -> HTTPResponse) throws -> Reply {
         let storage = services.storage
         let cache = services.readCache
         if storage.cachesReads {
@@ -58,17 +64,61 @@ extension RequestContext {
             if response.status == 200 { cache.store(response, key: key, readAt: generation) }
             return .response(response)
         }
+        guard answersOnLoop else { return .response(try stampedRead(key, household: household, body)) }
+        guard let household, storage.stampsReads, cache.stamped(household: household, key: key) != nil else {
+            offLoop { [self] in .response(try stampedRead(key, household: household, body)) }
+            return .pending
+        }
+        let workers = services.workers
+        cache.stamps.stamp(household: household, account: caller?.accountId ?? Caller.noAccount,
+                           read: { try storage.readStamps($0) }, start: { workers.async($0) }) { [self] outcome in
+            // On the stamp reader's thread.
+            let stamp: HouseholdReadStamp?
+            do { stamp = try outcome.get() } catch { return respond(error) }
+            if let stamp, let kept = cache.stamped(household: household, key: key), kept.stamp == stamp {
+                cache.countStampedHit()
+                return respond(kept.response)
+            }
+            // Moved (or no stamp: no such household); read after this stamp was.
+            offLoop { [self] in
+                let response = try read(body)
+                if let stamp, response.status == 200 { cache.store(response, household: household, key: key, stamp: stamp) }
+                return .response(response)
+            }
+        }
+        return .pending
+    }
+
+    /// `cachedRead` over stamped storage, on the calling thread (which may block).
+    private func stampedRead(_ key: String, household: String?,
+                             _ body: (any LedgerReading) throws -> HTTPResponse) throws -> HTTPResponse {
+        let storage = services.storage
+        let cache = services.readCache
         guard let household, storage.stampsReads,
               let stamp = try cache.stamps.stamp(household: household, account: caller?.accountId ?? Caller.noAccount,
-                                                 read: storage.readStamps)
-        else { return .response(try read(body)) }
+                                                 read: { try storage.readStamps($0) })
+        else { return try read(body) }
         if let kept = cache.stamped(household: household, key: key), kept.stamp == stamp {
             cache.countStampedHit()
-            return .response(kept.response)
+            return kept.response
         }
         let response = try read(body)
         if response.status == 200 { cache.store(response, household: household, key: key, stamp: stamp) }
-        return .response(response)
+        return response
+    }
+
+    /// Runs `work` on a worker and answers with what it returns (503 when the workers'
+    /// backlog is full).
+    private func offLoop(_ work: @escaping @Sendable () throws -> Reply) {
+        let queued = services.offLoop { [self] in
+            do {
+                switch try work() {
+                case .response(let r): respond(r)
+                case .pending: break
+                }
+            } catch { respond(error) }
+        }
+        if !queued { respond(AppHandler.busy()) }
     }
 }
 

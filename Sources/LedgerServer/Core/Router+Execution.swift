@@ -15,6 +15,12 @@ extension Router {
         /// write. As `short`, and on the event loop over PostgreSQL too when the caller's
         /// token is remembered (no storage read at all on the loop).
         case queuedWrite
+        /// A read whose only storage access is `RequestContext.cachedRead` of an answer about
+        /// one household (after authentication and checks of the request alone). As `short`,
+        /// and on the event loop over PostgreSQL too when the caller's token is remembered:
+        /// `cachedRead` there hands a kept answer to the stamp batch and anything else to a
+        /// worker, and never blocks the loop.
+        case keptRead
         /// On a worker, always: long or blocking work (the change feed and batch push, sync
         /// status, readiness, App Store verification and entitlement signing).
         case worker
@@ -29,7 +35,7 @@ extension Router {
             case .inline: return .loop
             case .worker: return .worker
             case .short: return storageIsLocal && bodyBytes <= Self.loopBodyLimit ? .loop : .worker
-            case .queuedWrite:
+            case .queuedWrite, .keptRead:
                 guard bodyBytes <= Self.loopBodyLimit else { return .worker }
                 return storageIsLocal ? .loop : .loopIfCallerKnown
             }
