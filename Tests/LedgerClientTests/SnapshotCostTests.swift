@@ -57,7 +57,7 @@ final class SnapshotCostTests: XCTestCase {
             XCTAssertEqual(oneSnapshot.children.count, 1)
             XCTAssertEqual(twentySnapshot.children.count, 20)
             XCTAssertEqual(oneCount, twentyCount, "everything: \(everything)")
-            XCTAssertLessThanOrEqual(twentyCount, everything ? 13 : 10, "everything: \(everything)")
+            XCTAssertLessThanOrEqual(twentyCount, everything ? 7 : 4, "everything: \(everything)")
             for (i, child) in twentySnapshot.children.enumerated() {
                 XCTAssertEqual(child.balanceCents, everything ? 1_300 : 1_000)
                 XCTAssertEqual(child.pots.map(\.balanceCents), everything ? [1_000, 300] : [1_000])

@@ -19,18 +19,18 @@ extension Ledger {
     }
 
     /// The snapshot, and the earliest instant at which an allowance it read falls due (nil:
-    /// none will). A fixed number of statements however many children: one per kind of record
+    /// none will). A fixed number of statements however many children: the household, the
+    /// status's values and counts and which kinds the replica holds in one, then one per kind
     /// for every child, none for a kind the replica holds none of.
     func readSnapshotAndDue() throws -> (snapshot: LedgerSnapshot, dueAtMs: Int64?) {
         try store.readConsistently {
-            try store.withMetaRead {
+            try store.withSnapshotHead { head in
                 let paired = try service.pairedChild()
-                let kinds = try store.snapshotKinds(childId: paired)
-                let pots = kinds.pots ? try store.potsByChild() : [:]
-                let money = kinds.potMoney ? try store.potMoneyByChild() : [:]
+                let pots = head.pots ? try store.potsByChild() : [:]
+                let money = head.potMoney ? try store.potMoneyByChild() : [:]
                 var next: [String: NextPayment] = [:]
                 var dueAt: Int64?
-                for schedule in kinds.allowances ? try store.allowanceSchedules() : [] {
+                for schedule in head.allowances ? try store.allowanceSchedules() : [] {
                     guard let state = schedule.state, let date = state.nextPayableDate else { continue }
                     let at = state.terms.dueInstantMs(date)
                     dueAt = min(dueAt ?? at, at)
@@ -38,7 +38,7 @@ extension Ledger {
                     Self.add(NextPayment(date: date, cents: amount), to: &next[schedule.childId])
                 }
                 var children: [ChildSummary] = []
-                for c in try store.childSummaries() where paired == nil || c.child.id == paired {
+                for c in try store.childSummaries(queued: head.pending > 0) where paired == nil || c.child.id == paired {
                     let mainPot = defaultPotId(of: c.child.id)
                     let balances = LedgerStore.potBalances(defaultPot: mainPot, balance: c.balanceCents, money: money[c.child.id] ?? [:])
                     children.append(ChildSummary(
@@ -47,9 +47,9 @@ extension Ledger {
                         pots: Self.potSummaries(of: c.child, defaultPot: mainPot, pots: pots[c.child.id] ?? [], balances: balances),
                         nextPayment: next[c.child.id]))
                 }
-                let snapshot = LedgerSnapshot(household: HouseholdInfo(try store.household()), children: children,
-                                              status: try readStatus(), rejected: try readRejected(),
-                                              pendingRequests: kinds.pendingRequests, mode: paired.map { .child($0) } ?? .parent)
+                let snapshot = LedgerSnapshot(household: HouseholdInfo(head.household), children: children,
+                                              status: try readStatus(), rejected: head.rejected ? try readRejected() : [],
+                                              pendingRequests: head.pendingRequests, mode: paired.map { .child($0) } ?? .parent)
                 return (snapshot, dueAt)
             }
         }

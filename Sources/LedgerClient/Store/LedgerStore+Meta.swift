@@ -4,34 +4,13 @@ import SQLiteKit
 extension LedgerStore {
     /// The stored value of `key`, nil when absent.
     func string(_ key: MetaKey) throws -> String? {
-        if let read = metaRead, let value = read[key] { return value }
+        if let value = memo(key) { return value }
         return try db.queryOne("SELECT value FROM meta WHERE key = ?", [.text(key.rawValue)])?.optionalString(0)
-    }
-
-    /// What a snapshot reads of the meta values: its mode and its status.
-    static let metaReadKeys: [MetaKey] = [.childModeChildId, .phase, .attention, .lastOutcome, .lastSyncAt, .offlineSince,
-                                          .reconcile, .reconcileWaiting]
-    static let metaReadQuery = "SELECT key, value FROM meta WHERE key IN ("
-        + metaReadKeys.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ")"
-
-    /// Runs `body` with the values of `metaReadKeys` read in one statement, so that its reads
-    /// of them (`string`) run none. Call it inside a transaction (`readConsistently`): the
-    /// values are those of its state, and writes through `set` keep them up to date.
-    func withMetaRead<T>(_ body: () throws -> T) throws -> T {
-        if metaRead != nil { return try body() }
-        var read: [MetaKey: String?] = [:]
-        for key in Self.metaReadKeys { read[key] = .some(nil) }
-        for row in try db.query(Self.metaReadQuery) {
-            if let key = MetaKey(rawValue: row.string(0)) { read[key] = .some(row.optionalString(1)) }
-        }
-        metaRead = read
-        defer { metaRead = nil }
-        return try body()
     }
 
     /// Stores `value` under `key`; nil removes it.
     func set(_ key: MetaKey, _ value: String?) throws {
-        if metaRead != nil { metaRead?[key] = .some(value) }
+        readMemo = nil
         if let value {
             try db.run("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                        [.text(key.rawValue), .text(value)])

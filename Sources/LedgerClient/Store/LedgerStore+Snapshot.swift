@@ -1,10 +1,12 @@
 import LedgerModel
 import SQLiteKit
 
-/// What a snapshot reads besides the children, known from one statement, so that nothing is
-/// read for a kind of record the replica holds none of.
-struct SnapshotKinds: Sendable, Equatable {
-    /// Requests waiting for a decision (of one child when asked).
+/// What a snapshot reads first, in one statement: the household, the meta values of its mode
+/// and status, the status's counts, and which kinds of record the replica holds, so that
+/// nothing is read for a kind it holds none of.
+struct SnapshotHead: Sendable, Equatable {
+    var household: HouseholdRecord
+    /// Requests waiting for a decision (the paired child's on a child's device).
     var pendingRequests: Int
     /// The replica holds pot records.
     var pots: Bool
@@ -12,24 +14,76 @@ struct SnapshotKinds: Sendable, Equatable {
     var potMoney: Bool
     /// An allowance schedule not removed.
     var allowances: Bool
+    /// Queued changes.
+    var pending: Int
+    /// Changes the server refused, not dismissed.
+    var rejected: Bool
 }
 
-/// Reads of `Ledger.snapshot()`: one statement per kind for every child at once, so a
-/// snapshot runs as many statements for twenty children as for one.
+/// What a read holds already (`withSnapshotHead`), so that the store's reads of it during
+/// that read run no statement.
+struct ReadMemo {
+    /// The values of `LedgerStore.memoKeys`, in that order.
+    var meta: [String?]
+    var pendingCount: Int
+    var unmergedCount: Int
+}
+
+/// Reads of `Ledger.snapshot()`: one statement per kind of record for every child at once,
+/// so a snapshot runs as many statements for twenty children as for one.
 extension LedgerStore {
-    static let snapshotKindsQuery = """
-        SELECT (SELECT COUNT(*) FROM requests WHERE status = 'pending' AND (?1 IS NULL OR child_id = ?1)),
+    /// The meta values a snapshot reads: its mode and its status.
+    static let memoKeys: [MetaKey] = [.childModeChildId, .phase, .attention, .lastOutcome, .lastSyncAt, .offlineSince,
+                                      .reconcile, .reconcileWaiting]
+
+    static let snapshotHeadQuery = "SELECT id, name, currency, owner_account_id, change_tag, role, permission, shared, "
+        + memoKeys.map { "(SELECT value FROM meta WHERE key = '\($0.rawValue)'), " }.joined()
+        + """
+        (SELECT COUNT(*) FROM pending), (SELECT COUNT(*) FROM unmerged),
+          (SELECT COUNT(*) FROM requests r WHERE r.status = 'pending' AND r.child_id = coalesce(
+            (SELECT value FROM meta WHERE key = 'child_mode_child_id'), r.child_id)),
           EXISTS (SELECT 1 FROM pots),
           EXISTS (SELECT 1 FROM transactions INDEXED BY transactions_pot WHERE pot_id IS NOT NULL),
-          EXISTS (SELECT 1 FROM schedules WHERE kind = 'allowance' AND deleted = 0)
+          EXISTS (SELECT 1 FROM schedules WHERE kind = 'allowance' AND deleted = 0),
+          EXISTS (SELECT 1 FROM rejected)
+        FROM household LIMIT 1
         """
 
-    /// The pending requests (of `childId` when given) and which kinds the replica holds.
-    func snapshotKinds(childId: String?) throws -> SnapshotKinds {
-        guard let r = try db.queryOne(Self.snapshotKindsQuery, [childId.map { .text($0) } ?? .null]) else {
-            return SnapshotKinds(pendingRequests: 0, pots: false, potMoney: false, allowances: false)
+    /// Runs `body` with the snapshot's head read in one statement; meanwhile the store's reads
+    /// of the meta values in `memoKeys`, of `pendingCount` and of `unmergedCount` answer from
+    /// it. Call it inside a read (`readConsistently`) that writes nothing; a write through
+    /// `set` forgets what it holds.
+    func withSnapshotHead<T>(_ body: (SnapshotHead) throws -> T) throws -> T {
+        guard let r = try db.queryOne(Self.snapshotHeadQuery) else {
+            throw SQLiteError(code: 1, message: "store has no household row")
         }
-        return SnapshotKinds(pendingRequests: Int(r.int(0)), pots: r.bool(1), potMoney: r.bool(2), allowances: r.bool(3))
+        let household = HouseholdRecord(id: r.string(0), name: r.string(1), currency: r.string(2),
+                                        ownerAccountId: r.optionalString(3), changeTag: r.optionalString(4),
+                                        role: r.optionalString(5).flatMap(Role.init(rawValue:)),
+                                        permission: r.optionalString(6).flatMap(Permission.init(rawValue:)), shared: r.bool(7))
+        let m = Self.memoKeys.count + 8
+        let head = SnapshotHead(household: household, pendingRequests: Int(r.int(m + 2)), pots: r.bool(m + 3),
+                                potMoney: r.bool(m + 4), allowances: r.bool(m + 5), pending: Int(r.int(m)), rejected: r.bool(m + 6))
+        let outer = readMemo
+        readMemo = ReadMemo(meta: (8..<m).map { r.optionalString($0) }, pendingCount: head.pending, unmergedCount: Int(r.int(m + 1)))
+        defer { readMemo = outer }
+        return try body(head)
+    }
+
+    /// What the read in progress holds of `key`: `.some(value)` when `withSnapshotHead` read it.
+    func memo(_ key: MetaKey) -> String?? {
+        guard let readMemo else { return nil }
+        switch key {
+        case .childModeChildId: return .some(readMemo.meta[0])
+        case .phase: return .some(readMemo.meta[1])
+        case .attention: return .some(readMemo.meta[2])
+        case .lastOutcome: return .some(readMemo.meta[3])
+        case .lastSyncAt: return .some(readMemo.meta[4])
+        case .offlineSince: return .some(readMemo.meta[5])
+        case .reconcile: return .some(readMemo.meta[6])
+        case .reconcileWaiting: return .some(readMemo.meta[7])
+        default: return nil
+        }
     }
 
     static let everyPotQuery = "SELECT \(potColumns) FROM pots ORDER BY created_at, id"

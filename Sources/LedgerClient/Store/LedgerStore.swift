@@ -11,8 +11,8 @@ final class LedgerStore {
     let db: SQLiteConnection
     /// The file path (`:memory:` for a private in-memory store).
     let path: String
-    /// The meta values of a read in progress, read at once (`withMetaRead`); nil outside one.
-    var metaRead: [MetaKey: String?]?
+    /// What a read in progress holds already (`withSnapshotHead`); nil outside one.
+    var readMemo: ReadMemo?
 
     /// Opens (creating when absent) the store at `path` and brings its schema up to date.
     /// A new store gets a fresh device id and an empty local household. `busyTimeoutMs` is how
