@@ -32,9 +32,10 @@ struct ReadMemo {
 /// Reads of `Ledger.snapshot()`: one statement per kind of record for every child at once,
 /// so a snapshot runs as many statements for twenty children as for one.
 extension LedgerStore {
-    /// The meta values a snapshot reads: its mode and its status.
-    static let memoKeys: [MetaKey] = [.childModeChildId, .phase, .attention, .lastOutcome, .lastSyncAt, .offlineSince,
-                                      .reconcile, .reconcileWaiting]
+    /// The meta values every snapshot reads: its mode and its status (each a subquery of
+    /// about 3k instructions; those read only in rarer states, such as `offlineSince`, are
+    /// read when needed).
+    static let memoKeys: [MetaKey] = [.childModeChildId, .phase, .attention, .lastOutcome, .lastSyncAt, .reconcile]
 
     static let snapshotHeadQuery = "SELECT id, name, currency, owner_account_id, change_tag, role, permission, shared, "
         + memoKeys.map { "(SELECT value FROM meta WHERE key = '\($0.rawValue)'), " }.joined()
@@ -72,18 +73,8 @@ extension LedgerStore {
 
     /// What the read in progress holds of `key`: `.some(value)` when `withSnapshotHead` read it.
     func memo(_ key: MetaKey) -> String?? {
-        guard let readMemo else { return nil }
-        switch key {
-        case .childModeChildId: return .some(readMemo.meta[0])
-        case .phase: return .some(readMemo.meta[1])
-        case .attention: return .some(readMemo.meta[2])
-        case .lastOutcome: return .some(readMemo.meta[3])
-        case .lastSyncAt: return .some(readMemo.meta[4])
-        case .offlineSince: return .some(readMemo.meta[5])
-        case .reconcile: return .some(readMemo.meta[6])
-        case .reconcileWaiting: return .some(readMemo.meta[7])
-        default: return nil
-        }
+        guard let readMemo, let i = Self.memoKeys.firstIndex(of: key) else { return nil }
+        return .some(readMemo.meta[i])
     }
 
     static let everyPotQuery = "SELECT \(potColumns) FROM pots ORDER BY created_at, id"
