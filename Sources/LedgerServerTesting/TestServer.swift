@@ -20,8 +20,10 @@ import PostgresKit
 ///   tests of the HTTP layer and of clients.
 ///
 /// In a build with the `Postgres` trait and KIDLEDGER_TEST_DATABASE_URL set (as
-/// scripts/test-postgres.sh does), every server stores its data in a fresh schema of that
-/// database instead of SQLite, so the same tests run against both backends.
+/// scripts/test-postgres.sh does), every server stores its data in a schema of that database
+/// instead of SQLite, so the same tests run against both backends: a fresh schema for a new
+/// data directory, the same one for a server started again over the same directory (a restart,
+/// as over SQLite).
 public final class TestServer: @unchecked Sendable {
     /// How requests reach the server: in process (`router`) or over a loopback socket (`live`).
     public enum Mode: Sendable { case router, live }
@@ -66,6 +68,30 @@ public final class TestServer: @unchecked Sendable {
     /// This build has no PostgreSQL support.
     public struct NoPostgres: Error {}
 
+    /// The file in a data directory that names the schema its servers keep their data in.
+    static let schemaFile = "test-postgres-schema"
+
+    /// The schema of the servers of `dataDirectory`, as `freshSchema` returns it: the one the
+    /// directory's earlier servers used (named in `schemaFile`), so a server started again over
+    /// the same directory finds its data as over SQLite; else a new one, named there.
+    static func schema(of dataDirectory: String, in url: String) throws -> (url: String, schema: String) {
+        #if Postgres
+        let file = URL(fileURLWithPath: dataDirectory).appendingPathComponent(schemaFile)
+        if let data = try? Data(contentsOf: file), let name = String(data: data, encoding: .utf8),
+           !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+            // Still there unless the directory outlived a server that dropped it.
+            try PGConnection(url: url).execute("CREATE SCHEMA IF NOT EXISTS \(name)")
+            return (url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D\(name)", name)
+        }
+        let fresh = try freshSchema(url)
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        try Data(fresh.schema.utf8).write(to: file)
+        return fresh
+        #else
+        throw NoPostgres()
+        #endif
+    }
+
     public static func dropSchema(_ schema: String) {
         #if Postgres
         if let url = postgresURL, let admin = try? PGConnection(url: url) { try? admin.execute("DROP SCHEMA \(schema) CASCADE") }
@@ -92,10 +118,10 @@ public final class TestServer: @unchecked Sendable {
         c.registrationsPerHour = 0
         var schema: String?
         if let url = TestServer.postgresURL {
-            let fresh = try TestServer.freshSchema(url)
-            c.databaseURL = fresh.url
+            let kept = try TestServer.schema(of: self.dataDirectory, in: url)
+            c.databaseURL = kept.url
             c.databaseConnections = 4
-            schema = fresh.schema
+            schema = kept.schema
         }
         self.schema = schema
         configure(&c)
@@ -123,11 +149,15 @@ public final class TestServer: @unchecked Sendable {
         }
     }
 
-    /// Stops the server; removes its data (a directory it made, its PostgreSQL schema).
+    /// Stops the server; removes its data when it made its directory (the directory, its
+    /// PostgreSQL schema). A directory of the caller's keeps its data, over SQLite in the
+    /// directory, over PostgreSQL in the schema the directory names, for the next server there.
     public func stop() {
         app.stop()
-        if ownsDirectory { try? FileManager.default.removeItem(atPath: dataDirectory) }
-        if let schema { TestServer.dropSchema(schema) }
+        if ownsDirectory {
+            try? FileManager.default.removeItem(atPath: dataDirectory)
+            if let schema { TestServer.dropSchema(schema) }
+        }
     }
 
     /// An answer: status (0 when none came in time), header fields and body.

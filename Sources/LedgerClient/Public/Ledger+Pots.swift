@@ -65,11 +65,19 @@ extension Ledger {
     /// The pots of `child` (the default one first, then by creation) with their balances;
     /// `balance`: the child's cached balance, when read already.
     func potSummaries(of child: ChildRecord, balance: Int64? = nil) throws -> [PotSummary] {
-        let defaultPot = LedgerService.defaultPot(of: child.id)
+        let defaultPot = defaultPotId(of: child.id)
         let balances = try store.potBalances(childId: child.id, defaultPot: defaultPot, balance: balance)
-        var pots = try store.pots(childId: child.id)
+        return Self.potSummaries(of: child, defaultPot: defaultPot, pots: try store.pots(childId: child.id), balances: balances)
+    }
+
+    /// The pots of `child` from its stored `pots` (oldest first) and the `balances` of its
+    /// pots: the default one first (made when it has no record), then by creation, then any
+    /// pot with money but no record here.
+    static func potSummaries(of child: ChildRecord, defaultPot: String, pots stored: [PotRecord],
+                             balances: [String: Int64]) -> [PotSummary] {
+        var pots = stored
         if let i = pots.firstIndex(where: { $0.id == defaultPot }) { pots.insert(pots.remove(at: i), at: 0) }
-        else { pots.insert(LedgerService.defaultPotRecord(of: child), at: 0) }
+        else { pots.insert(LedgerService.defaultPotRecord(of: child, id: defaultPot), at: 0) }
         var summaries = pots.map { PotSummary($0, balanceCents: balances[$0.id] ?? 0, isDefault: $0.id == defaultPot) }
         // Money in a pot this device has no record of yet still counts toward the child.
         for (id, cents) in balances where !pots.contains(where: { $0.id == id }) {
@@ -77,6 +85,14 @@ extension Ledger {
                                         balanceCents: cents, targetCents: nil, targetDate: nil, progress: nil))
         }
         return summaries
+    }
+
+    /// The id of a child's default pot (`LedgerService.defaultPot`), worked out once per child.
+    func defaultPotId(of childId: String) -> String {
+        if let id = defaultPotIds[childId] { return id }
+        let id = LedgerService.defaultPot(of: childId)
+        defaultPotIds[childId] = id
+        return id
     }
 }
 

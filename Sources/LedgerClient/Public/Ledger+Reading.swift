@@ -5,22 +5,53 @@ extension Ledger {
     /// The household, every child with its balance, and the sync status, read in one go.
     /// Allowance that fell due is paid first.
     public func snapshot() async throws -> LedgerSnapshot {
+        // The read says when its allowances fall due (it reads them for the next payments):
+        // only when one is due now, on a device that pays, is it paid and the ledger read
+        // again (again even when another ledger on the file paid it first).
+        let read = try publicErrors { try readSnapshotAndDue() }
+        guard let due = read.dueAtMs, due <= service.now(), service.paysAllowance else { return read.snapshot }
         await payDueAllowances()
         return try publicErrors { try readSnapshot() }
     }
 
     func readSnapshot() throws -> LedgerSnapshot {
+        try readSnapshotAndDue().snapshot
+    }
+
+    /// The snapshot, and the earliest instant at which an allowance it read falls due (nil:
+    /// none will). A fixed number of statements however many children: the household, the
+    /// status's values and counts and which kinds the replica holds in one, then one per kind
+    /// for every child, none for a kind the replica holds none of.
+    func readSnapshotAndDue() throws -> (snapshot: LedgerSnapshot, dueAtMs: Int64?) {
         try store.readConsistently {
-            let paired = try service.pairedChild()
-            let children = try store.childSummaries().filter { paired == nil || $0.child.id == paired }.map { c in
-                ChildSummary(id: c.child.id, name: c.child.name, archived: c.child.archived, sortOrder: c.child.sortOrder,
-                             balanceCents: c.balanceCents, pendingCount: c.pendingCount, pots: try potSummaries(of: c.child, balance: c.balanceCents),
-                             nextPayment: try nextPayment(of: c.child.id))
+            try store.withSnapshotHead { head in
+                let paired = try service.pairedChild()
+                let pots = head.pots ? try store.potsByChild() : [:]
+                let money = head.potMoney ? try store.potMoneyByChild() : [:]
+                var next: [String: NextPayment] = [:]
+                var dueAt: Int64?
+                for schedule in head.allowances ? try store.allowanceSchedules() : [] {
+                    guard let state = schedule.state, let date = state.nextPayableDate else { continue }
+                    let at = state.terms.dueInstantMs(date)
+                    dueAt = min(dueAt ?? at, at)
+                    guard let amount = schedule.amountCents else { continue }
+                    Self.add(NextPayment(date: date, cents: amount), to: &next[schedule.childId])
+                }
+                var children: [ChildSummary] = []
+                for c in try store.childSummaries(queued: head.pending > 0) where paired == nil || c.child.id == paired {
+                    let mainPot = defaultPotId(of: c.child.id)
+                    let balances = LedgerStore.potBalances(defaultPot: mainPot, balance: c.balanceCents, money: money[c.child.id] ?? [:])
+                    children.append(ChildSummary(
+                        id: c.child.id, name: c.child.name, archived: c.child.archived, sortOrder: c.child.sortOrder,
+                        balanceCents: c.balanceCents, pendingCount: c.pendingCount,
+                        pots: Self.potSummaries(of: c.child, defaultPot: mainPot, pots: pots[c.child.id] ?? [], balances: balances),
+                        nextPayment: next[c.child.id]))
+                }
+                let snapshot = LedgerSnapshot(household: HouseholdInfo(head.household), children: children,
+                                              status: try readStatus(), rejected: head.rejected ? try readRejected() : [],
+                                              pendingRequests: head.pendingRequests, mode: paired.map { .child($0) } ?? .parent)
+                return (snapshot, dueAt)
             }
-            return LedgerSnapshot(household: HouseholdInfo(try store.household()), children: children,
-                                  status: try readStatus(), rejected: try readRejected(),
-                                  pendingRequests: try store.pendingRequestCount(childId: paired),
-                                  mode: paired.map { .child($0) } ?? .parent)
         }
     }
 

@@ -83,16 +83,11 @@ extension Ledger {
                  isPending: try store.pendingVersion(.schedule, id: s.id) != nil, catchUp: s.catchUp)
     }
 
-    /// The next allowance payment of `childId`: the earliest date a running schedule pays, with
-    /// what every schedule pays that day.
-    func nextPayment(of childId: String) throws -> NextPayment? {
-        var next: NextPayment?
-        for schedule in try store.schedules(childId: childId) where schedule.kind == .allowance {
-            guard let amount = schedule.amountCents, let date = schedule.state?.nextPayableDate else { continue }
-            if next == nil || date < next!.date { next = NextPayment(date: date, cents: amount) }
-            else if date == next!.date { next!.cents = Cents.add(next!.cents, amount) ?? next!.cents }
-        }
-        return next
+    /// Makes `next` (a child's next allowance payment) the earlier of itself and `payment`, or
+    /// their sum when both are on the same date.
+    static func add(_ payment: NextPayment, to next: inout NextPayment?) {
+        guard let current = next, payment.date >= current.date else { next = payment; return }
+        if payment.date == current.date { next!.cents = Cents.add(current.cents, payment.cents) ?? current.cents }
     }
 
     // MARK: Paying

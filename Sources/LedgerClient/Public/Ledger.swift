@@ -43,6 +43,8 @@ public actor Ledger {
     var syncing = 0
     /// True while the credential store holds no token.
     var signedOut = false
+    /// Each child's default pot id, by child id (`defaultPotId(of:)`).
+    var defaultPotIds: [String: String] = [:]
 
     init(path: String, credentials: any CredentialStore, transport: (any Transport)?, options: Options) throws {
         self.path = path

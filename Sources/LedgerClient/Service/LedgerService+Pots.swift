@@ -97,8 +97,9 @@ extension LedgerService {
     }
 
     /// The default pot of `child` before it has a record of its own.
-    static func defaultPotRecord(of child: ChildRecord) -> PotRecord {
-        PotRecord(id: defaultPot(of: child.id), childId: child.id, name: defaultPotName, targetCents: nil, targetDate: nil,
+    /// `id`: the default pot's id, when worked out already.
+    static func defaultPotRecord(of child: ChildRecord, id: String? = nil) -> PotRecord {
+        PotRecord(id: id ?? defaultPot(of: child.id), childId: child.id, name: defaultPotName, targetCents: nil, targetDate: nil,
                   archived: false, createdAt: child.createdAt, modifiedAt: child.createdAt, modifiedBy: child.modifiedBy)
     }
 

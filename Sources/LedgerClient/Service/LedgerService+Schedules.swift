@@ -133,7 +133,7 @@ extension LedgerService {
     /// nothing while shared edits are frozen.
     @discardableResult
     func payDueAllowances() throws -> Int {
-        guard (try? checkWritable()) != nil else { return 0 }
+        guard paysAllowance else { return 0 }
         // Most calls find nothing due: they take no write lock on the file.
         let t0 = now()
         guard try store.schedules().contains(where: { $0.kind == .allowance && !($0.state?.plan(atMs: t0).pay.isEmpty ?? true) })
@@ -154,6 +154,10 @@ extension LedgerService {
             return paid
         }
     }
+
+    /// Whether this device pays allowance now: not while shared edits are frozen, nor on a
+    /// child's device.
+    var paysAllowance: Bool { (try? checkWritable()) != nil }
 
     /// Writes the payments of `schedule` for `dates` with `amount` that are not held yet
     /// (paid or undone). Interest and split schedules are the server's to pay. Returns how

@@ -4,11 +4,13 @@ import SQLiteKit
 extension LedgerStore {
     /// The stored value of `key`, nil when absent.
     func string(_ key: MetaKey) throws -> String? {
-        try db.queryOne("SELECT value FROM meta WHERE key = ?", [.text(key.rawValue)])?.optionalString(0)
+        if let value = memo(key) { return value }
+        return try db.queryOne("SELECT value FROM meta WHERE key = ?", [.text(key.rawValue)])?.optionalString(0)
     }
 
     /// Stores `value` under `key`; nil removes it.
     func set(_ key: MetaKey, _ value: String?) throws {
+        readMemo = nil
         if let value {
             try db.run("INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                        [.text(key.rawValue), .text(value)])

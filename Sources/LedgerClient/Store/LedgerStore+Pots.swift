@@ -42,18 +42,13 @@ extension LedgerStore {
     /// default pot (`transactions_pot`), however long the child's ledger. `balance`: the
     /// child's cached balance when the caller has read it already.
     func potBalances(childId: String, defaultPot: String, balance known: Int64? = nil) throws -> [String: Int64] {
-        var balances: [String: Int64] = [:]
-        var others: Int64 = 0
+        var money: [String: Int64] = [:]
         for row in try db.query("""
             SELECT pot_id, SUM(amount_cents) FROM transactions WHERE child_id = ? AND pot_id IS NOT NULL GROUP BY pot_id
             """, [.text(childId)]) {
-            let pot = row.string(0)
-            guard pot != defaultPot else { continue }
-            balances[pot] = row.int(1)
-            others += row.int(1)
+            money[row.string(0)] = row.int(1)
         }
-        balances[defaultPot] = try (known ?? balance(childId: childId)) - others
-        return balances
+        return Self.potBalances(defaultPot: defaultPot, balance: try known ?? balance(childId: childId), money: money)
     }
 
     // MARK: Transfers

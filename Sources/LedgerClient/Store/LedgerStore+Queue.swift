@@ -31,7 +31,8 @@ extension LedgerStore {
 
     /// Number of queued records.
     func pendingCount() throws -> Int {
-        Int(try db.queryOne("SELECT COUNT(*) FROM pending")?.int(0) ?? 0)
+        if let readMemo { return readMemo.pendingCount }
+        return Int(try db.queryOne("SELECT COUNT(*) FROM pending")?.int(0) ?? 0)
     }
 
     /// The next batch to push: children, then pots, schedules, requests and transactions (what a record
@@ -124,7 +125,8 @@ extension LedgerStore {
 
     /// Number of records and pages set aside.
     func unmergedCount() throws -> Int {
-        Int(try db.queryOne("SELECT COUNT(*) FROM unmerged")?.int(0) ?? 0)
+        if let readMemo { return readMemo.unmergedCount }
+        return Int(try db.queryOne("SELECT COUNT(*) FROM unmerged")?.int(0) ?? 0)
     }
 
     /// Drops what is set aside under `kind` (every kind when nil): a readable version arrived,

@@ -155,19 +155,22 @@ extension LedgerStore {
         try db.queryOne("SELECT balance_cents FROM children WHERE id = ?", [.text(childId)])?.int(0) ?? 0
     }
 
+    static let childSummaryQuery = "SELECT \(childColumns), balance_cents FROM children ORDER BY sort_order, name, id"
+
     /// Every child with its cached balance and the number of its queued changes (the child's
     /// own edit and its transactions), in sort order then name. Costs one row per child plus
-    /// one per queued transaction, whatever the number of transactions held.
-    func childSummaries() throws -> [ChildSummaryRow] {
+    /// one per queued transaction, whatever the number of transactions held. `queued`: false
+    /// when the caller knows nothing is queued (the queue is not read).
+    func childSummaries(queued: Bool = true) throws -> [ChildSummaryRow] {
         var pending: [String: Int] = [:]
-        for row in try db.query("""
+        for row in try queued ? db.query("""
             SELECT t.child_id, COUNT(*) FROM pending p JOIN transactions t ON t.id = p.id
             WHERE p.kind = 'transaction' GROUP BY t.child_id
-            """) {
-            pending[row.string(0)] = Int(row.int(1))
+            UNION ALL SELECT id, 1 FROM pending WHERE kind = 'child'
+            """) : [] {
+            pending[row.string(0), default: 0] += Int(row.int(1))
         }
-        for row in try db.query("SELECT id FROM pending WHERE kind = 'child'") { pending[row.string(0), default: 0] += 1 }
-        return try db.query("SELECT \(Self.childColumns), balance_cents FROM children ORDER BY sort_order, name, id").map {
+        return try db.query(Self.childSummaryQuery).map {
             let child = Self.child(from: $0)
             return ChildSummaryRow(child: child, balanceCents: $0.int(8), pendingCount: pending[child.id] ?? 0)
         }

@@ -11,6 +11,8 @@ final class LedgerStore {
     let db: SQLiteConnection
     /// The file path (`:memory:` for a private in-memory store).
     let path: String
+    /// What a read in progress holds already (`withSnapshotHead`); nil outside one.
+    var readMemo: ReadMemo?
 
     /// Opens (creating when absent) the store at `path` and brings its schema up to date.
     /// A new store gets a fresh device id and an empty local household. `busyTimeoutMs` is how
@@ -54,8 +56,9 @@ final class LedgerStore {
     /// reads is one consistent state.
     func readConsistently<T>(_ body: () throws -> T) throws -> T {
         if db.isInTransaction { return try body() }
-        try db.execute("BEGIN")
-        defer { try? db.execute("COMMIT") }
+        // Prepared once (the connection's cache), not parsed at every read.
+        try db.run("BEGIN")
+        defer { try? db.run("COMMIT") }
         return try body()
     }
 
