@@ -75,6 +75,11 @@ package protocol LedgerStorage: Sendable {
     /// on a worker, beside the committers) `write(household: nil, …)`.
     func backgroundWrite<T: Sendable>(_ body: @escaping @Sendable (any LedgerWriting) throws -> T,
                                       completion: @escaping @Sendable (Result<T, any Error>) -> Void)
+    /// Seconds since a request's write last reached the one writer that background writes
+    /// share with requests (SQLite's), so background work can size its writes to the
+    /// traffic; nil: no such writer, or none yet (the default; over PostgreSQL background
+    /// writes run beside the committers).
+    func secondsSinceRequestWrite() -> Double?
 }
 
 /// A thread with a queue of its own that takes a write's outcome (a connection's event
@@ -122,6 +127,8 @@ extension LedgerStorage {
                                               completion: @escaping @Sendable (Result<T, any Error>) -> Void) {
         write(household: nil, answeringOn: nil, body, completion: completion)
     }
+
+    package func secondsSinceRequestWrite() -> Double? { nil }
 
     /// Ready unless writes fail for lack of space or a read of the database fails.
     package func readiness() -> StorageReadiness {

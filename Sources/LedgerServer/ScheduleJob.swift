@@ -30,6 +30,14 @@ package final class ScheduleJob: Sendable {
         /// Most schedules paid by one write (a household's due schedules in writes of up to
         /// this many): a request's write that queues behind one of the job's waits for little.
         package var perWrite = 100
+        /// Most schedules paid by one write while requests' writes flow: one reached the
+        /// writer the job shares with them (SQLite's) in the last `requestsRecently` seconds
+        /// (`LedgerStorage.secondsSinceRequestWrite`). A request that arrives during one of
+        /// the job's commits waits for it, so the commits are short then (at the cost of
+        /// more of them); with no request in sight, `perWrite` a commit.
+        package var perWriteBesideRequests = 20
+        /// How recent a request's write must be for `perWriteBesideRequests`.
+        package var requestsRecently = 0.5
         /// The share of the time the job's writes may take: after a write that took `d`
         /// seconds (from its submission to its durable answer) the job waits
         /// `d × (1 / share − 1)` before the next, so requests' writes find the writer free
@@ -39,6 +47,13 @@ package final class ScheduleJob: Sendable {
         package var longestPause = 0.05
 
         package init() {}
+
+        /// How many schedules the next write pays, the last request's write having reached
+        /// the writer `sinceRequest` seconds ago (nil: never, or no shared writer).
+        package func schedulesPerWrite(sinceRequest: Double?) -> Int {
+            if let sinceRequest, sinceRequest < requestsRecently { return max(1, min(perWrite, perWriteBesideRequests)) }
+            return max(1, perWrite)
+        }
     }
 
     private let pacingState = Mutex(Pacing())
@@ -153,27 +168,28 @@ package final class ScheduleJob: Sendable {
             let fresh = due.filter { seen.insert($0).inserted }
             if fresh.isEmpty { break }
             report.schedules += fresh.count
-            // One write per household (its schedules paid together, up to `pacing.perWrite`: one
-            // lock, one commit), one write at a time, paced (`pacing.share`); a write that fails is
-            // tried again schedule by schedule, so one bad schedule holds back no other.
+            // One write per household (its schedules paid together, up to
+            // `pacing.schedulesPerWrite`, chosen before each write from the requests' traffic:
+            // one lock, one commit), one write at a time, paced (`pacing.share`); a write that
+            // fails is tried again schedule by schedule, so one bad schedule holds back no other.
             var byHousehold: [String: [String]] = [:]
             for s in fresh { byHousehold[s.householdId, default: []].append(s.id) }
-            var writes: [(household: String, ids: [String])] = []
-            for (household, ids) in byHousehold {
-                for start in stride(from: 0, to: ids.count, by: max(1, pacing.perWrite)) {
-                    writes.append((household, Array(ids[start..<min(ids.count, start + max(1, pacing.perWrite))])))
-                }
-            }
             // In random order: processes running the job at once mostly take different
             // households, and one that comes second to a household finds it settled.
-            for (household, ids) in writes.shuffled() {
-                let started = DispatchTime.now().uptimeNanoseconds
-                let (n, failures) = payNow(household, ids, at: at)
-                paid.add(n, ordering: .relaxed)
-                failed.add(failures, ordering: .relaxed)
-                let took = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                let pause = min(pacing.longestPause, took * (1 / pacing.share - 1))
-                if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+            for (household, ids) in byHousehold.shuffled() {
+                var start = 0
+                while start < ids.count {
+                    let size = pacing.schedulesPerWrite(sinceRequest: storage.secondsSinceRequestWrite())
+                    let end = min(ids.count, start + size)
+                    let started = DispatchTime.now().uptimeNanoseconds
+                    let (n, failures) = payNow(household, Array(ids[start..<end]), at: at)
+                    start = end
+                    paid.add(n, ordering: .relaxed)
+                    failed.add(failures, ordering: .relaxed)
+                    let took = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                    let pause = min(pacing.longestPause, took * (1 / pacing.share - 1))
+                    if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+                }
             }
             if due.count < ScheduleJob.batch { break }
         }

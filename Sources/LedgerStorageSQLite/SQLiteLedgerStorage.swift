@@ -65,6 +65,8 @@ package final class SQLiteLedgerStorage: LedgerStorage {
                                                defersRowWrites: deferred != nil))
     }
 
+    package func secondsSinceRequestWrite() -> Double? { writer.secondsSinceRequestBatch }
+
     /// One write as one object: its body, its value between COMMIT and the answer, and the
     /// answer. The writer calls it through `WriteQueue.Task`, where `T` is not known, so
     /// what depends on `T` runs in two closures made where it is (`perform`, `deliver`:

@@ -119,6 +119,9 @@ package final class WriteQueue: Sendable {
     }
 
     private let state = Mutex(State())
+    /// When the writer last took a batch of requests' jobs (`DispatchTime` nanoseconds; 0:
+    /// never): background work sizes its writes by it (`secondsSinceRequestBatch`).
+    private let lastRequestBatch = Atomic<UInt64>(0)
     private let signal = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private nonisolated(unsafe) let db: SQLiteConnection
@@ -193,6 +196,16 @@ package final class WriteQueue: Sendable {
     /// How many request batches may pass a waiting background job before it goes.
     static let backgroundPatience = 8
 
+    /// Seconds since the writer last took a batch of requests' jobs (nil: none yet). While
+    /// requests' writes flow, the schedule job writes less per commit, so a request that
+    /// arrives during one of its commits waits for less.
+    var secondsSinceRequestBatch: Double? {
+        let last = lastRequestBatch.load(ordering: .relaxed)
+        guard last > 0 else { return nil }
+        let now = DispatchTime.now().uptimeNanoseconds
+        return now > last ? Double(now - last) / 1e9 : 0
+    }
+
     /// Finishes queued jobs, then stops the thread (and the checkpointer, after a last
     /// complete checkpoint).
     func stop() {
@@ -224,26 +237,27 @@ package final class WriteQueue: Sendable {
             while true {
                 // The queue's array and this one take turns (each keeps its storage): taking
                 // a whole queue is a swap, so neither is grown again from nothing.
-                let stopped = state.withLock { s -> Bool in
+                let (stopped, requests) = state.withLock { s -> (Bool, Bool) in
                     if !s.background.isEmpty && (s.jobs.isEmpty || s.passedOver >= Self.backgroundPatience) {
                         // The background lane: one job, alone.
                         batch.append(s.background.removeFirst())
                         s.passedOver = 0
-                    } else {
-                        if s.jobs.count <= maxBatch {
-                            swap(&s.jobs, &batch)
-                        } else {
-                            batch.append(contentsOf: s.jobs[..<maxBatch])
-                            s.jobs.removeFirst(maxBatch)
-                        }
-                        if !batch.isEmpty && !s.background.isEmpty { s.passedOver += 1 }
+                        return (s.stopped, false)
                     }
-                    return s.stopped
+                    if s.jobs.count <= maxBatch {
+                        swap(&s.jobs, &batch)
+                    } else {
+                        batch.append(contentsOf: s.jobs[..<maxBatch])
+                        s.jobs.removeFirst(maxBatch)
+                    }
+                    if !batch.isEmpty && !s.background.isEmpty { s.passedOver += 1 }
+                    return (s.stopped, !batch.isEmpty)
                 }
                 if batch.isEmpty {
                     if stopped { done.signal(); return }
                     break
                 }
+                if requests { lastRequestBatch.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed) }
                 commit(batch)
                 placement?.recheck()
                 if batch.capacity > maxBatch * 2 { batch = [] } else { batch.removeAll(keepingCapacity: true) }

@@ -123,6 +123,58 @@ final class ScheduleJobBatchTests: XCTestCase {
         XCTAssertEqual(s.transactions(owner, h, ada).count, 3)
     }
 
+    /// While requests' writes reach the writer the job shares with them (SQLite's), a
+    /// household's due schedules are paid in writes of `perWriteBesideRequests`, each its own
+    /// commit; with no request in sight, in writes of `perWrite`. Every date is paid once
+    /// either way. Over PostgreSQL (no shared writer) the size is always `perWrite`.
+    func testWritesAreSizedToTheRequestsTraffic() {
+        var ids: [String] = []
+        for i in 0..<6 {
+            let r = s.addSchedule(owner, h, i % 2 == 0 ? ada : bo, ScheduleFixtures.allowance(Int64(100 + i), "weekly", from: "2026-12-04", zone: "UTC"))
+            XCTAssertEqual(r.status, 201, "\(r.json)")
+            ids.append(r.json["id"]!.stringValue!)
+        }
+        let shared = s.app.storage.secondsSinceRequestWrite() != nil
+        XCTAssertEqual(shared, TestServer.postgresURL == nil, "only SQLite's writer is shared")
+        var pacing = ScheduleJob.Pacing()
+        pacing.perWrite = 100
+        pacing.perWriteBesideRequests = 2
+        pacing.requestsRecently = 3600  // the schedules' creation was a request's write
+        s.app.scheduleJob.pacing = pacing
+        XCTAssertEqual(pacing.schedulesPerWrite(sinceRequest: nil), 100)
+        XCTAssertEqual(pacing.schedulesPerWrite(sinceRequest: 1), 2)
+        XCTAssertEqual(pacing.schedulesPerWrite(sinceRequest: 3601), 100)
+
+        clock.set("2026-12-12T10:00:00Z")  // two Fridays each
+        var before = commits()
+        XCTAssertEqual(s.payDue().payments, 12)
+        XCTAssertEqual(commits() - before, shared ? 3 : 1, "six schedules in writes of two beside requests, else one write")
+        XCTAssertEqual(s.payDue().payments, 0, "every date settled")
+
+        pacing.requestsRecently = 0  // no request is recent enough
+        s.app.scheduleJob.pacing = pacing
+        clock.set("2026-12-19T10:00:00Z")
+        before = commits()
+        XCTAssertEqual(s.payDue().payments, 6)
+        XCTAssertEqual(commits() - before, 1, "one write of all six")
+        for (i, schedule) in ids.enumerated() {
+            let child = i % 2 == 0 ? ada : bo
+            let paid = s.transactions(owner, h, child).map { $0["id"]!.stringValue! }
+            for date in ["2026-12-04", "2026-12-11", "2026-12-18"] {
+                XCTAssertEqual(paid.filter { $0 == ScheduleFixtures.paymentId("allowance", schedule, date) }.count, 1)
+            }
+        }
+        XCTAssertEqual(s.balance(owner, h, ada), 3 * (100 + 102 + 104))
+        XCTAssertEqual(s.balance(owner, h, bo), 3 * (101 + 103 + 105))
+    }
+
+    /// Commits this server made so far (`kidledger_db_commits_total`).
+    private func commits() -> Int {
+        let m = String(decoding: s.call("GET", "/metrics").body, as: UTF8.self)
+        return m.split(separator: "\n").first { $0.hasPrefix("kidledger_db_commits_total ") }
+            .flatMap { Int($0.split(separator: " ")[1]) } ?? -1
+    }
+
     private func t(_ schedule: String) -> JSONValue {
         s.call("GET", "/v1/households/\(h)/schedules/\(schedule)", token: owner).json
     }

@@ -111,6 +111,33 @@ final class WriteQueueTests: XCTestCase {
         }
     }
 
+    /// The writer keeps when it last took requests' jobs (the schedule job sizes its writes
+    /// by it); background jobs do not count.
+    func testTheLastRequestBatchIsTimed() throws {
+        try withTemporaryDatabase("wq-request-time") { path in
+            let db = try SQLiteConnection.coalescingWALWriter(path: path)
+            let writer = WriteQueue(connection: db) { _ in }
+            defer { writer.stop() }
+            func wait(_ submit: (WriteQueue.Job) -> Void) {
+                let done = DispatchSemaphore(value: 0)
+                submit(WriteQueue.Job(work: { _ in StorageCommit() }, completion: { _ in done.signal() }))
+                XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+            }
+            XCTAssertNil(writer.secondsSinceRequestBatch)
+            wait(writer.submitBackground)
+            XCTAssertNil(writer.secondsSinceRequestBatch, "a background job is no request")
+            wait(writer.submit)
+            let first = try XCTUnwrap(writer.secondsSinceRequestBatch)
+            XCTAssertLessThan(first, 5)
+            Thread.sleep(forTimeInterval: 0.2)
+            wait(writer.submitBackground)
+            let later = try XCTUnwrap(writer.secondsSinceRequestBatch)
+            XCTAssertGreaterThanOrEqual(later, first + 0.19, "unchanged by the background job")
+            wait(writer.submit)
+            XCTAssertLessThan(try XCTUnwrap(writer.secondsSinceRequestBatch), later)
+        }
+    }
+
     func testFailingJobsRollBackAloneInEveryMix() throws {
         try withTemporaryDatabase("wq") { path in
             let db = try SQLiteConnection.coalescingWALWriter(path: path)
