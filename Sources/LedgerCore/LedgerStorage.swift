@@ -80,6 +80,12 @@ package protocol LedgerStorage: Sendable {
     /// traffic; nil: no such writer, or none yet (the default; over PostgreSQL background
     /// writes run beside the committers).
     func secondsSinceRequestWrite() -> Double?
+    /// How many households one background write may pay together (the schedule job's
+    /// catch-up, `LedgerWriting.payDue(households:now:)`): over a backend whose commits and
+    /// statements are round trips to another process (PostgreSQL) several, so a catch-up
+    /// pays a fraction of the commits and statements; 1 (the default) where a write is a
+    /// commit of the process's own writer (SQLite), whose requests' writes wait for it.
+    var householdsPerBackgroundWrite: Int { get }
 }
 
 /// A thread with a queue of its own that takes a write's outcome (a connection's event
@@ -129,6 +135,8 @@ extension LedgerStorage {
     }
 
     package func secondsSinceRequestWrite() -> Double? { nil }
+
+    package var householdsPerBackgroundWrite: Int { 1 }
 
     /// Ready unless writes fail for lack of space or a read of the database fails.
     package func readiness() -> StorageReadiness {
@@ -318,6 +326,7 @@ extension LedgerWriting {
     package func insertTransactionIfAbsent(_ t: LedgerTransaction, reversalId: String) throws -> Bool { false }
     package func insertsBeforeLookup(household: String) -> Bool { false }
     package func expectNewTransactions(household: String, ids: [String]) throws {}
+    package func lockHouseholds(_ ids: [String]) throws {}
 }
 
 /// What a write body may do, on top of reading. Callers go through the rules in
@@ -372,6 +381,11 @@ package protocol LedgerWriting: LedgerReading, AccountAccessWriting, ChildDevice
     /// without a statement each, while it holds the household's lock. A hint: the default
     /// does nothing.
     func expectNewTransactions(household: String, ids: [String]) throws
+    /// Locks the households' rows, in one order everywhere (their ids sorted, as a group
+    /// commit's batch takes them), before a write that touches them all (the job's payments
+    /// of several households): no two such writes wait for each other in a circle. A no-op
+    /// (the default) where writes run one at a time or lock as they go.
+    func lockHouseholds(_ ids: [String]) throws
     func markReversed(household: String, id: String, by reversal: String, seq: Int64) throws
     func setBalance(household: String, child: String, cents: Int64) throws
 

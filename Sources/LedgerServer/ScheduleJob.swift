@@ -149,6 +149,27 @@ package final class ScheduleJob: Sendable {
         return total
     }
 
+    /// Pays the writes of `group` (each a household's schedules) in one write and waits for
+    /// its answer; when it fails, each household's in a write of its own (`payNow`), so one
+    /// household that cannot be paid (deleted meanwhile, a bad schedule) holds back no other.
+    private func payNow(_ group: [(household: String, schedules: [String])], at: Int64) -> (paid: Int, failed: Int) {
+        let outcome = Mutex<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        storage.backgroundWrite({ w in try w.payDue(households: group, now: at) }) { result in
+            if case .success(let n) = result { outcome.withLock { $0 = n } }
+            done.signal()
+        }
+        done.wait()
+        if let n = outcome.withLock({ $0 }) { return (n, 0) }
+        var total = (paid: 0, failed: 0)
+        for item in group {
+            let one = payNow(item.household, item.schedules, at: at)
+            total.paid += one.paid
+            total.failed += one.failed
+        }
+        return total
+    }
+
     /// One run at `now` (default: the clock): pays every schedule with a date due then, the
     /// longest due first, and waits until every write is durable.
     @discardableResult
@@ -174,6 +195,22 @@ package final class ScheduleJob: Sendable {
             // fails is tried again schedule by schedule, so one bad schedule holds back no other.
             var byHousehold: [String: [String]] = [:]
             for s in fresh { byHousehold[s.householdId, default: []].append(s.id) }
+            // Paid `storage.householdsPerBackgroundWrite` households' writes at a time, in
+            // one transaction (over PostgreSQL: one commit, one lock statement for them all);
+            // a write of several that fails is tried again household by household.
+            let together = max(1, storage.householdsPerBackgroundWrite)
+            var pending: [(household: String, schedules: [String])] = []
+            func write(_ group: [(household: String, schedules: [String])]) {
+                let started = DispatchTime.now().uptimeNanoseconds
+                let (n, failures) = group.count == 1
+                    ? payNow(group[0].household, group[0].schedules, at: at)
+                    : payNow(group, at: at)
+                paid.add(n, ordering: .relaxed)
+                failed.add(failures, ordering: .relaxed)
+                let took = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                let pause = min(pacing.longestPause, took * (1 / pacing.share - 1))
+                if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+            }
             // In random order: processes running the job at once mostly take different
             // households, and one that comes second to a household finds it settled.
             for (household, ids) in byHousehold.shuffled() {
@@ -181,16 +218,15 @@ package final class ScheduleJob: Sendable {
                 while start < ids.count {
                     let size = pacing.schedulesPerWrite(sinceRequest: storage.secondsSinceRequestWrite())
                     let end = min(ids.count, start + size)
-                    let started = DispatchTime.now().uptimeNanoseconds
-                    let (n, failures) = payNow(household, Array(ids[start..<end]), at: at)
+                    pending.append((household, Array(ids[start..<end])))
                     start = end
-                    paid.add(n, ordering: .relaxed)
-                    failed.add(failures, ordering: .relaxed)
-                    let took = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                    let pause = min(pacing.longestPause, took * (1 / pacing.share - 1))
-                    if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+                    if pending.count >= together {
+                        write(pending)
+                        pending.removeAll()
+                    }
                 }
             }
+            if !pending.isEmpty { write(pending) }
             if due.count < ScheduleJob.batch { break }
         }
         report.payments = paid.load(ordering: .relaxed)

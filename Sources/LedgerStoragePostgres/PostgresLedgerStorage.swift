@@ -41,6 +41,10 @@ package final class PostgresLedgerStorage: LedgerStorage {
     package var cachesReads: Bool { false }
     /// An answer about a household is kept while its stamp (one row, `readStamp`) holds.
     package var stampsReads: Bool { true }
+    /// The schedule job's catch-up pays this many households per transaction: a tenth of
+    /// the commits (WAL flushes), locks, sequence and balance updates and round trips of one
+    /// transaction each (docs/performance.md, the schedule job's round four).
+    package var householdsPerBackgroundWrite: Int { 16 }
     /// Space on the database server is not tracked by this process.
     package var isOutOfSpace: Bool { false }
 

@@ -56,6 +56,8 @@ final class PostgresLedgerTransaction: LedgerWriting {
         for r in rows { locked[r.uuid(0)] = .some(r.int(1)) }
     }
 
+    func lockHouseholds(_ ids: [String]) throws { try lock(households: ids) }
+
     /// Locks the rows of `households` (as `lock(households:)`) and, in the same round trip,
     /// reads what `lookaheads` name (each with its household): the caller's access, whether
     /// the transaction id is free (no transaction holds it as its id or reserved reversal

@@ -202,6 +202,17 @@ extension LedgerWriting {
         return paid
     }
 
+    /// `payDue` for the schedules of several households in one write: every household's
+    /// row locked first, in one statement and in id order (`lockHouseholds`), then each
+    /// household's schedules paid as `payDue(household:schedules:now:)` pays them. A
+    /// household that no longer exists pays nothing. Returns how many payments it wrote.
+    package func payDue(households: [(household: String, schedules: [String])], now: Int64) throws -> Int {
+        try lockHouseholds(households.map(\.household))
+        var paid = 0
+        for h in households { paid += try payDue(household: h.household, schedules: h.schedules, now: now) }
+        return paid
+    }
+
     /// The id of the payment of `s` for `date` (nil when the schedule's id is no UUID).
     private static func paymentId(_ s: ScheduleRecord, _ date: LocalDate) -> String? {
         LedgerIDs.parse(s.id).map { ScheduleIDs.payment(kind: s.kind, scheduleId: $0, date: date, sha1: .openSSL).lowercased }
