@@ -168,6 +168,62 @@ final class ScheduleJobBatchTests: XCTestCase {
         XCTAssertEqual(s.balance(owner, h, bo), 3 * (101 + 103 + 105))
     }
 
+    /// Over PostgreSQL the job pays several households' schedules in one transaction (one
+    /// commit; their rows locked in one statement), over SQLite in a write each. Either way
+    /// each household's payments are paid once, at its own change-feed positions, and reach
+    /// its feed; a household split into several writes' worth of schedules is paid whole.
+    func testSeveralHouseholdsPaidTogether() throws {
+        var households: [(id: String, child: String, schedules: [String], since: String)] = []
+        for name in ["A", "B", "C"] {
+            let hh = name == "A" ? h : s.household(owner, name: name)
+            let child = name == "A" ? ada : s.child(owner, household: hh, name: "Kid \(name)")
+            var schedules: [String] = []
+            for i in 0..<3 {
+                let r = s.addSchedule(owner, hh, child, ScheduleFixtures.allowance(Int64(100 + i), "weekly", from: "2026-12-04", zone: "UTC"))
+                XCTAssertEqual(r.status, 201, "\(r.json)")
+                schedules.append(r.json["id"]!.stringValue!)
+            }
+            let since = try XCTUnwrap(s.pull(owner, hh).json["nextToken"]?.stringValue)
+            households.append((hh, child, schedules, since))
+        }
+        let postgres = TestServer.postgresURL != nil
+        XCTAssertEqual(s.app.storage.householdsPerBackgroundWrite > 1, postgres)
+        var pacing = ScheduleJob.Pacing()
+        pacing.perWrite = 2  // each household's three schedules: a write of two and one of one
+        pacing.requestsRecently = 0
+        s.app.scheduleJob.pacing = pacing
+        clock.set("2026-12-12T10:00:00Z")  // two Fridays each
+        let before = commits()
+        let report = s.payDue()
+        XCTAssertEqual(report.payments, 3 * 3 * 2)
+        XCTAssertEqual(report.failed, 0)
+        XCTAssertEqual(commits() - before, postgres ? 1 : 6, "six writes' worth: one transaction over PostgreSQL")
+        XCTAssertEqual(s.payDue().payments, 0, "every date settled")
+        for hh in households {
+            XCTAssertEqual(s.balance(owner, hh.id, hh.child), 2 * (100 + 101 + 102))
+            let expected = Set(hh.schedules.flatMap { id in ["2026-12-04", "2026-12-11"].map { ScheduleFixtures.paymentId("allowance", id, $0) } })
+            let page = s.pull(owner, hh.id, since: hh.since).json
+            XCTAssertEqual(Set((page["transactions"]?.arrayValue ?? []).map { $0["id"]!.stringValue! }), expected)
+            let next = try XCTUnwrap(page["nextToken"]?.stringValue)
+            XCTAssertEqual(s.pull(owner, hh.id, since: next).json["transactions"]?.arrayValue?.count ?? 0, 0)
+        }
+    }
+
+    /// A household that no longer exists, paid in one write with others, pays nothing and
+    /// holds back none of the others.
+    func testAHouseholdGoneMeanwhilePaysNothingBesideOthers() throws {
+        let a = s.addSchedule(owner, h, ada, ScheduleFixtures.allowance(500, "weekly", from: "2026-12-04", zone: "UTC")).json["id"]!.stringValue!
+        let gone = UUID().uuidString.lowercased(), goneSchedule = UUID().uuidString.lowercased()
+        let now = Timestamp.parse("2026-12-12T10:00:00Z")!, h = self.h
+        let paid = try s.app.storage.writeAndWait { w in
+            try w.payDue(households: [(household: gone, schedules: [goneSchedule]), (household: h, schedules: [a])], now: now)
+        }
+        XCTAssertEqual(paid, 2)
+        XCTAssertEqual(s.balance(owner, h, ada), 1000)
+        clock.set("2026-12-12T10:00:00Z")
+        XCTAssertEqual(s.payDue().payments, 0, "both dates settled")
+    }
+
     /// Commits this server made so far (`kidledger_db_commits_total`).
     private func commits() -> Int {
         let m = String(decoding: s.call("GET", "/metrics").body, as: UTF8.self)
