@@ -8,7 +8,9 @@ import Synchronization
 /// household's due schedules are paid by a write of their own through the storage seam
 /// (`payDue(household:schedules:now:)`), like any request's: its commit wakes the
 /// household's long-polls and goes out in the change feed. One write at a time, paced
-/// (`Pacing`), so requests' writes are served beside a catch-up.
+/// (`Pacing`), so requests' writes are served beside a catch-up. Over PostgreSQL one
+/// transaction pays several households' writes (`LedgerStorage.householdsPerBackgroundWrite`,
+/// `payDue(households:now:)`, their rows locked first in id order): fewer commits and statements.
 /// Several processes may run it over one PostgreSQL: a write locks its household first,
 /// so a second payer finds the dates settled, and a payment's deterministic id makes any
 /// write of it after the first a no-op.
