@@ -171,7 +171,8 @@ final class ScheduleJobBatchTests: XCTestCase {
     /// Over PostgreSQL the job pays several households' schedules in one transaction (one
     /// commit; their rows locked in one statement), over SQLite in a write each. Either way
     /// each household's payments are paid once, at its own change-feed positions, and reach
-    /// its feed; a household split into several writes' worth of schedules is paid whole.
+    /// its feed; a household split into several writes' worth of schedules is paid whole, and
+    /// a payment a device made already is left as it is.
     func testSeveralHouseholdsPaidTogether() throws {
         var households: [(id: String, child: String, schedules: [String], since: String)] = []
         for name in ["A", "B", "C"] {
@@ -183,8 +184,17 @@ final class ScheduleJobBatchTests: XCTestCase {
                 XCTAssertEqual(r.status, 201, "\(r.json)")
                 schedules.append(r.json["id"]!.stringValue!)
             }
-            let since = try XCTUnwrap(s.pull(owner, hh).json["nextToken"]?.stringValue)
-            households.append((hh, child, schedules, since))
+            households.append((hh, child, schedules, ""))
+        }
+        clock.set("2026-12-12T10:00:00Z")  // two Fridays each
+        // A device paid B's first schedule's 2026-12-04 offline: the job leaves it.
+        var record = SyncRecords.transaction(ScheduleFixtures.paymentId("allowance", households[1].schedules[0], "2026-12-04"),
+                                             child: households[1].child, amount: 100,
+                                             createdAt: Timestamp.parse("2026-12-04T00:00:00Z")!).objectValue!
+        record["source"] = "allowance"
+        XCTAssertEqual(s.pushResults(owner, households[1].id, transactions: [.object(record)]).first?["status"]?.stringValue, "saved")
+        for i in households.indices {
+            households[i].since = try XCTUnwrap(s.pull(owner, households[i].id).json["nextToken"]?.stringValue)
         }
         let postgres = TestServer.postgresURL != nil
         XCTAssertEqual(s.app.storage.householdsPerBackgroundWrite > 1, postgres)
@@ -192,16 +202,16 @@ final class ScheduleJobBatchTests: XCTestCase {
         pacing.perWrite = 2  // each household's three schedules: a write of two and one of one
         pacing.requestsRecently = 0
         s.app.scheduleJob.pacing = pacing
-        clock.set("2026-12-12T10:00:00Z")  // two Fridays each
         let before = commits()
         let report = s.payDue()
-        XCTAssertEqual(report.payments, 3 * 3 * 2)
+        XCTAssertEqual(report.payments, 3 * 3 * 2 - 1, "all but the device's")
         XCTAssertEqual(report.failed, 0)
         XCTAssertEqual(commits() - before, postgres ? 1 : 6, "six writes' worth: one transaction over PostgreSQL")
         XCTAssertEqual(s.payDue().payments, 0, "every date settled")
         for hh in households {
             XCTAssertEqual(s.balance(owner, hh.id, hh.child), 2 * (100 + 101 + 102))
             let expected = Set(hh.schedules.flatMap { id in ["2026-12-04", "2026-12-11"].map { ScheduleFixtures.paymentId("allowance", id, $0) } })
+                .subtracting(hh.id == households[1].id ? [ScheduleFixtures.paymentId("allowance", hh.schedules[0], "2026-12-04")] : [])
             let page = s.pull(owner, hh.id, since: hh.since).json
             XCTAssertEqual(Set((page["transactions"]?.arrayValue ?? []).map { $0["id"]!.stringValue! }), expected)
             let next = try XCTUnwrap(page["nextToken"]?.stringValue)
