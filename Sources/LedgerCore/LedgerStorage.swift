@@ -375,7 +375,7 @@ package protocol LedgerWriting: LedgerReading, AccountAccessWriting, ChildDevice
     /// before anything is looked up (false: look it up first; the default).
     func insertsBeforeLookup(household: String) -> Bool
     /// Says that this write is about to add transactions with these ids to `household`
-    /// (the job's payments): a backend whose every lookup is a round trip may look them all
+    /// (the job's payments, a push's transactions): a backend whose every lookup is a round trip may look them all
     /// up now, in one statement, and answer the lookups of `addTransaction` that follow for
     /// ids found free (no transaction holds them as its id or its reserved reversal id)
     /// without a statement each, while it holds the household's lock. A hint: the default

@@ -108,6 +108,21 @@ final class SyncPushTests: XCTestCase {
         XCTAssertEqual(r[1]["serverRecord"]?["amountCents"]?.intValue, 1_000)
         XCTAssertEqual(r[1]["serverRecord"]?["id"]?.stringValue, tx)
 
+        // New ids repeated within one batch (each looked up after the batch's ids were found
+        // free): the first saved, the same again unchanged, other content a conflict; the
+        // reversal of a transaction saved earlier in the batch is saved once.
+        let fresh = SyncRecords.newId()
+        let repeated = s.pushResults(t, h, transactions: [
+            SyncRecords.transaction(fresh, child: kid, amount: 300),
+            SyncRecords.transaction(fresh, child: kid, amount: 300),
+            SyncRecords.transaction(fresh, child: kid, amount: 301),
+            SyncRecords.transaction(SyncRecords.reversalId(of: fresh), child: kid, amount: -300, reverses: fresh),
+            SyncRecords.transaction(SyncRecords.reversalId(of: fresh), child: kid, amount: -300, reverses: fresh),
+        ])
+        XCTAssertEqual(repeated.map { $0["status"]?.stringValue }, ["saved", "unchanged", "conflict", "saved", "unchanged"])
+        XCTAssertEqual(repeated[2]["serverRecord"]?["amountCents"]?.intValue, 300)
+        XCTAssertEqual(s.balance(t, h, kid), 100_000_000_000)
+
         // A balance at the edge of Int64 (set directly: reaching it takes 92 million pushes).
         try s.execute("UPDATE children SET balance_cents = ? WHERE id = ?", [.integer(Int64.max - 10), .text(kid)],
                       postgres: "UPDATE children SET balance_cents = $1 WHERE id = $2::uuid")

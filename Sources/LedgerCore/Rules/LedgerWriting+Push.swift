@@ -163,6 +163,13 @@ extension LedgerWriting {
                 results.append(PushResult(kind: .schedule, id: record.draft.id, outcome: outcome))
             }
         }
+        // The transactions' ids announced before any is looked up (`expectNewTransactions`), as
+        // the schedule job does: a backend that pays a round trip per lookup pays one for the
+        // batch's new ids, and looks up only those it holds.
+        let ids = batch.transactions.compactMap { item -> String? in
+            if case .valid(let record) = item { record.id } else { nil }
+        }
+        if ids.count > 1 { try expectNewTransactions(household: household, ids: ids) }
         for item in batch.transactions {
             switch item {
             case .invalid(let id, let code, let fields):
