@@ -116,31 +116,27 @@ package final class ScheduleJob: Sendable {
         finished.wait()
     }
 
-    /// Pays what is due at `at` on the schedules `ids` of `household`, in one write.
-    private func pay(_ household: String, _ ids: [String], at: Int64,
-                     _ done: @escaping @Sendable (Result<Int, any Error>) -> Void) {
-        // A background write, a transaction of its own (over SQLite the writer's background
-        // lane, taken only when no request's write is queued; over PostgreSQL on a worker,
-        // not a committer): a request's write never waits in a group commit's batch behind
-        // the job's many payments. It still locks `household` first.
-        storage.backgroundWrite({ w in try w.payDue(household: household, schedules: ids, now: at) }, completion: done)
+    /// Runs `body` as a background write and waits for its answer: the payments it wrote,
+    /// nil when it failed. A background write is a transaction of its own (over SQLite the
+    /// writer's background lane, taken only when no request's write is queued; over
+    /// PostgreSQL on a worker, not a committer): a request's write never waits in a group
+    /// commit's batch behind the job's many payments. It still locks its households first.
+    private func writeAndWait(_ body: @escaping @Sendable (any LedgerWriting) throws -> Int) -> Int? {
+        let outcome = Mutex<Int?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        storage.backgroundWrite(body) { result in
+            if case .success(let n) = result { outcome.withLock { $0 = n } }
+            done.signal()
+        }
+        done.wait()
+        return outcome.withLock { $0 }
     }
 
     /// Pays `ids` of `household` in one write and waits for its answer; when it fails,
     /// each schedule in a write of its own. Returns the payments written and the schedules
     /// whose write failed.
     private func payNow(_ household: String, _ ids: [String], at: Int64) -> (paid: Int, failed: Int) {
-        let outcome = Mutex<(paid: Int, failed: Int)>((0, 0))
-        let done = DispatchSemaphore(value: 0)
-        pay(household, ids, at: at) { result in
-            switch result {
-            case .success(let n): outcome.withLock { $0.paid += n }
-            case .failure: outcome.withLock { $0.failed = -1 }
-            }
-            done.signal()
-        }
-        done.wait()
-        guard outcome.withLock({ $0.failed }) < 0 else { return outcome.withLock { $0 } }
+        if let n = writeAndWait({ w in try w.payDue(household: household, schedules: ids, now: at) }) { return (n, 0) }
         if ids.count == 1 { return (0, 1) }
         var total = (paid: 0, failed: 0)
         for id in ids {
@@ -155,14 +151,7 @@ package final class ScheduleJob: Sendable {
     /// its answer; when it fails, each household's in a write of its own (`payNow`), so one
     /// household that cannot be paid (deleted meanwhile, a bad schedule) holds back no other.
     private func payNow(_ group: [(household: String, schedules: [String])], at: Int64) -> (paid: Int, failed: Int) {
-        let outcome = Mutex<Int?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        storage.backgroundWrite({ w in try w.payDue(households: group, now: at) }) { result in
-            if case .success(let n) = result { outcome.withLock { $0 = n } }
-            done.signal()
-        }
-        done.wait()
-        if let n = outcome.withLock({ $0 }) { return (n, 0) }
+        if let n = writeAndWait({ w in try w.payDue(households: group, now: at) }) { return (n, 0) }
         var total = (paid: 0, failed: 0)
         for item in group {
             let one = payNow(item.household, item.schedules, at: at)
